@@ -1,0 +1,264 @@
+package trace
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// CSV columns, in their positional order.
+const (
+	colID = iota
+	colSubmit
+	colGPUs
+	colDuration
+	colLimit
+	colTeam
+	colTier
+	colKind
+	numCols
+)
+
+// colName returns the canonical name of column c, used in errors.
+func colName(c int) string {
+	return [numCols]string{"id", "submit", "gpus", "duration", "timeLimit", "team", "tier", "kind"}[c]
+}
+
+// colAlias maps a normalized header name (see normCol) to a column.
+func colAlias(name string) (int, bool) {
+	switch name {
+	case "id", "jobid", "job", "name":
+		return colID, true
+	case "submit", "submittime", "arrival", "arrivaltime":
+		return colSubmit, true
+	case "gpus", "gpu", "numgpus", "numgpu", "procs", "processors":
+		return colGPUs, true
+	case "duration", "run", "runtime":
+		return colDuration, true
+	case "timelimit", "limit", "requestedtime", "reqtime":
+		return colLimit, true
+	case "team", "group", "account":
+		return colTeam, true
+	case "tier":
+		return colTier, true
+	case "kind":
+		return colKind, true
+	}
+	return 0, false
+}
+
+// normCol lowercases a header name and drops '_', '-', '.' and spaces.
+func normCol(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		switch r {
+		case '_', '-', '.', ' ':
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// ReadCSV reads a GPU job trace in the project's CSV format,
+// id,submit,gpus,duration[,timeLimit][,team][,tier][,kind], with an
+// optional header row that may name the columns in any order. See the
+// package documentation for the details. Malformed input gives a
+// [*ParseError].
+func ReadCSV(r io.Reader) (*Trace, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+
+	t := &Trace{}
+	var skips skipCounter
+	teams := interner{}
+	// pos[c] is the record index of column c, or -1 when absent.
+	var pos [numCols]int
+	for c := range pos {
+		pos[c] = -1
+	}
+	want := 0 // exact field count in header mode; 0 in positional mode
+	row := 0  // data rows seen, for default ids
+	first := true
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, &ParseError{Format: "csv", Line: pe.Line, Err: pe.Err}
+			}
+			return nil, fmt.Errorf("csv: %w", err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) == 1 && strings.TrimSpace(strings.TrimPrefix(rec[0], "\uFEFF")) == "" {
+			continue // whitespace-only line
+		}
+		if first {
+			first = false
+			if len(rec) > 0 {
+				rec[0] = strings.TrimPrefix(rec[0], "\uFEFF")
+			}
+			if isHeader(rec) {
+				if err := csvHeader(rec, &pos, line); err != nil {
+					return nil, err
+				}
+				want = len(rec)
+				continue
+			}
+		}
+		if want == 0 {
+			if len(rec) < colDuration+1 || len(rec) > numCols {
+				return nil, &ParseError{Format: "csv", Line: line,
+					Err: fmt.Errorf("%d fields, want %d to %d", len(rec), colDuration+1, numCols)}
+			}
+			for c := range pos {
+				pos[c] = -1
+				if c < len(rec) {
+					pos[c] = c
+				}
+			}
+		} else if len(rec) != want {
+			return nil, &ParseError{Format: "csv", Line: line,
+				Err: fmt.Errorf("%d fields, want %d as in the header", len(rec), want)}
+		}
+		j, ok, err := csvJob(rec, &pos, line, row, teams)
+		row++
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ok:
+			t.Jobs = append(t.Jobs, j)
+		case j.Procs <= 0:
+			skips.noProcs++
+		default:
+			skips.noRun++
+		}
+	}
+	sortJobs(t.Jobs)
+	t.Skipped = skips.skips()
+	return t, nil
+}
+
+// isHeader reports whether the first record is a header: it names at least
+// one known column, and its second field (submit, positionally) is not a
+// number.
+func isHeader(rec []string) bool {
+	if len(rec) > 1 {
+		if _, err := parseNum(strings.TrimSpace(rec[1]), false); err == nil {
+			return false
+		}
+	}
+	for _, name := range rec {
+		if _, ok := colAlias(normCol(name)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// csvHeader maps header names to columns.
+func csvHeader(rec []string, pos *[numCols]int, line int) error {
+	for i, name := range rec {
+		c, ok := colAlias(normCol(name))
+		if !ok {
+			continue // unknown columns are ignored
+		}
+		if pos[c] >= 0 {
+			return &ParseError{Format: "csv", Line: line, Field: "column " + colName(c), Value: name,
+				Err: fmt.Errorf("duplicate column (also field %d)", pos[c]+1)}
+		}
+		pos[c] = i
+	}
+	for _, c := range []int{colSubmit, colGPUs, colDuration} {
+		if pos[c] < 0 {
+			return &ParseError{Format: "csv", Line: line,
+				Err: fmt.Errorf("header has no %s column", colName(c))}
+		}
+	}
+	return nil
+}
+
+// csvJob parses one data record. ok is false when the job is skipped; then
+// j.Procs <= 0 tells the cause (no GPUs) from no run time.
+func csvJob(rec []string, pos *[numCols]int, line, row int, teams interner) (j Job, ok bool, err error) {
+	get := func(c int) string {
+		if pos[c] < 0 {
+			return ""
+		}
+		return strings.TrimSpace(rec[pos[c]])
+	}
+	num := func(c int, whole bool) (int64, error) {
+		s := get(c)
+		v, err := parseNum(s, whole)
+		if err != nil {
+			return 0, &ParseError{Format: "csv", Line: line, Field: "column " + colName(c), Value: s, Err: err}
+		}
+		return v, nil
+	}
+	j = Job{ID: get(colID), Tier: DefaultTier, Kind: KindTraining, Line: line}
+	if j.ID == "" {
+		j.ID = strconv.Itoa(row)
+	} else {
+		j.ID = strings.Clone(j.ID)
+	}
+	if j.Submit, err = num(colSubmit, false); err != nil {
+		return j, false, err
+	}
+	gpus, err := num(colGPUs, true)
+	if err != nil {
+		return j, false, err
+	}
+	if gpus > maxInt {
+		return j, false, &ParseError{Format: "csv", Line: line, Field: "column gpus", Value: get(colGPUs), Err: ErrRange}
+	}
+	if gpus > 0 {
+		j.Procs = int(gpus)
+	}
+	if j.Run, err = num(colDuration, false); err != nil {
+		return j, false, err
+	}
+	if get(colLimit) != "" {
+		if j.Limit, err = num(colLimit, false); err != nil {
+			return j, false, err
+		}
+	}
+	if j.Limit <= 0 {
+		j.Limit = j.Run
+	}
+	if s := get(colTeam); s != "" {
+		j.Team = teams.get(s)
+	}
+	if s := get(colTier); s != "" {
+		tier, err := num(colTier, true)
+		if err != nil {
+			return j, false, err
+		}
+		if tier < 0 || tier > maxInt {
+			return j, false, &ParseError{Format: "csv", Line: line, Field: "column tier", Value: s,
+				Err: errors.New("want a tier >= 0")}
+		}
+		j.Tier = int(tier)
+	}
+	if s := get(colKind); s != "" {
+		switch {
+		case strings.EqualFold(s, KindTraining):
+			j.Kind = KindTraining
+		case strings.EqualFold(s, KindInference):
+			j.Kind = KindInference
+		default:
+			return j, false, &ParseError{Format: "csv", Line: line, Field: "column kind", Value: s,
+				Err: fmt.Errorf("want %s or %s", KindTraining, KindInference)}
+		}
+	}
+	return j, j.Procs > 0 && j.Run > 0, nil
+}
