@@ -68,14 +68,17 @@ func normCol(s string) string {
 // optional header row that may name the columns in any order. See the
 // package documentation for the details. Malformed input gives a
 // [*ParseError].
-func ReadCSV(r io.Reader) (*Trace, error) {
+func ReadCSV(r io.Reader) (*Trace, error) { return readCSV(r, 0) }
+
+// readCSV is ReadCSV with room for hint jobs allocated up front.
+func readCSV(r io.Reader, hint int) (*Trace, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
 
-	t := &Trace{}
+	t := &Trace{Jobs: make([]Job, 0, hint)}
 	var skips skipCounter
 	teams := interner{}
 	// pos[c] is the record index of column c, or -1 when absent.
@@ -143,6 +146,9 @@ func ReadCSV(r io.Reader) (*Trace, error) {
 		default:
 			skips.noRun++
 		}
+	}
+	if len(t.Jobs) == 0 {
+		t.Jobs = nil
 	}
 	sortJobs(t.Jobs)
 	t.Skipped = skips.skips()

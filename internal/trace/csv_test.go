@@ -59,9 +59,9 @@ func TestReadCSV(t *testing.T) {
 			skipped: Skips{},
 		},
 		{
-			name: "skips counted by cause",
-			in:   "id,submit,gpus,duration\na,0,0,10\nb,0,-1,0\nc,0,1,0\nd,0,1,-5\ne,0,1,1\n",
-			jobs: []Job{job("e", 0, 1, 1, 1, "", 3, tr, 6)},
+			name:    "skips counted by cause",
+			in:      "id,submit,gpus,duration\na,0,0,10\nb,0,-1,0\nc,0,1,0\nd,0,1,-5\ne,0,1,1\n",
+			jobs:    []Job{job("e", 0, 1, 1, 1, "", 3, tr, 6)},
 			skipped: Skips{{SkipNoProcessors, 2}, {SkipNoRuntime, 2}},
 		},
 		{
@@ -71,14 +71,14 @@ func TestReadCSV(t *testing.T) {
 			skipped: Skips{},
 		},
 		{
-			name: "comments, blank lines, quotes, spaces, CRLF, BOM",
-			in:   "\uFEFFid,submit,gpus,duration\r\n# comment\r\n\r\n  \r\n\"x,1\", 2 , 3 ,4 \r\n",
-			jobs: []Job{job("x,1", 2, 4, 4, 3, "", 3, tr, 5)},
+			name:    "comments, blank lines, quotes, spaces, CRLF, BOM",
+			in:      "\uFEFFid,submit,gpus,duration\r\n# comment\r\n\r\n  \r\n\"x,1\", 2 , 3 ,4 \r\n",
+			jobs:    []Job{job("x,1", 2, 4, 4, 3, "", 3, tr, 5)},
 			skipped: Skips{},
 		},
 		{
-			name:    "sorted stably by submit",
-			in:      "a,9,1,1\nb,1,1,1\nc,9,1,1\nd,1,1,1\n",
+			name: "sorted stably by submit",
+			in:   "a,9,1,1\nb,1,1,1\nc,9,1,1\nd,1,1,1\n",
 			jobs: []Job{job("b", 1, 1, 1, 1, "", 3, tr, 2), job("d", 1, 1, 1, 1, "", 3, tr, 4),
 				job("a", 9, 1, 1, 1, "", 3, tr, 1), job("c", 9, 1, 1, 1, "", 3, tr, 3)},
 			skipped: Skips{},

@@ -18,10 +18,13 @@ const maxLine = 1 << 20
 // ReadSWF reads a log in the Standard Workload Format of the Parallel
 // Workloads Archive. See the package documentation for the field mapping
 // and the skip rules. Malformed input gives a [*ParseError].
-func ReadSWF(r io.Reader) (*Trace, error) {
+func ReadSWF(r io.Reader) (*Trace, error) { return readSWF(r, 0) }
+
+// readSWF is ReadSWF with room for hint jobs allocated up front.
+func readSWF(r io.Reader, hint int) (*Trace, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	t := &Trace{}
+	t := &Trace{Jobs: make([]Job, 0, hint)}
 	var skips skipCounter
 	teams := interner{}
 	var f [swfFields]string
@@ -104,6 +107,9 @@ func ReadSWF(r io.Reader) (*Trace, error) {
 				Err: fmt.Errorf("line longer than %d bytes", maxLine)}
 		}
 		return nil, fmt.Errorf("swf: %w", err)
+	}
+	if len(t.Jobs) == 0 {
+		t.Jobs = nil
 	}
 	sortJobs(t.Jobs)
 	t.Skipped = skips.skips()

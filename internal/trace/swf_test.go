@@ -76,11 +76,11 @@ func TestReadSWF(t *testing.T) {
 			skipped: Skips{},
 		},
 		{
-			name:    "blank, whitespace-only and CRLF lines",
-			in:      "\uFEFF; MaxProcs: 8\r\n\r\n" + swfLine("1", "0", "1", "1", "1", "1", "-1") + "\r\n \t \n",
+			name:     "blank, whitespace-only and CRLF lines",
+			in:       "\uFEFF; MaxProcs: 8\r\n\r\n" + swfLine("1", "0", "1", "1", "1", "1", "-1") + "\r\n \t \n",
 			maxProcs: 8,
-			jobs:    []Job{job("1", 0, 1, 1, 1, "", 3)},
-			skipped: Skips{},
+			jobs:     []Job{job("1", 0, 1, 1, 1, "", 3)},
+			skipped:  Skips{},
 		},
 		{
 			name:    "empty input",

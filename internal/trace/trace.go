@@ -1,7 +1,7 @@
 package trace
 
 import (
-	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -149,31 +149,34 @@ func Read(path, format string) (*Trace, error) {
 	if format == "" {
 		format = FormatOf(path)
 	}
-	var read func(io.Reader) (*Trace, error)
+	var read func(io.Reader, int) (*Trace, error)
 	switch format {
 	case "swf":
-		read = ReadSWF
+		read = readSWF
 	case "csv":
-		read = ReadCSV
+		read = readCSV
 	default:
 		return nil, fmt.Errorf("trace: unknown format %q (want swf or csv)", format)
 	}
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var r io.Reader = bufio.NewReaderSize(f, 64<<10)
-	br := r.(*bufio.Reader)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
+	var r io.Reader
+	hint := 0
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		gz, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		defer gz.Close()
 		r = gz
+	} else {
+		// The line count bounds the job count, so the job slice is
+		// allocated once.
+		hint = bytes.Count(data, []byte{'\n'}) + 1
+		r = bytes.NewReader(data)
 	}
-	t, err := read(r)
+	t, err := read(r, hint)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
