@@ -1,0 +1,58 @@
+package fairshare
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestQuotaAdmit(t *testing.T) {
+	q := Quota{GPUs: 100, BorrowLimit: 20}
+	tests := []struct {
+		name                 string
+		q                    Quota
+		inUse, request, idle int
+		ok                   bool
+		why                  string
+	}{
+		{"within nominal", q, 60, 40, 0, true, ""},
+		{"within nominal needs no idle GPUs", q, 0, 100, 0, true, ""},
+		{"borrows idle GPUs", q, 96, 24, 50, true, ""},
+		{"beyond the borrowing limit", q, 96, 32, 500, false, "team-a uses 96 of 100 nominal + 20 borrowable GPUs; job needs 32"},
+		{"not enough idle GPUs to borrow", q, 90, 20, 5, false, "team-a uses 90 of 100 nominal GPUs; job needs 20, of which 10 borrowed, but only 5 GPUs are idle"},
+		{"already borrowing", q, 110, 8, 8, true, ""},
+		{"no borrowing allowed", Quota{GPUs: 8}, 8, 1, 100, false, "team-a uses 8 of 8 nominal + 0 borrowable GPUs; job needs 1"},
+		{"zero quota admits everything", Quota{}, 1000, 1000, 0, true, ""},
+		{"borrow only", Quota{BorrowLimit: 16}, 0, 16, 16, true, ""},
+		{"negative inputs count 0", q, -5, -5, -5, true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, why := tc.q.AdmitTeam("team-a", tc.inUse, tc.request, tc.idle)
+			require.Equal(t, tc.ok, ok)
+			require.Equal(t, tc.why, why)
+			ok2, why2 := tc.q.Admit(tc.inUse, tc.request, tc.idle)
+			require.Equal(t, ok, ok2)
+			if !ok {
+				require.Contains(t, why2, "team uses ")
+			}
+		})
+	}
+}
+
+func TestQuotaBorrowedAndLimit(t *testing.T) {
+	q := Quota{GPUs: 100, BorrowLimit: 20}
+	require.Equal(t, 120, q.Limit())
+	require.Equal(t, 0, q.Borrowed(60))
+	require.Equal(t, 0, q.Borrowed(100))
+	require.Equal(t, 16, q.Borrowed(116))
+	require.Equal(t, 0, Quota{}.Borrowed(500))
+	require.True(t, Quota{}.IsZero())
+	require.False(t, q.IsZero())
+}
+
+func TestQuotaValidate(t *testing.T) {
+	require.NoError(t, Quota{GPUs: 1}.Validate())
+	require.EqualError(t, Quota{GPUs: -1}.Validate(), "fairshare: quota.gpus must be >= 0, got -1")
+	require.EqualError(t, Quota{BorrowLimit: -2}.Validate(), "fairshare: quota.borrowLimit must be >= 0, got -2")
+}
