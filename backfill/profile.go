@@ -1,0 +1,391 @@
+package backfill
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/google/btree"
+
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// Forever is the offset of an end that never comes: a job without a time
+// limit, or a reservation for one.
+const Forever = time.Duration(math.MaxInt64)
+
+// add returns a+b, saturating at Forever.
+func add(a, b time.Duration) time.Duration {
+	if a == Forever || b == Forever || a > Forever-b {
+		return Forever
+	}
+	return a + b
+}
+
+// Profile is the availability of GPUs over time, from now on. Times are
+// offsets from now (0 is now). It is layered over a live
+// [topology.Index] that says which GPUs are free now; the profile adds
+// when held GPUs become free (releases) and which GPUs are promised to
+// whom from when to when (reservations).
+//
+// A GPU is usable for a job that would run during [t, t+d) when it is
+// free now or released by t, and no reservation holds it at any moment of
+// [t, t+d). Queries evaluate exactly that rule.
+//
+// Releases and reservation ends are kept in a time-ordered B-tree
+// (google/btree), reservation starts in another, and each node keeps the
+// short list of its own events. A query sweeps forward from now over the
+// moments at which capacity can grow (releases and reservation ends),
+// updates the index for just the nodes that change, and asks the gang
+// placer whether the job fits; it then restores the index. So a query
+// costs O(E·(e+L) + F·P): E events swept, e events per node, L levels, F
+// fit checks of cost P each ([gang.Place]); fit checks are skipped while
+// the free GPUs of the job's class are fewer than it needs. No query
+// scans all nodes or all events.
+//
+// Only ready nodes are tracked; GPUs of draining and down nodes never
+// become usable.
+type Profile struct {
+	ix       *topology.Index
+	timeline *btree.BTreeG[tev] // releases and reservation ends
+	starts   *btree.BTreeG[tev] // reservation starts
+	nodes    [][]nev            // per node: its events
+	seq      int32
+	// Sweep scratch, reused between queries.
+	saved   []savedHeld
+	touched []bool
+}
+
+// tev is a timeline entry: at time at, node n changes.
+type tev struct {
+	at  time.Duration
+	seq int32
+	n   topology.NodeID
+}
+
+func tevLess(a, b tev) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.seq < b.seq
+}
+
+// nev is one event of a node: a release (start == end == at) or a
+// reservation of [start, end).
+type nev struct {
+	reserve    bool
+	start, end time.Duration
+	set        topology.GPUSet
+}
+
+type savedHeld struct {
+	n    topology.NodeID
+	held topology.GPUSet
+}
+
+// NewProfile returns an empty profile over ix. The profile reads and
+// temporarily changes ix during queries, always restoring it; between
+// queries the caller may change ix (place jobs) as it likes, and must
+// tell the profile when placed GPUs will be released.
+func NewProfile(ix *topology.Index) *Profile {
+	return &Profile{
+		ix:       ix,
+		timeline: btree.NewG(32, tevLess),
+		starts:   btree.NewG(32, tevLess),
+		nodes:    make([][]nev, ix.NumNodes()),
+		touched:  make([]bool, ix.NumNodes()),
+	}
+}
+
+// Index returns the live index the profile is layered over.
+func (p *Profile) Index() *topology.Index { return p.ix }
+
+// AddRelease records that the held GPUs s of node n become free at
+// offset at. Releases at or before now, at Forever, or on nodes that are
+// not ready are ignored. O(log E).
+func (p *Profile) AddRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
+	if at <= 0 || at == Forever || s == 0 || p.ix.State(n) != topology.Ready {
+		return
+	}
+	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s})
+	p.seq++
+	p.timeline.ReplaceOrInsert(tev{at: at, seq: p.seq, n: n})
+}
+
+// Reserve promises the GPUs of pl for [start, start+d). The caller must
+// have found them usable for that window (with [Profile.Earliest]).
+// O(nodes of pl × log E).
+func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
+	end := add(start, d)
+	for _, s := range pl.Slots {
+		p.nodes[s.Node] = append(p.nodes[s.Node], nev{reserve: true, start: start, end: end, set: s.GPUs})
+		p.seq++
+		p.starts.ReplaceOrInsert(tev{at: start, seq: p.seq, n: s.Node})
+		if end != Forever {
+			p.seq++
+			p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: s.Node})
+		}
+	}
+}
+
+// usable is the rule of the type comment for node n, whose free GPUs now
+// are base.
+func (p *Profile) usable(n topology.NodeID, base topology.GPUSet, t, d time.Duration) topology.GPUSet {
+	u := base
+	end := add(t, d)
+	var blocked topology.GPUSet
+	for _, e := range p.nodes[n] {
+		if !e.reserve {
+			if e.start <= t {
+				u |= e.set
+			}
+			continue
+		}
+		if e.start < end && e.end > t {
+			blocked |= e.set
+		}
+	}
+	return u &^ blocked
+}
+
+// touch saves node n's held GPUs the first time a sweep changes it.
+func (p *Profile) touch(n topology.NodeID) topology.GPUSet {
+	if !p.touched[n] {
+		p.touched[n] = true
+		p.saved = append(p.saved, savedHeld{n: n, held: p.ix.Held(n)})
+	}
+	return p.baseOf(n)
+}
+
+func (p *Profile) baseOf(n topology.NodeID) topology.GPUSet {
+	for i := len(p.saved) - 1; i >= 0; i-- {
+		if p.saved[i].n == n {
+			return p.ix.Healthy(n) &^ p.saved[i].held
+		}
+	}
+	return p.ix.FreeSet(n)
+}
+
+// setUsable makes the index show exactly u free on node n.
+func (p *Profile) setUsable(n topology.NodeID, u topology.GPUSet) {
+	p.ix.SetHeld(n, topology.FirstN(p.ix.GPUs(n))&^u)
+}
+
+// restore undoes every change of the current sweep.
+func (p *Profile) restore() {
+	for i := len(p.saved) - 1; i >= 0; i-- {
+		s := p.saved[i]
+		p.ix.SetHeld(s.n, s.held)
+		p.touched[s.n] = false
+	}
+	p.saved = p.saved[:0]
+}
+
+// refresh recomputes node n for a window [t, t+d).
+func (p *Profile) refresh(n topology.NodeID, t, d time.Duration) {
+	base := p.touch(n)
+	p.setUsable(n, p.usable(n, base, t, d))
+}
+
+// blockNow applies, for a window [0, d), every reservation that starts
+// before d.
+func (p *Profile) blockNow(d time.Duration) {
+	end := add(0, d)
+	p.starts.AscendLessThan(tev{at: end, seq: -1}, func(e tev) bool {
+		if !p.touched[e.n] {
+			p.refresh(e.n, 0, d)
+		}
+		return true
+	})
+}
+
+// Start is the answer of [Profile.Earliest].
+type Start struct {
+	// At is the offset from now at which the job can start.
+	At time.Duration
+	// Placement is where it would run, in the profile's index.
+	Placement gang.Placement
+}
+
+// PlaceNow places r for a run of d starting now on GPUs that are free now
+// and reserved by nobody before now+d, holds them in the index, and
+// records their release at d. It reports false, changing nothing, when r
+// does not fit that way. Cost: O(R·e·L) for the R reservations that start
+// before d, plus one [gang.Place].
+func (p *Profile) PlaceNow(r gang.Request, d time.Duration, s binpack.Scorer) (gang.Placement, gang.Outcome) {
+	if p.starts.Len() == 0 {
+		pl, out := gang.Place(p.ix, r, s)
+		if out == gang.Placed {
+			p.recordRelease(pl, d)
+		}
+		return pl, out
+	}
+	p.blockNow(d)
+	pl, out := gang.Place(p.ix, r, s)
+	if out == gang.Placed {
+		pl.Release(p.ix)
+	}
+	p.restore()
+	if out != gang.Placed {
+		return pl, out
+	}
+	for _, sl := range pl.Slots {
+		if err := p.ix.TakeSet(sl.Node, sl.GPUs); err != nil {
+			panic("backfill: profile lost track of free GPUs: " + err.Error())
+		}
+	}
+	p.recordRelease(pl, d)
+	return pl, out
+}
+
+func (p *Profile) recordRelease(pl gang.Placement, d time.Duration) {
+	for _, sl := range pl.Slots {
+		p.AddRelease(sl.Node, sl.GPUs, d)
+	}
+}
+
+// FitsNow reports whether r would fit for a run of d starting now, as
+// PlaceNow would find, without changing anything.
+func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gang.Outcome {
+	p.blockNow(d)
+	pl, out := gang.Place(p.ix, r, s)
+	if out == gang.Placed {
+		pl.Release(p.ix)
+	}
+	p.restore()
+	return out
+}
+
+// Earliest returns the earliest offset t >= notBefore at which r fits for
+// a run of d, and the GPUs it would use, preferring GPUs that are busy
+// now and free by t so that GPUs free now stay available for backfill.
+// It reports false when r never fits (before Forever). The index is left
+// as it was. See the type comment for its cost.
+func (p *Profile) Earliest(r gang.Request, d time.Duration, s binpack.Scorer, notBefore time.Duration) (Start, bool) {
+	defer p.restore()
+	need := r.GPUs()
+	t := max(notBefore, 0)
+	// Bring the index to time t for the window [t, t+d): every node with a
+	// release before t or a reservation overlapping the window.
+	p.timeline.AscendLessThan(tev{at: t + 1, seq: -1}, func(e tev) bool {
+		p.refresh(e.n, t, d)
+		return true
+	})
+	p.starts.AscendLessThan(tev{at: add(t, d), seq: -1}, func(e tev) bool {
+		p.refresh(e.n, t, d)
+		return true
+	})
+	try := func(t time.Duration) (Start, bool) {
+		if p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class) < need {
+			return Start{}, false
+		}
+		pl, out := gang.Place(p.ix, r, s)
+		if out != gang.Placed {
+			return Start{}, false
+		}
+		pl = p.preferBusy(pl, r, t, d, s)
+		pl.Release(p.ix)
+		return Start{At: t, Placement: pl}, true
+	}
+	if st, ok := try(t); ok {
+		return st, true
+	}
+	// Sweep the moments when capacity grows.
+	var found Start
+	ok := false
+	var batch []topology.NodeID
+	cur := time.Duration(-1)
+	flush := func(nt time.Duration) bool {
+		// Nodes whose reservations start inside (t+d, nt+d] now block.
+		p.starts.AscendRange(tev{at: add(t, d), seq: -1}, tev{at: add(nt, d), seq: -1}, func(e tev) bool {
+			p.refresh(e.n, nt, d)
+			return true
+		})
+		for _, n := range batch {
+			p.refresh(n, nt, d)
+		}
+		batch = batch[:0]
+		t = nt
+		found, ok = try(nt)
+		return !ok
+	}
+	p.timeline.AscendGreaterOrEqual(tev{at: t + 1, seq: -1}, func(e tev) bool {
+		if e.at != cur && cur >= 0 {
+			if !flush(cur) {
+				return false
+			}
+		}
+		cur = e.at
+		batch = append(batch, e.n)
+		return true
+	})
+	if !ok && cur >= 0 && cur > t {
+		flush(cur)
+	}
+	return found, ok
+}
+
+// preferBusy re-places pl, which fits at t in its domain, so that it uses
+// as many GPUs released by t (busy now) as it can, and as few GPUs free
+// now. Only nodes the sweep touched can have such GPUs. The index holds
+// the result on return.
+func (p *Profile) preferBusy(pl gang.Placement, r gang.Request, t, d time.Duration, s binpack.Scorer) gang.Placement {
+	if t == 0 {
+		return pl
+	}
+	pl.Release(p.ix)
+	g := r.GPUsPerMember
+	type cand struct {
+		n    topology.NodeID
+		busy topology.GPUSet
+	}
+	var cs []cand
+	for _, sv := range p.saved {
+		n := sv.n
+		if !p.ix.InClass(n, r.Class) || (pl.Level != topology.ClusterLevel && p.ix.DomainOf(pl.Level, n) != pl.Domain) {
+			continue
+		}
+		busy := p.ix.FreeSet(n) &^ (p.ix.Healthy(n) &^ sv.held)
+		if busy.Len() >= g {
+			cs = append(cs, cand{n, busy})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if c := cmp.Compare(b.busy.Len()/g, a.busy.Len()/g); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.n, b.n)
+	})
+	out := gang.Placement{Level: pl.Level, Domain: pl.Domain}
+	left := r.Members
+	for _, c := range cs {
+		if left == 0 {
+			break
+		}
+		k := min(c.busy.Len()/g, left)
+		set := c.busy.Lowest(k * g)
+		if err := p.ix.TakeSet(c.n, set); err != nil {
+			continue
+		}
+		out.Slots = append(out.Slots, gang.Slot{Node: c.n, GPUs: set, Members: k})
+		left -= k
+	}
+	if left == 0 {
+		return out
+	}
+	rest := r
+	rest.Members = left
+	second, ok := gang.Fill(p.ix, rest, pl.Level, pl.Domain, s)
+	if !ok {
+		// Capacity drops by exactly one per member placed, so this does
+		// not happen; fall back to the plain placement all the same.
+		out.Release(p.ix)
+		again, _ := gang.Fill(p.ix, r, pl.Level, pl.Domain, s)
+		return again
+	}
+	out.Slots = append(out.Slots, second.Slots...)
+	return out
+}

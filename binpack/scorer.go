@@ -1,0 +1,53 @@
+package binpack
+
+// Candidate describes a class of nodes that could host one member of a
+// job: every ready node of one GPU type with the same number of free GPUs.
+// Placers evaluate a scorer once per class, not once per node, so a scorer
+// sees only what a class has in common.
+type Candidate struct {
+	// Free is the number of free GPUs on the node before the member lands.
+	Free int
+	// Request is the number of GPUs the member needs (Free >= Request).
+	Request int
+	// GPUType is the node's GPU type.
+	GPUType string
+}
+
+// A Scorer rates a candidate for one member; the placer picks the highest
+// score, breaking ties by fewer free GPUs and then by GPU type. Score must
+// be a pure function of its argument: it is called many times per Step and
+// may be called in any order.
+type Scorer interface {
+	Score(c Candidate) int64
+}
+
+// ScorerFunc adapts a function to [Scorer].
+type ScorerFunc func(c Candidate) int64
+
+// Score calls f(c).
+func (f ScorerFunc) Score(c Candidate) int64 { return f(c) }
+
+// Consolidator is implemented by scorers that want the members of one gang
+// on as few nodes as possible. The gang placer then uses its fewest-nodes
+// rule instead of scoring member by member.
+type Consolidator interface {
+	Consolidate() bool
+}
+
+// Pack is the most-allocated scorer: the fullest node that fits wins, and
+// the members of one gang go to as few nodes as possible. It leaves whole
+// nodes free for large jobs. It is the default.
+type Pack struct{}
+
+// Score prefers the fewest free GPUs left after the member lands.
+func (Pack) Score(c Candidate) int64 { return -int64(c.Free - c.Request) }
+
+// Consolidate reports true: gangs go to as few nodes as possible.
+func (Pack) Consolidate() bool { return true }
+
+// Spread is the least-allocated scorer: the emptiest node wins, so members
+// and replicas land on different nodes while capacity allows.
+type Spread struct{}
+
+// Score prefers the most free GPUs.
+func (Spread) Score(c Candidate) int64 { return int64(c.Free) }

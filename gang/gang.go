@@ -1,0 +1,322 @@
+package gang
+
+import (
+	"fmt"
+
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// NoLevel marks an unset topology level in a [Request].
+const NoLevel = -2
+
+// Request is the shape of one gang: Members members of GPUsPerMember GPUs
+// each, every member on one node, all of class Class.
+type Request struct {
+	Members       int
+	GPUsPerMember int
+	// Class restricts the gang to nodes of one GPU type (topology.AnyType:
+	// no restriction).
+	Class topology.Class
+	// Required, when not NoLevel, is a declared level of the index: the
+	// whole gang must sit inside one domain of it. Zero is the outermost
+	// declared level, so an unset Request must say NoLevel explicitly;
+	// use [Request.Normalize] or build requests with [NewRequest].
+	Required int
+	// Preferred, when not NoLevel, is a level tried first; the placer then
+	// relaxes outward level by level, down to Required (or to the whole
+	// cluster when nothing is required).
+	Preferred int
+	// Avoid, when set, excludes nodes (for anti-affinity). Avoided nodes
+	// are skipped one by one, so placement costs grow with their number.
+	Avoid func(topology.NodeID) bool
+}
+
+// NewRequest returns a request for members × gpus with no GPU-type or
+// topology constraint.
+func NewRequest(members, gpus int) Request {
+	return Request{Members: members, GPUsPerMember: gpus, Required: NoLevel, Preferred: NoLevel}
+}
+
+// GPUs returns Members × GPUsPerMember.
+func (r Request) GPUs() int { return r.Members * r.GPUsPerMember }
+
+// Slot is the part of a placement on one node.
+type Slot struct {
+	Node    topology.NodeID
+	GPUs    topology.GPUSet
+	Members int
+}
+
+// Placement is where a gang landed: the level and domain it was fitted
+// into, and its slots in the order they were taken.
+type Placement struct {
+	Level  int // topology.ClusterLevel when no level constrained it
+	Domain topology.DomainID
+	Slots  []Slot
+}
+
+// Outcome says why a gang could not be placed.
+type Outcome uint8
+
+const (
+	// Placed means the gang was placed.
+	Placed Outcome = iota
+	// NoCapacity means the free GPUs of its class cannot host the gang
+	// even ignoring topology.
+	NoCapacity
+	// NoDomain means the gang fits the cluster's free GPUs but no single
+	// domain of its required level.
+	NoDomain
+	// Invalid means the request itself is malformed.
+	Invalid
+)
+
+// String names the outcome.
+func (o Outcome) String() string {
+	switch o {
+	case Placed:
+		return "placed"
+	case NoCapacity:
+		return "no-capacity"
+	case NoDomain:
+		return "no-domain"
+	}
+	return "invalid"
+}
+
+// Place puts the whole gang r onto the free GPUs of ix and holds them, or
+// changes nothing and says why. The scorer chooses among nodes; nil means
+// [binpack.Pack]. A scorer that is a [binpack.Consolidator] gets the
+// fewest-nodes rule: members go to the node that fits the most of them
+// (fullest among equals) until the rest fit on one node, which is then
+// the fullest that fits them. Otherwise each member goes to the best
+// scoring node class.
+//
+// The domain is chosen as [Index.BestDomains] orders them: among domains
+// of the level with room for the gang, the one with the fewest free GPUs,
+// then the most used, then by name.
+//
+// Cost: O(levels tried × (log D + domains skipped) × G) to choose a domain
+// and O(nodes touched × (G + L)) to take GPUs, for G GPUs per node and L
+// levels; never a scan of all nodes unless Avoid excludes them.
+func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome) {
+	if r.Members < 1 || r.GPUsPerMember < 1 || r.GPUsPerMember > ix.MaxGPUs() {
+		return Placement{}, Invalid
+	}
+	levels := levelsToTry(r, ix.NumLevels())
+	if levels == nil {
+		return Placement{}, Invalid
+	}
+	for _, l := range levels {
+		var found = false
+		var dom topology.DomainID
+		for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
+			if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
+				dom, found = d, true
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		if p, ok := fill(ix, r, l, dom, s); ok {
+			return p, Placed
+		}
+	}
+	if r.Avoid == nil && r.Required != NoLevel && ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) >= r.Members {
+		return Placement{}, NoDomain
+	}
+	return Placement{}, NoCapacity
+}
+
+// levelsToTry lists levels from the preferred (or required) one outward.
+func levelsToTry(r Request, nl int) []int {
+	ok := func(l int) bool { return l == NoLevel || (l >= 0 && l < nl) }
+	if !ok(r.Required) || !ok(r.Preferred) {
+		return nil
+	}
+	start, stop := r.Preferred, r.Required
+	if start == NoLevel || (stop != NoLevel && start < stop) {
+		start = stop
+	}
+	if stop == NoLevel {
+		stop = topology.ClusterLevel
+	}
+	if start == NoLevel {
+		return []int{topology.ClusterLevel}
+	}
+	out := make([]int, 0, start-stop+1)
+	for l := start; l >= stop; l-- {
+		out = append(out, l)
+	}
+	return out
+}
+
+// fill places r inside domain d of level l, which has the capacity for it
+// unless Avoid excludes nodes. On failure it releases what it took.
+func fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer) (Placement, bool) {
+	p := Placement{Level: l, Domain: d}
+	g := r.GPUsPerMember
+	left := r.Members
+	consolidate := s == nil
+	if c, ok := s.(binpack.Consolidator); ok && c.Consolidate() {
+		consolidate = true
+	}
+	for left > 0 {
+		var n topology.NodeID
+		var k int
+		var ok bool
+		if consolidate {
+			n, k, ok = pickConsolidated(ix, r, l, d, left)
+		} else {
+			n, ok = pickScored(ix, r, l, d, s)
+			k = 1
+		}
+		if !ok {
+			undo(ix, p)
+			return Placement{}, false
+		}
+		set, _ := ix.Take(n, k*g)
+		if len(p.Slots) > 0 && p.Slots[len(p.Slots)-1].Node == n {
+			last := &p.Slots[len(p.Slots)-1]
+			last.GPUs |= set
+			last.Members += k
+		} else {
+			p.Slots = append(p.Slots, Slot{Node: n, GPUs: set, Members: k})
+		}
+		left -= k
+	}
+	return p, true
+}
+
+func undo(ix *topology.Index, p Placement) {
+	for _, s := range p.Slots {
+		ix.Release(s.Node, s.GPUs)
+	}
+}
+
+// pickConsolidated returns the node and member count for the next step of
+// the fewest-nodes rule.
+func pickConsolidated(ix *topology.Index, r Request, l int, d topology.DomainID, left int) (topology.NodeID, int, bool) {
+	g := r.GPUsPerMember
+	G := ix.MaxGPUs()
+	if left*g <= G {
+		if n, ok := firstUsable(ix, r, l, d, left*g, +1); ok {
+			return n, left, true
+		}
+	}
+	// No node hosts all that is left: take the node that hosts the most
+	// members, the fullest among those.
+	n, ok := firstUsable(ix, r, l, d, g, -1)
+	if !ok {
+		return -1, 0, false
+	}
+	k := min(ix.Free(n)/g, left)
+	if m, ok := firstUsable(ix, r, l, d, k*g, +1); ok && ix.Free(m)/g == k {
+		n = m
+	}
+	return n, k, true
+}
+
+// firstUsable scans buckets from f = need upward (dir +1, fullest first)
+// or from the top down to need (dir -1, emptiest first) and returns the
+// first node not avoided.
+func firstUsable(ix *topology.Index, r Request, l int, d topology.DomainID, need, dir int) (topology.NodeID, bool) {
+	G := ix.MaxGPUs()
+	f, end := need, G+1
+	if dir < 0 {
+		f, end = G, need-1
+	}
+	for ; f != end; f += dir {
+		if ix.NodesWithFree(l, d, r.Class, f) == 0 {
+			continue
+		}
+		if r.Avoid == nil {
+			n, _ := ix.First(l, d, r.Class, f)
+			return n, true
+		}
+		for n := range ix.Bucket(l, d, r.Class, f) {
+			if !r.Avoid(n) {
+				return n, true
+			}
+		}
+	}
+	return -1, false
+}
+
+// pickScored returns the first usable node of the best-scoring class.
+func pickScored(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer) (topology.NodeID, bool) {
+	g := r.GPUsPerMember
+	types := ix.Types()
+	classes := []topology.Class{r.Class}
+	if r.Class == topology.AnyType && len(types) > 1 {
+		classes = classes[:0]
+		for i := range types {
+			classes = append(classes, topology.Class(i+1))
+		}
+	}
+	best, bestScore, found := topology.NodeID(-1), int64(0), false
+	for _, c := range classes {
+		typ := ""
+		if len(types) == 1 {
+			typ = types[0]
+		} else if c != topology.AnyType {
+			typ = types[int(c)-1]
+		}
+		for f := g; f <= ix.MaxGPUs(); f++ {
+			if ix.NodesWithFree(l, d, c, f) == 0 {
+				continue
+			}
+			sc := s.Score(binpack.Candidate{Free: f, Request: g, GPUType: typ})
+			if found && sc <= bestScore {
+				continue
+			}
+			var n topology.NodeID
+			ok := false
+			if r.Avoid == nil {
+				n, ok = ix.First(l, d, c, f)
+			} else {
+				for m := range ix.Bucket(l, d, c, f) {
+					if !r.Avoid(m) {
+						n, ok = m, true
+						break
+					}
+				}
+			}
+			if ok {
+				best, bestScore, found = n, sc, true
+			}
+		}
+	}
+	return best, found
+}
+
+// Allocation converts a placement to node names and GPU indices, in node
+// name order.
+func (p Placement) Allocation(ix *topology.Index) topology.Allocation {
+	out := make(topology.Allocation, 0, len(p.Slots))
+	for _, s := range p.Slots {
+		out = append(out, topology.NodeGPUs{Node: ix.Name(s.Node), GPUs: s.GPUs.Indices()})
+	}
+	return out.Canonical()
+}
+
+// Release frees the GPUs of p in ix.
+func (p Placement) Release(ix *topology.Index) { undo(ix, p) }
+
+// String describes a placement for messages and tests.
+func (p Placement) String() string { return fmt.Sprintf("%d slots at level %d domain %d", len(p.Slots), p.Level, p.Domain) }
+
+// Fill places the whole gang r inside domain d of level l, ignoring r's
+// topology levels, or changes nothing and reports false. It is the second
+// half of [Place], for callers that choose the domain themselves.
+func Fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer) (Placement, bool) {
+	if r.Members < 1 || r.GPUsPerMember < 1 || r.GPUsPerMember > ix.MaxGPUs() {
+		return Placement{}, false
+	}
+	if r.Avoid == nil && ix.Capacity(l, d, r.Class, r.GPUsPerMember) < r.Members {
+		return Placement{}, false
+	}
+	return fill(ix, r, l, d, s)
+}

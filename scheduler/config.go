@@ -1,0 +1,135 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/gpusched/gpusched/binpack"
+)
+
+// BackfillMode chooses how blocked jobs get reservations and whether
+// smaller jobs may start around them.
+type BackfillMode uint8
+
+const (
+	// EASY gives reservations to the first Reservations blocked jobs (1 by
+	// default); any later job may start now if it delays none of them.
+	// It is the zero value.
+	EASY BackfillMode = iota
+	// Conservative gives every blocked job a reservation, each not delaying
+	// those made before it.
+	Conservative
+	// NoBackfill is strict priority order: once a job is blocked, no job
+	// of lower priority starts.
+	NoBackfill
+)
+
+// String returns "easy", "conservative" or "none".
+func (m BackfillMode) String() string {
+	switch m {
+	case EASY:
+		return "easy"
+	case Conservative:
+		return "conservative"
+	case NoBackfill:
+		return "none"
+	}
+	return "BackfillMode(?)"
+}
+
+// BackfillOrder chooses the order in which jobs behind the reserved ones
+// are tried.
+type BackfillOrder uint8
+
+const (
+	// ByPriority tries candidates in queue order. It is the zero value.
+	ByPriority BackfillOrder = iota
+	// ShortestFirst tries candidates by requested time, shortest first
+	// (EASY-SJBF); jobs without a time limit come last.
+	ShortestFirst
+)
+
+// String returns "priority" or "shortest".
+func (o BackfillOrder) String() string {
+	if o == ShortestFirst {
+		return "shortest"
+	}
+	return "priority"
+}
+
+// Orderer ranks pending jobs: Step considers them in the order Order
+// leaves them, highest priority first. Order receives the jobs sorted by
+// ID; it must sort them in place and must not modify the jobs or the
+// snapshot, nor keep them after it returns. The default is [TierOrder].
+type Orderer interface {
+	Order(s *Snapshot, jobs []*Job)
+}
+
+// OrderFunc adapts a function to [Orderer].
+type OrderFunc func(s *Snapshot, jobs []*Job)
+
+// Order calls f(s, jobs).
+func (f OrderFunc) Order(s *Snapshot, jobs []*Job) { f(s, jobs) }
+
+// TierOrder is the plain default order: tier, then submit time, then ID.
+type TierOrder struct{}
+
+// Order sorts jobs by tier, then submit time, then ID. O(n log n).
+func (TierOrder) Order(_ *Snapshot, jobs []*Job) {
+	slices.SortStableFunc(jobs, func(a, b *Job) int {
+		if c := cmp.Compare(a.Tier, b.Tier); c != 0 {
+			return c
+		}
+		if c := a.Submitted.Compare(b.Submitted); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// Config is the scheduling policy. The zero value schedules sensibly:
+// EASY backfill with one reservation, time limits enforced, jobs ordered
+// by tier and then age, gangs packed onto the fullest nodes.
+type Config struct {
+	// Backfill is the reservation strategy (default EASY).
+	Backfill BackfillMode
+	// Reservations is K for EASY: how many blocked jobs get a reservation.
+	// Zero means 1.
+	Reservations int
+	// IgnoreTimeLimits keeps running jobs past their time limit instead of
+	// evicting them with reason time-limit.
+	IgnoreTimeLimits bool
+	// BackfillOrder orders the jobs tried behind the reserved ones.
+	BackfillOrder BackfillOrder
+	// Order ranks pending jobs (default TierOrder).
+	Order Orderer
+	// Pack scores nodes for jobs with placement pack (default
+	// binpack.Pack).
+	Pack binpack.Scorer
+	// Spread scores nodes for jobs with placement spread (default
+	// binpack.Spread).
+	Spread binpack.Scorer
+	// Tiers is the number of priority tiers (default 4).
+	Tiers int
+}
+
+func (c *Config) tiers() int {
+	if c.Tiers > 0 {
+		return c.Tiers
+	}
+	return DefaultTiers
+}
+
+func (c *Config) reservations() int {
+	switch c.Backfill {
+	case Conservative:
+		return int(^uint(0) >> 1)
+	case NoBackfill:
+		return 1
+	}
+	if c.Reservations > 0 {
+		return c.Reservations
+	}
+	return 1
+}

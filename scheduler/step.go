@@ -1,0 +1,403 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/backfill"
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// Scheduler turns snapshots into decisions. It keeps no state between
+// calls: Step is a pure function of the Config and the Snapshot.
+type Scheduler struct {
+	cfg Config
+}
+
+// New returns a scheduler with the given policy.
+func New(cfg Config) *Scheduler { return &Scheduler{cfg: cfg} }
+
+// Config returns the scheduler's policy.
+func (s *Scheduler) Config() Config { return s.cfg }
+
+// Step decides, for one snapshot, what starts where, what is evicted,
+// what is reserved and why every other pending job waits. It does not
+// modify snap. An invalid snapshot yields a *ValidationError and no
+// decision.
+//
+// The pipeline: validate; build the free-capacity index from the nodes
+// minus the GPUs held by running and evicting jobs; evict running jobs
+// on down nodes and past their time limit; order the pending jobs; then,
+// job by job, place it now if it fits without delaying a reservation,
+// else give it a reservation if the backfill mode has one left for it,
+// else record why it waits.
+func (s *Scheduler) Step(snap *Snapshot) (*Decision, error) {
+	if err := validate(snap, s.cfg.tiers()); err != nil {
+		return nil, err
+	}
+	r, err := newRun(&s.cfg, snap)
+	if err != nil {
+		return nil, err
+	}
+	r.evict()
+	r.schedule()
+	return r.decision(), nil
+}
+
+// run is the state of one Step.
+type run struct {
+	cfg  *Config
+	snap *Snapshot
+	ix   *topology.Index
+	prof *backfill.Profile
+	d    Decision
+	// empty answers "could this ever fit" on the cluster with all ready
+	// and draining nodes' healthy GPUs free; built on first use.
+	empty   *topology.Index
+	levels  map[string]int
+	reserve []resvInfo
+	// memo of shapes known not to fit now, by shape and blocking class.
+	noFit map[shapeKey]int
+}
+
+type resvInfo struct {
+	job   string
+	start time.Duration
+	end   time.Duration
+}
+
+type shapeKey struct {
+	class    topology.Class
+	g        int
+	req, pre int
+	mode     PlacementMode
+	blocks   int
+}
+
+func newRun(cfg *Config, snap *Snapshot) (*run, error) {
+	ix, err := topology.NewIndex(&snap.Cluster)
+	if err != nil {
+		return nil, &ValidationError{Field: "cluster", Msg: err.Error()}
+	}
+	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{}}
+	for i, l := range snap.Cluster.Levels {
+		r.levels[l] = i
+	}
+	held := r.heldJobs()
+	for _, j := range held {
+		for _, a := range j.Allocation {
+			n, _ := ix.Lookup(a.Node)
+			if err := ix.TakeSet(n, topology.SetOf(a.GPUs...)); err != nil {
+				return nil, &ValidationError{Field: fmt.Sprintf("jobs %q: allocation", j.ID), Msg: err.Error()}
+			}
+		}
+	}
+	r.prof = backfill.NewProfile(ix)
+	return r, nil
+}
+
+// heldJobs returns the running and evicting jobs, by ID.
+func (r *run) heldJobs() []*Job {
+	var out []*Job
+	for i := range r.snap.Jobs {
+		if r.snap.Jobs[i].State != Pending {
+			out = append(out, &r.snap.Jobs[i])
+		}
+	}
+	slices.SortFunc(out, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// offset converts an absolute time to an offset from now for the profile;
+// times at or before now become the smallest positive offset: held GPUs
+// are never usable now, only from the next instant on.
+func (r *run) offset(t time.Time) time.Duration {
+	d := t.Sub(r.snap.Now)
+	if d <= 0 {
+		return 1
+	}
+	return d
+}
+
+func dur(limit time.Duration) time.Duration {
+	if limit <= 0 {
+		return backfill.Forever
+	}
+	return limit
+}
+
+// evict evicts running jobs on down nodes and past their time limit, and
+// tells the profile when every held GPU frees up.
+func (r *run) evict() {
+	for _, j := range r.heldJobs() {
+		end := backfill.Forever
+		switch j.State {
+		case Evicting:
+			end = r.offset(j.EvictedAt.Add(j.CheckpointGrace))
+			if j.EvictedAt.IsZero() {
+				end = 1
+			}
+		case Running:
+			if down := r.downNode(j); down != "" {
+				r.d.Evictions = append(r.d.Evictions, Eviction{Job: j.ID, Reason: EvictNodeDown, Requeue: true})
+				end = 1
+				break
+			}
+			if j.TimeLimit > 0 {
+				limitAt := j.Started.Add(j.TimeLimit)
+				if !j.Started.IsZero() && !limitAt.After(r.snap.Now) && !r.cfg.IgnoreTimeLimits {
+					r.d.Evictions = append(r.d.Evictions, Eviction{Job: j.ID, Reason: EvictTimeLimit, Grace: j.CheckpointGrace})
+					end = r.offset(r.snap.Now.Add(j.CheckpointGrace))
+					break
+				}
+				if j.Started.IsZero() {
+					end = r.offset(r.snap.Now.Add(j.TimeLimit))
+				} else {
+					end = r.offset(limitAt)
+				}
+			}
+		}
+		for _, a := range j.Allocation {
+			n, _ := r.ix.Lookup(a.Node)
+			r.prof.AddRelease(n, topology.SetOf(a.GPUs...), end)
+		}
+	}
+}
+
+func (r *run) downNode(j *Job) string {
+	for _, a := range j.Allocation {
+		n, _ := r.ix.Lookup(a.Node)
+		if r.ix.State(n) == topology.Down {
+			return a.Node
+		}
+	}
+	return ""
+}
+
+// pendingJobs returns pointers to the pending jobs in scheduling order.
+func (r *run) pendingJobs() []*Job {
+	var jobs []*Job
+	for i := range r.snap.Jobs {
+		if r.snap.Jobs[i].State == Pending {
+			jobs = append(jobs, &r.snap.Jobs[i])
+		}
+	}
+	slices.SortFunc(jobs, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
+	ord := r.cfg.Order
+	if ord == nil {
+		ord = TierOrder{}
+	}
+	ord.Order(r.snap, jobs)
+	return jobs
+}
+
+func (r *run) request(j *Job) (gang.Request, bool) {
+	req := gang.NewRequest(j.Members, j.GPUsPerMember)
+	c, ok := r.ix.Class(j.GPUType)
+	req.Class = c
+	if l, has := r.levels[j.Topology.Required]; has && j.Topology.Required != "" {
+		req.Required = l
+	}
+	if l, has := r.levels[j.Topology.Preferred]; has && j.Topology.Preferred != "" {
+		req.Preferred = l
+	}
+	return req, ok
+}
+
+func (r *run) scorer(j *Job) binpack.Scorer {
+	if j.Placement == Spread {
+		if r.cfg.Spread != nil {
+			return r.cfg.Spread
+		}
+		return binpack.Spread{}
+	}
+	return r.cfg.Pack
+}
+
+// schedule walks the pending jobs in order.
+func (r *run) schedule() {
+	jobs := r.pendingJobs()
+	maxResv := r.cfg.reservations()
+	var blockedBy *Job // first blocked job, for strict order
+	var later []*Job
+	for _, j := range jobs {
+		if r.cfg.Backfill == NoBackfill && blockedBy != nil {
+			r.wait(j, ReasonPriority, fmt.Sprintf("waits behind higher-priority job %q (backfill is off)", blockedBy.ID), time.Time{})
+			continue
+		}
+		if len(r.reserve) >= maxResv && r.cfg.BackfillOrder == ShortestFirst {
+			later = append(later, j)
+			continue
+		}
+		if !r.try(j, len(r.reserve) < maxResv) && blockedBy == nil {
+			blockedBy = j
+		}
+	}
+	if len(later) > 0 {
+		slices.SortStableFunc(later, func(a, b *Job) int {
+			return compareDur(dur(a.TimeLimit), dur(b.TimeLimit))
+		})
+		for _, j := range later {
+			r.try(j, false)
+		}
+	}
+}
+
+func compareDur(a, b time.Duration) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// try places, reserves or explains one job and reports whether it was
+// placed.
+func (r *run) try(j *Job, mayReserve bool) bool {
+	req, ok := r.request(j)
+	if !ok {
+		r.wait(j, ReasonGPUType, fmt.Sprintf("no node has GPU type %q", j.GPUType), time.Time{})
+		return false
+	}
+	if why := r.never(j, req); why != "" {
+		r.wait(j, ReasonUnsatisfiable, why, time.Time{})
+		return false
+	}
+	d := dur(j.TimeLimit)
+	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement, blocks: r.blocks(d)}
+	if m, known := r.noFit[key]; !known || j.Members < m {
+		pl, out := r.prof.PlaceNow(req, d, r.scorer(j))
+		if out == gang.Placed {
+			r.d.Placements = append(r.d.Placements, Placement{Job: j.ID, Allocation: pl.Allocation(r.ix)})
+			return true
+		}
+		if !known || j.Members < m {
+			r.noFit[key] = j.Members
+		}
+	}
+	if mayReserve {
+		if st, ok := r.prof.Earliest(req, d, r.scorer(j), 0); ok {
+			r.prof.Reserve(st.Placement, st.At, d)
+			r.reserve = append(r.reserve, resvInfo{job: j.ID, start: st.At, end: addDur(st.At, d)})
+			r.d.Reservations = append(r.d.Reservations, Reservation{
+				Job: j.ID, Start: r.at(st.At), Allocation: st.Placement.Allocation(r.ix),
+			})
+			return false
+		}
+	}
+	r.explain(j, req, d)
+	return false
+}
+
+func addDur(a, b time.Duration) time.Duration {
+	if a == backfill.Forever || b == backfill.Forever || a > backfill.Forever-b {
+		return backfill.Forever
+	}
+	return a + b
+}
+
+// at converts a profile offset to a time; offsets below a second round
+// to now.
+func (r *run) at(off time.Duration) time.Time {
+	if off < time.Second {
+		return r.snap.Now
+	}
+	return r.snap.Now.Add(off)
+}
+
+// blocks is the number of reservations that start before d: jobs of one
+// shape with the same count see the same reserved GPUs.
+func (r *run) blocks(d time.Duration) int {
+	n := 0
+	for _, rs := range r.reserve {
+		if rs.start < d {
+			n++
+		}
+	}
+	return n
+}
+
+// explain records why j, which does not fit now honouring reservations,
+// waits.
+func (r *run) explain(j *Job, req gang.Request, d time.Duration) {
+	pl, out := gang.Place(r.ix, req, r.scorer(j))
+	if out == gang.Placed {
+		pl.Release(r.ix)
+		who := r.delayed(d)
+		r.wait(j, ReasonBehindReservation, fmt.Sprintf("fits now but would delay the reservation of %s", who), time.Time{})
+		return
+	}
+	free := r.ix.FreeGPUs(topology.ClusterLevel, 0, req.Class)
+	typ := ""
+	if j.GPUType != "" {
+		typ = " " + j.GPUType
+	}
+	if out == gang.NoDomain {
+		r.wait(j, ReasonTopology, fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", j.Members, j.GPUsPerMember, typ, j.Topology.Required, free, j.Topology.Required), time.Time{})
+		return
+	}
+	r.wait(j, ReasonInsufficientGPUs, fmt.Sprintf("needs %d×%d%s GPUs, %d free", j.Members, j.GPUsPerMember, typ, free), time.Time{})
+}
+
+// delayed names the reservations that start within d.
+func (r *run) delayed(d time.Duration) string {
+	var names []string
+	for _, rs := range r.reserve {
+		if rs.start < d {
+			names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339)))
+		}
+	}
+	if len(names) == 0 {
+		return "an earlier job"
+	}
+	if len(names) > 3 {
+		names = append(names[:3], fmt.Sprintf("%d more", len(names)-3))
+	}
+	return strings.Join(names, ", ")
+}
+
+// never says why j can never fit this cluster, or "".
+func (r *run) never(j *Job, req gang.Request) string {
+	if j.GPUsPerMember > r.ix.MaxGPUs() {
+		return fmt.Sprintf("needs %d GPUs on one node; the largest node has %d", j.GPUsPerMember, r.ix.MaxGPUs())
+	}
+	if r.empty == nil {
+		c := r.snap.Cluster
+		c.Nodes = slices.Clone(c.Nodes)
+		for i := range c.Nodes {
+			if c.Nodes[i].State == topology.Draining {
+				c.Nodes[i].State = topology.Ready
+			}
+		}
+		r.empty, _ = topology.NewIndex(&c)
+	}
+	pl, out := gang.Place(r.empty, req, nil)
+	if out == gang.Placed {
+		pl.Release(r.empty)
+		return ""
+	}
+	total := r.empty.FreeGPUs(topology.ClusterLevel, 0, req.Class)
+	if out == gang.NoDomain {
+		return fmt.Sprintf("needs %d×%d GPUs in one %s; no %s of this cluster has that many", j.Members, j.GPUsPerMember, j.Topology.Required, j.Topology.Required)
+	}
+	return fmt.Sprintf("needs %d×%d GPUs; the cluster has %d usable", j.Members, j.GPUsPerMember, total)
+}
+
+func (r *run) wait(j *Job, why Reason, msg string, start time.Time) {
+	r.d.Pending = append(r.d.Pending, Wait{Job: j.ID, Reason: why, Message: msg, Start: start})
+}
+
+func (r *run) decision() *Decision {
+	d := r.d
+	slices.SortFunc(d.Placements, func(a, b Placement) int { return strings.Compare(a.Job, b.Job) })
+	slices.SortFunc(d.Evictions, func(a, b Eviction) int { return strings.Compare(a.Job, b.Job) })
+	slices.SortFunc(d.Reservations, func(a, b Reservation) int { return strings.Compare(a.Job, b.Job) })
+	slices.SortFunc(d.Pending, func(a, b Wait) int { return strings.Compare(a.Job, b.Job) })
+	return &d
+}

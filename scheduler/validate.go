@@ -1,0 +1,207 @@
+package scheduler
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// DefaultTiers is the number of priority tiers of the default policy.
+const DefaultTiers = 4
+
+// ValidationError is the error Validate returns: the field path within
+// the snapshot ("jobs[3] \"C\": gpusPerMember") and what is wrong with it.
+type ValidationError struct {
+	Field string
+	Msg   string
+}
+
+// Error formats the error as "snapshot: FIELD: MSG".
+func (e *ValidationError) Error() string { return "snapshot: " + e.Field + ": " + e.Msg }
+
+func verr(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks a snapshot against the rules of the default policy
+// (tiers 0..DefaultTiers-1). It returns a *ValidationError naming the
+// first bad field, or nil. [Scheduler.Step] runs the same checks with the
+// scheduler's tier count.
+func Validate(s *Snapshot) error { return validate(s, DefaultTiers) }
+
+func validate(s *Snapshot, tiers int) error {
+	if s.Now.IsZero() {
+		return verr("now", "missing")
+	}
+	if err := s.Cluster.Validate(); err != nil {
+		return &ValidationError{Field: "cluster", Msg: err.Error()}
+	}
+	teams := make(map[string]int, len(s.Teams))
+	for i := range s.Teams {
+		t := &s.Teams[i]
+		f := fmt.Sprintf("teams[%d] %q", i, t.Name)
+		if t.Name == "" {
+			return verr(fmt.Sprintf("teams[%d]", i), "name is empty")
+		}
+		if j, dup := teams[t.Name]; dup {
+			return verr(f, "duplicate team name (also teams[%d])", j)
+		}
+		teams[t.Name] = i
+		if t.Share < 0 || math.IsNaN(t.Share) || math.IsInf(t.Share, 0) {
+			return verr(f+": share", "must be >= 0, got %v", t.Share)
+		}
+		if t.Usage < 0 || math.IsNaN(t.Usage) || math.IsInf(t.Usage, 0) {
+			return verr(f+": usage", "must be >= 0, got %v", t.Usage)
+		}
+		if q := t.Quota; q != nil {
+			if q.GPUs < 0 {
+				return verr(f+": quota.gpus", "must be >= 0, got %d", q.GPUs)
+			}
+			if q.BorrowLimit < 0 {
+				return verr(f+": quota.borrowLimit", "must be >= 0, got %d", q.BorrowLimit)
+			}
+		}
+	}
+	for i := range s.Teams {
+		t := &s.Teams[i]
+		if t.Parent == "" {
+			continue
+		}
+		if _, ok := teams[t.Parent]; !ok {
+			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "unknown team %q", t.Parent)
+		}
+		// Walk up; a path longer than the team count is a cycle.
+		p, steps := t.Parent, 0
+		for p != "" && steps <= len(s.Teams) {
+			p = s.Teams[teams[p]].Parent
+			steps++
+		}
+		if p != "" {
+			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "cycle in the team tree")
+		}
+	}
+	nodes := make(map[string]int, len(s.Cluster.Nodes))
+	for i := range s.Cluster.Nodes {
+		nodes[s.Cluster.Nodes[i].Name] = i
+	}
+	claimed := make(map[string]topology.GPUSet)
+	ids := make(map[string]int, len(s.Jobs))
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		f := fmt.Sprintf("jobs[%d] %q", i, j.ID)
+		if j.ID == "" {
+			return verr(fmt.Sprintf("jobs[%d]", i), "id is empty")
+		}
+		if k, dup := ids[j.ID]; dup {
+			return verr(f, "duplicate job id (also jobs[%d])", k)
+		}
+		ids[j.ID] = i
+		if j.Tier < 0 || j.Tier >= tiers {
+			return verr(f+": tier", "must be in 0..%d, got %d", tiers-1, j.Tier)
+		}
+		if j.Kind > Inference {
+			return verr(f+": kind", "unknown kind %d", j.Kind)
+		}
+		if j.State > Evicting {
+			return verr(f+": state", "unknown state %d", j.State)
+		}
+		if j.Placement > Spread {
+			return verr(f+": placement", "unknown placement %d", j.Placement)
+		}
+		if j.Members < 1 {
+			return verr(f+": members", "must be >= 1, got %d", j.Members)
+		}
+		if j.GPUsPerMember < 1 {
+			return verr(f+": gpusPerMember", "must be >= 1, got %d", j.GPUsPerMember)
+		}
+		if j.GPUsPerMember > topology.MaxGPUsPerNode {
+			return verr(f+": gpusPerMember", "must be <= %d, got %d", topology.MaxGPUsPerNode, j.GPUsPerMember)
+		}
+		if j.Members > 1<<20 {
+			return verr(f+": members", "must be <= %d, got %d", 1<<20, j.Members)
+		}
+		if j.TimeLimit < 0 {
+			return verr(f+": timeLimit", "must be >= 0, got %s", j.TimeLimit)
+		}
+		if j.CheckpointGrace < 0 {
+			return verr(f+": checkpointGrace", "must be >= 0, got %s", j.CheckpointGrace)
+		}
+		req, pref := -1, -1
+		if l := j.Topology.Required; l != "" {
+			if req = levelIndex(s.Cluster.Levels, l); req < 0 {
+				return verr(f+": topology.required", "unknown level %q", l)
+			}
+		}
+		if l := j.Topology.Preferred; l != "" {
+			if pref = levelIndex(s.Cluster.Levels, l); pref < 0 {
+				return verr(f+": topology.preferred", "unknown level %q", l)
+			}
+			if req >= 0 && pref < req {
+				return verr(f+": topology.preferred", "level %q is outside required level %q", l, j.Topology.Required)
+			}
+		}
+		if l := j.SpreadLevel; l != "" && levelIndex(s.Cluster.Levels, l) < 0 {
+			return verr(f+": spreadLevel", "unknown level %q", l)
+		}
+		if j.State == Pending {
+			if len(j.Allocation) > 0 {
+				return verr(f+": allocation", "a pending job holds no allocation")
+			}
+			continue
+		}
+		if len(j.Allocation) == 0 {
+			return verr(f+": allocation", "a %s job must have an allocation", j.State)
+		}
+		total := 0
+		for k, a := range j.Allocation {
+			af := fmt.Sprintf("%s: allocation[%d]", f, k)
+			ni, ok := nodes[a.Node]
+			if !ok {
+				return verr(af+".node", "unknown node %q", a.Node)
+			}
+			n := &s.Cluster.Nodes[ni]
+			for _, g := range a.GPUs {
+				if g < 0 || g >= n.GPUs {
+					return verr(af+".gpus", "GPU index %d out of range 0..%d of node %q", g, n.GPUs-1, n.Name)
+				}
+				bit := topology.SetOf(g)
+				if claimed[a.Node]&bit != 0 {
+					other := claimant(s, a.Node, g)
+					return verr(af+".gpus", "GPU %d of node %q is claimed twice (also jobs[%d] %q)", g, a.Node, other, s.Jobs[other].ID)
+				}
+				claimed[a.Node] |= bit
+			}
+			if len(a.GPUs)%j.GPUsPerMember != 0 {
+				return verr(af+".gpus", "%d GPUs on node %q is not a whole number of members of %d", len(a.GPUs), a.Node, j.GPUsPerMember)
+			}
+			total += len(a.GPUs)
+		}
+		if total != j.GPUs() {
+			return verr(f+": allocation", "holds %d GPUs, want members × gpusPerMember = %d", total, j.GPUs())
+		}
+	}
+	return nil
+}
+
+func levelIndex(levels []string, l string) int {
+	for i, x := range levels {
+		if x == l {
+			return i
+		}
+	}
+	return -1
+}
+
+// claimant returns the first job that holds GPU g of node.
+func claimant(s *Snapshot, node string, g int) int {
+	for i := range s.Jobs {
+		for _, a := range s.Jobs[i].Allocation {
+			if a.Node == node && slices.Contains(a.GPUs, g) {
+				return i
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,223 @@
+package topology
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// MaxGPUsPerNode is the largest GPU count a node may declare. GPU sets of
+// one node are kept as 64-bit masks.
+const MaxGPUsPerNode = 64
+
+// NodeState says whether a node takes new work.
+type NodeState uint8
+
+const (
+	// Ready nodes run their jobs and take new ones. It is the zero value.
+	Ready NodeState = iota
+	// Draining nodes keep their running jobs but take no new work.
+	Draining
+	// Down nodes run nothing: the scheduler evicts their jobs.
+	Down
+)
+
+var stateNames = [...]string{Ready: "ready", Draining: "draining", Down: "down"}
+
+// String returns "ready", "draining" or "down".
+func (s NodeState) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("NodeState(%d)", uint8(s))
+}
+
+// ParseNodeState is the inverse of [NodeState.String]. The empty string
+// means [Ready].
+func ParseNodeState(s string) (NodeState, error) {
+	switch s {
+	case "", "ready":
+		return Ready, nil
+	case "draining":
+		return Draining, nil
+	case "down":
+		return Down, nil
+	}
+	return 0, fmt.Errorf("unknown node state %q (want ready, draining or down)", s)
+}
+
+// Node is one machine: a number of GPUs of one type, its place in the
+// network topology and its health.
+type Node struct {
+	// Name identifies the node; it is unique in a cluster.
+	Name string
+	// GPUs is the number of GPUs, 1..MaxGPUsPerNode, indexed 0..GPUs-1.
+	GPUs int
+	// GPUType names the GPU model ("H100"). Jobs that ask for a type only
+	// run on nodes of that type.
+	GPUType string
+	// Domains names the node's domain at each level of the cluster
+	// (level name -> domain name). It must name every level of the cluster
+	// and no other.
+	Domains map[string]string
+	// State is ready, draining or down.
+	State NodeState
+	// Unhealthy lists GPU indices that must never be allocated.
+	Unhealthy []int
+}
+
+// Cluster is the static description of the machines: its topology levels,
+// outermost first (for example "spine", "leaf", "nvlink"), and its nodes.
+type Cluster struct {
+	Levels []string
+	Nodes  []Node
+}
+
+// Validate reports the first problem in c, naming the offending field, or
+// nil. It checks that levels are non-empty and unique, node names are
+// non-empty and unique, GPU counts are within 1..MaxGPUsPerNode, every
+// node names a domain at every level and no other, states are known, and
+// unhealthy GPU indices are in range and not repeated.
+func (c *Cluster) Validate() error {
+	for i, l := range c.Levels {
+		if l == "" {
+			return fmt.Errorf("levels[%d]: empty level name", i)
+		}
+		if slices.Contains(c.Levels[:i], l) {
+			return fmt.Errorf("levels[%d]: duplicate level %q", i, l)
+		}
+	}
+	seen := make(map[string]int, len(c.Nodes))
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		where := fmt.Sprintf("nodes[%d] %q", i, n.Name)
+		if n.Name == "" {
+			return fmt.Errorf("nodes[%d]: name is empty", i)
+		}
+		if j, dup := seen[n.Name]; dup {
+			return fmt.Errorf("%s: duplicate node name (also nodes[%d])", where, j)
+		}
+		seen[n.Name] = i
+		if n.GPUs < 1 || n.GPUs > MaxGPUsPerNode {
+			return fmt.Errorf("%s: gpus must be in 1..%d, got %d", where, MaxGPUsPerNode, n.GPUs)
+		}
+		if n.State > Down {
+			return fmt.Errorf("%s: state: unknown node state %d", where, n.State)
+		}
+		for _, l := range c.Levels {
+			if d, ok := n.Domains[l]; !ok || d == "" {
+				return fmt.Errorf("%s: domains: no domain for level %q", where, l)
+			}
+		}
+		if len(n.Domains) > len(c.Levels) {
+			keys := make([]string, 0, len(n.Domains))
+			for k := range n.Domains {
+				if !slices.Contains(c.Levels, k) {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			return fmt.Errorf("%s: domains: unknown level %q (cluster levels are %s)", where, keys[0], strings.Join(c.Levels, ", "))
+		}
+		var bad uint64
+		for k, g := range n.Unhealthy {
+			if g < 0 || g >= n.GPUs {
+				return fmt.Errorf("%s: unhealthyGPUs[%d]: GPU index %d out of range 0..%d", where, k, g, n.GPUs-1)
+			}
+			if bad&(1<<uint(g)) != 0 {
+				return fmt.Errorf("%s: unhealthyGPUs[%d]: GPU %d listed twice", where, k, g)
+			}
+			bad |= 1 << uint(g)
+		}
+	}
+	return nil
+}
+
+// NodeGPUs names some GPUs of one node.
+type NodeGPUs struct {
+	Node string
+	GPUs []int
+}
+
+// Allocation is the GPUs held by (or granted to) one job, node by node.
+type Allocation []NodeGPUs
+
+// Count returns the number of GPUs in a.
+func (a Allocation) Count() int {
+	n := 0
+	for _, s := range a {
+		n += len(s.GPUs)
+	}
+	return n
+}
+
+// Clone returns a deep copy of a.
+func (a Allocation) Clone() Allocation {
+	if a == nil {
+		return nil
+	}
+	out := make(Allocation, len(a))
+	for i, s := range a {
+		out[i] = NodeGPUs{Node: s.Node, GPUs: slices.Clone(s.GPUs)}
+	}
+	return out
+}
+
+// Canonical returns a copy of a with slices of one node merged, nodes in
+// name order and GPU indices ascending.
+func (a Allocation) Canonical() Allocation {
+	if len(a) == 0 {
+		return nil
+	}
+	out := a.Clone()
+	slices.SortStableFunc(out, func(x, y NodeGPUs) int { return strings.Compare(x.Node, y.Node) })
+	w := 0
+	for r := 0; r < len(out); r++ {
+		if w > 0 && out[w-1].Node == out[r].Node {
+			out[w-1].GPUs = append(out[w-1].GPUs, out[r].GPUs...)
+			continue
+		}
+		out[w] = out[r]
+		w++
+	}
+	out = out[:w]
+	for i := range out {
+		slices.Sort(out[i].GPUs)
+	}
+	return out
+}
+
+// String formats a as "n0[0-7] n1[0,2]".
+func (a Allocation) String() string {
+	var b strings.Builder
+	for i, s := range a {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s.Node)
+		b.WriteByte('[')
+		b.WriteString(formatRanges(s.GPUs))
+		b.WriteByte(']')
+	}
+	return b.String()
+}
+
+func formatRanges(g []int) string {
+	var b strings.Builder
+	for i := 0; i < len(g); {
+		j := i
+		for j+1 < len(g) && g[j+1] == g[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", g[i], g[j])
+		} else {
+			fmt.Fprintf(&b, "%d", g[i])
+		}
+		i = j + 1
+	}
+	return b.String()
+}

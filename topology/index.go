@@ -1,0 +1,567 @@
+package topology
+
+import (
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/google/btree"
+)
+
+// NodeID is a node's position in an [Index]: nodes are numbered in name
+// order, so IDs do not depend on the order of Cluster.Nodes.
+type NodeID int32
+
+// DomainID is a domain's position among the domains of one level, in order
+// of their path names.
+type DomainID int32
+
+// Class selects nodes by GPU type. [AnyType] matches every node; the class
+// of a named type comes from [Index.Class].
+type Class int32
+
+// AnyType is the class of all nodes, whatever their GPU type.
+const AnyType Class = 0
+
+// ClusterLevel is the level whose single domain (DomainID 0) is the whole
+// cluster. Declared levels are numbered 0..NumLevels()-1, outermost first.
+const ClusterLevel = -1
+
+// Index is the free-capacity index of a cluster: which GPUs of which nodes
+// are free now, with per-domain counts of ready nodes by free-GPU count.
+//
+// For every level (the whole cluster and each declared level), every
+// domain of it and every GPU-type class, the index keeps a bucket of nodes
+// for each free-GPU count 0..G, where G is the largest node in the cluster.
+// Queries read those buckets and never scan nodes:
+//
+//   - [Index.Capacity]: how many members of g GPUs fit in a domain, O(G).
+//   - [Index.Fullest] and [Index.Emptiest]: the fullest or emptiest node
+//     that still has g free GPUs, O(G).
+//   - [Index.BestDomains]: domains of a level in best-fit order, O(log D)
+//     to the first, then O(1) amortized each, after O(k log D) to refresh
+//     the k domains changed since the last call.
+//
+// Changes ([Index.Take], [Index.TakeSet], [Index.Release]) cost
+// O(L) for L levels, plus O(log D) per level deferred to the next
+// BestDomains call on that level.
+//
+// Only ready nodes are placeable: draining and down nodes appear in no
+// bucket and contribute no free GPUs, but their GPUs can still be held and
+// released. Unhealthy GPUs are never free.
+//
+// An Index is not safe for concurrent use. Its methods do not retain the
+// Cluster given to [NewIndex] beyond what they copy.
+type Index struct {
+	levels  []string
+	nodes   []inode
+	byName  map[string]NodeID
+	types   []string // distinct GPU types, sorted
+	classes int      // number of classes: 1, or 1+len(types) when types differ
+	g1      int      // max GPUs per node + 1: bucket count
+	lv      []level  // lv[0] is the cluster; lv[i+1] is levels[i]
+}
+
+type inode struct {
+	name    string
+	gpus    int32
+	class   Class // specific class (0 when the cluster has one type)
+	state   NodeState
+	healthy GPUSet
+	held    GPUSet
+	dom     []DomainID // per lv
+}
+
+type dkey struct {
+	free, used int32
+	id         DomainID
+}
+
+func dkeyLess(a, b dkey) bool {
+	if a.free != b.free {
+		return a.free < b.free
+	}
+	if a.used != b.used {
+		return a.used > b.used
+	}
+	return a.id < b.id
+}
+
+type level struct {
+	names []string
+	// Per (domain, class): free and used GPUs of ready nodes.
+	free, used []int32
+	// Per (domain, class, freeCount): first node of the bucket, and count.
+	head, cnt []int32
+	// Per link kind (0: AnyType, 1: the node's own class) and node.
+	next, prev [2][]int32
+	// Best-fit order per class, refreshed lazily (declared levels only).
+	trees   []*btree.BTreeG[dkey]
+	inTree  []dkey // per (domain, class): the key now in the tree
+	dirty   []bool // per (domain, class)
+	pending []int32
+}
+
+// NewIndex validates c and builds an index in which every healthy GPU is
+// free. Hold running allocations with [Index.TakeSet] afterwards.
+// It costs O(N log N + N·L) for N nodes and L levels.
+func NewIndex(c *Cluster) (*Index, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	ix := &Index{levels: slices.Clone(c.Levels), byName: make(map[string]NodeID, len(c.Nodes))}
+	order := make([]int, len(c.Nodes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(c.Nodes[a].Name, c.Nodes[b].Name) })
+	maxG := 1
+	for _, n := range c.Nodes {
+		if !slices.Contains(ix.types, n.GPUType) {
+			ix.types = append(ix.types, n.GPUType)
+		}
+		maxG = max(maxG, n.GPUs)
+	}
+	slices.Sort(ix.types)
+	ix.classes = 1
+	if len(ix.types) > 1 {
+		ix.classes = 1 + len(ix.types)
+	}
+	ix.g1 = maxG + 1
+	nl := len(c.Levels) + 1
+	ix.nodes = make([]inode, len(c.Nodes))
+	doms := make([]DomainID, len(c.Nodes)*nl)
+	for id, oi := range order {
+		n := &c.Nodes[oi]
+		in := &ix.nodes[id]
+		in.name, in.gpus, in.state = n.Name, int32(n.GPUs), n.State
+		in.healthy = FirstN(n.GPUs) &^ SetOf(n.Unhealthy...)
+		if ix.classes > 1 {
+			t, _ := slices.BinarySearch(ix.types, n.GPUType)
+			in.class = Class(1 + t)
+		}
+		in.dom = doms[id*nl : (id+1)*nl : (id+1)*nl]
+		ix.byName[n.Name] = NodeID(id)
+	}
+	ix.lv = make([]level, nl)
+	var path strings.Builder
+	for li := range ix.lv {
+		lv := &ix.lv[li]
+		if li == 0 {
+			lv.names = []string{""}
+		} else {
+			idx := map[string]DomainID{}
+			paths := make([]string, len(ix.nodes))
+			for id, oi := range order {
+				path.Reset()
+				for k := 0; k < li; k++ {
+					if k > 0 {
+						path.WriteByte('/')
+					}
+					path.WriteString(c.Nodes[oi].Domains[c.Levels[k]])
+				}
+				p := path.String()
+				paths[id] = p
+				if _, ok := idx[p]; !ok {
+					idx[p] = 0
+					lv.names = append(lv.names, p)
+				}
+			}
+			slices.Sort(lv.names)
+			for i, p := range lv.names {
+				idx[p] = DomainID(i)
+			}
+			for id := range ix.nodes {
+				ix.nodes[id].dom[li] = idx[paths[id]]
+			}
+		}
+		nd := len(lv.names)
+		lv.free = make([]int32, nd*ix.classes)
+		lv.used = make([]int32, nd*ix.classes)
+		lv.head = make([]int32, nd*ix.classes*ix.g1)
+		for i := range lv.head {
+			lv.head[i] = -1
+		}
+		lv.cnt = make([]int32, nd*ix.classes*ix.g1)
+		kinds := 1
+		if ix.classes > 1 {
+			kinds = 2
+		}
+		for k := 0; k < kinds; k++ {
+			lv.next[k] = make([]int32, len(ix.nodes))
+			lv.prev[k] = make([]int32, len(ix.nodes))
+		}
+		if li > 0 {
+			lv.trees = make([]*btree.BTreeG[dkey], ix.classes)
+			for c := range lv.trees {
+				lv.trees[c] = btree.NewG(16, dkeyLess)
+			}
+			lv.inTree = make([]dkey, nd*ix.classes)
+			lv.dirty = make([]bool, nd*ix.classes)
+		}
+	}
+	// Link ready nodes in reverse name order so that each bucket lists
+	// nodes in name order.
+	for id := len(ix.nodes) - 1; id >= 0; id-- {
+		in := &ix.nodes[id]
+		if in.state != Ready {
+			continue
+		}
+		f := int32(in.healthy.Len())
+		for li := range ix.lv {
+			ix.link(li, NodeID(id), f)
+			ix.account(li, NodeID(id), f, 0)
+		}
+	}
+	for li := 1; li < len(ix.lv); li++ {
+		lv := &ix.lv[li]
+		for i := range lv.inTree {
+			lv.inTree[i] = dkey{free: lv.free[i], used: lv.used[i], id: DomainID(i / ix.classes)}
+			lv.trees[i%ix.classes].ReplaceOrInsert(lv.inTree[i])
+		}
+	}
+	return ix, nil
+}
+
+func (ix *Index) dc(li int, d DomainID, c Class) int { return int(d)*ix.classes + int(c) }
+
+func (ix *Index) bucket(li int, d DomainID, c Class, f int32) int {
+	return (int(d)*ix.classes+int(c))*ix.g1 + int(f)
+}
+
+// link puts node n into the buckets for free count f at level li.
+func (ix *Index) link(li int, n NodeID, f int32) {
+	lv := &ix.lv[li]
+	d := ix.nodes[n].dom[li]
+	ix.pushFront(lv, 0, ix.bucket(li, d, AnyType, f), n)
+	if ix.classes > 1 {
+		ix.pushFront(lv, 1, ix.bucket(li, d, ix.nodes[n].class, f), n)
+	}
+}
+
+func (ix *Index) unlink(li int, n NodeID, f int32) {
+	lv := &ix.lv[li]
+	d := ix.nodes[n].dom[li]
+	ix.remove(lv, 0, ix.bucket(li, d, AnyType, f), n)
+	if ix.classes > 1 {
+		ix.remove(lv, 1, ix.bucket(li, d, ix.nodes[n].class, f), n)
+	}
+}
+
+func (ix *Index) pushFront(lv *level, k, b int, n NodeID) {
+	h := lv.head[b]
+	lv.next[k][n] = h
+	lv.prev[k][n] = -1
+	if h >= 0 {
+		lv.prev[k][h] = int32(n)
+	}
+	lv.head[b] = int32(n)
+	lv.cnt[b]++
+}
+
+func (ix *Index) remove(lv *level, k, b int, n NodeID) {
+	p, nx := lv.prev[k][n], lv.next[k][n]
+	if p >= 0 {
+		lv.next[k][p] = nx
+	} else {
+		lv.head[b] = nx
+	}
+	if nx >= 0 {
+		lv.prev[k][nx] = p
+	}
+	lv.cnt[b]--
+}
+
+// account adds df free and du used GPUs of node n to its domains at li.
+func (ix *Index) account(li int, n NodeID, df, du int32) {
+	lv := &ix.lv[li]
+	d := ix.nodes[n].dom[li]
+	cs := [2]Class{AnyType, ix.nodes[n].class}
+	for k := 0; k < 2; k++ {
+		if k == 1 && ix.classes == 1 {
+			break
+		}
+		i := ix.dc(li, d, cs[k])
+		lv.free[i] += df
+		lv.used[i] += du
+		if li > 0 && !lv.dirty[i] && (df != 0 || du != 0) {
+			lv.dirty[i] = true
+			lv.pending = append(lv.pending, int32(i))
+		}
+	}
+}
+
+// setHeld changes the held GPUs of n and keeps buckets and counts current.
+func (ix *Index) setHeld(n NodeID, held GPUSet) {
+	in := &ix.nodes[n]
+	if in.state != Ready {
+		in.held = held
+		return
+	}
+	of := int32((in.healthy &^ in.held).Len())
+	ou := int32((in.healthy & in.held).Len())
+	in.held = held
+	nf := int32((in.healthy &^ held).Len())
+	nu := int32((in.healthy & held).Len())
+	if of == nf && ou == nu {
+		return
+	}
+	for li := range ix.lv {
+		if of != nf {
+			ix.unlink(li, n, of)
+			ix.link(li, n, nf)
+		}
+		ix.account(li, n, nf-of, nu-ou)
+	}
+}
+
+// NumNodes returns the number of nodes. NodeIDs run from 0 to NumNodes()-1.
+func (ix *Index) NumNodes() int { return len(ix.nodes) }
+
+// Lookup returns the ID of the node with the given name. O(1).
+func (ix *Index) Lookup(name string) (NodeID, bool) {
+	id, ok := ix.byName[name]
+	return id, ok
+}
+
+// Name returns the name of node n.
+func (ix *Index) Name(n NodeID) string { return ix.nodes[n].name }
+
+// GPUs returns the number of GPUs of node n (healthy or not).
+func (ix *Index) GPUs(n NodeID) int { return int(ix.nodes[n].gpus) }
+
+// State returns the state of node n.
+func (ix *Index) State(n NodeID) NodeState { return ix.nodes[n].state }
+
+// NodeClass returns the GPU-type class of node n (AnyType when the
+// cluster has a single type).
+func (ix *Index) NodeClass(n NodeID) Class { return ix.nodes[n].class }
+
+// Healthy returns the healthy GPUs of node n.
+func (ix *Index) Healthy(n NodeID) GPUSet { return ix.nodes[n].healthy }
+
+// Held returns the held GPUs of node n.
+func (ix *Index) Held(n NodeID) GPUSet { return ix.nodes[n].held }
+
+// FreeSet returns the GPUs of node n that can be allocated now: healthy,
+// not held, on a ready node.
+func (ix *Index) FreeSet(n NodeID) GPUSet {
+	in := &ix.nodes[n]
+	if in.state != Ready {
+		return 0
+	}
+	return in.healthy &^ in.held
+}
+
+// Free returns the number of GPUs of node n that can be allocated now.
+func (ix *Index) Free(n NodeID) int { return ix.FreeSet(n).Len() }
+
+// MaxGPUs returns the largest GPU count of any node (at least 1).
+func (ix *Index) MaxGPUs() int { return ix.g1 - 1 }
+
+// Levels returns the declared level names, outermost first.
+func (ix *Index) Levels() []string { return slices.Clone(ix.levels) }
+
+// NumLevels returns the number of declared levels.
+func (ix *Index) NumLevels() int { return len(ix.levels) }
+
+// LevelOf returns the number of the named level. O(L).
+func (ix *Index) LevelOf(name string) (int, bool) {
+	i := slices.Index(ix.levels, name)
+	return i, i >= 0
+}
+
+// NumDomains returns the number of domains at level (1 for ClusterLevel).
+func (ix *Index) NumDomains(level int) int { return len(ix.lv[level+1].names) }
+
+// DomainName returns the path name of domain d at level: the domain names
+// of the levels down to it, joined by "/" ("s0/l3"). The cluster's one
+// domain is named "".
+func (ix *Index) DomainName(level int, d DomainID) string { return ix.lv[level+1].names[d] }
+
+// DomainOf returns the domain of node n at level.
+func (ix *Index) DomainOf(level int, n NodeID) DomainID { return ix.nodes[n].dom[level+1] }
+
+// Types returns the distinct GPU types of the cluster, sorted.
+func (ix *Index) Types() []string { return slices.Clone(ix.types) }
+
+// Class returns the class of nodes with the given GPU type; the empty type
+// means any. It reports false for a type no node has. O(log T).
+func (ix *Index) Class(gpuType string) (Class, bool) {
+	if gpuType == "" {
+		return AnyType, true
+	}
+	t, ok := slices.BinarySearch(ix.types, gpuType)
+	if !ok {
+		return 0, false
+	}
+	if ix.classes == 1 {
+		return AnyType, true
+	}
+	return Class(1 + t), true
+}
+
+// InClass reports whether node n belongs to class c.
+func (ix *Index) InClass(n NodeID, c Class) bool { return c == AnyType || ix.nodes[n].class == c }
+
+// FreeGPUs returns the free GPUs of class c in domain d of level. O(1).
+func (ix *Index) FreeGPUs(level int, d DomainID, c Class) int {
+	return int(ix.lv[level+1].free[ix.dc(level+1, d, c)])
+}
+
+// UsedGPUs returns the held healthy GPUs of class c on ready nodes in
+// domain d of level. O(1).
+func (ix *Index) UsedGPUs(level int, d DomainID, c Class) int {
+	return int(ix.lv[level+1].used[ix.dc(level+1, d, c)])
+}
+
+// NodesWithFree returns how many ready nodes of class c in domain d of
+// level have exactly f free GPUs. O(1).
+func (ix *Index) NodesWithFree(level int, d DomainID, c Class, f int) int {
+	if f < 0 || f >= ix.g1 {
+		return 0
+	}
+	return int(ix.lv[level+1].cnt[ix.bucket(level+1, d, c, int32(f))])
+}
+
+// Capacity returns how many members of g GPUs each fit on the free GPUs
+// of class c in domain d of level, each member on one node:
+// the sum over nodes of floor(free/g). O(G).
+func (ix *Index) Capacity(level int, d DomainID, c Class, g int) int {
+	if g < 1 || g >= ix.g1 {
+		return 0
+	}
+	lv := &ix.lv[level+1]
+	base := ix.bucket(level+1, d, c, 0)
+	total := 0
+	for f := g; f < ix.g1; f++ {
+		total += int(lv.cnt[base+f]) * (f / g)
+	}
+	return total
+}
+
+// First returns the first node in the bucket of nodes of class c in domain
+// d of level with exactly f free GPUs. O(1).
+func (ix *Index) First(level int, d DomainID, c Class, f int) (NodeID, bool) {
+	if f < 0 || f >= ix.g1 {
+		return -1, false
+	}
+	h := ix.lv[level+1].head[ix.bucket(level+1, d, c, int32(f))]
+	return NodeID(h), h >= 0
+}
+
+// Bucket yields the ready nodes of class c in domain d of level with
+// exactly f free GPUs, in bucket order. The index must not be changed
+// while the sequence is being iterated. O(1) per node.
+func (ix *Index) Bucket(level int, d DomainID, c Class, f int) iter.Seq[NodeID] {
+	return func(yield func(NodeID) bool) {
+		n, ok := ix.First(level, d, c, f)
+		if !ok {
+			return
+		}
+		k := 0
+		if c != AnyType {
+			k = 1
+		}
+		next := ix.lv[level+1].next[k]
+		for id := int32(n); id >= 0; id = next[id] {
+			if !yield(NodeID(id)) {
+				return
+			}
+		}
+	}
+}
+
+// Fullest returns the ready node of class c in domain d of level with the
+// fewest free GPUs that are still at least g (best fit). O(G).
+func (ix *Index) Fullest(level int, d DomainID, c Class, g int) (NodeID, bool) {
+	for f := max(g, 1); f < ix.g1; f++ {
+		if n, ok := ix.First(level, d, c, f); ok {
+			return n, true
+		}
+	}
+	return -1, false
+}
+
+// Emptiest returns the ready node of class c in domain d of level with the
+// most free GPUs, if that is at least g (worst fit). O(G).
+func (ix *Index) Emptiest(level int, d DomainID, c Class, g int) (NodeID, bool) {
+	for f := ix.g1 - 1; f >= max(g, 1); f-- {
+		if n, ok := ix.First(level, d, c, f); ok {
+			return n, true
+		}
+	}
+	return -1, false
+}
+
+// BestDomains yields the domains of a declared level in best-fit order
+// for class c, skipping those with fewer than need free GPUs: fewest free
+// GPUs first, then most used GPUs, then name. The caller decides, for
+// example with [Index.Capacity], whether a domain fits the shape it needs,
+// and stops at the first that does. The index must not be changed during
+// the iteration. O(k log D) to refresh the k domains changed since the
+// last call, then O(log D) to the first domain and O(1) amortized each.
+func (ix *Index) BestDomains(level int, c Class, need int) iter.Seq[DomainID] {
+	return func(yield func(DomainID) bool) {
+		if level == ClusterLevel {
+			if ix.FreeGPUs(level, 0, c) >= need {
+				yield(0)
+			}
+			return
+		}
+		lv := &ix.lv[level+1]
+		for _, i := range lv.pending {
+			t := lv.trees[int(i)%ix.classes]
+			t.Delete(lv.inTree[i])
+			lv.inTree[i] = dkey{free: lv.free[i], used: lv.used[i], id: lv.inTree[i].id}
+			t.ReplaceOrInsert(lv.inTree[i])
+			lv.dirty[i] = false
+		}
+		lv.pending = lv.pending[:0]
+		lv.trees[c].AscendGreaterOrEqual(dkey{free: int32(need), used: 1 << 30, id: -1}, func(k dkey) bool {
+			return yield(k.id)
+		})
+	}
+}
+
+// TakeSet marks the GPUs s of node n held. It fails, changing nothing, if
+// an index is out of range or already held. Unhealthy GPUs may be held
+// (a running job keeps a GPU that failed under it). O(L).
+func (ix *Index) TakeSet(n NodeID, s GPUSet) error {
+	in := &ix.nodes[n]
+	if s&^FirstN(int(in.gpus)) != 0 {
+		return fmt.Errorf("node %q: GPU index out of range 0..%d", in.name, in.gpus-1)
+	}
+	if dup := s & in.held; dup != 0 {
+		return fmt.Errorf("node %q: GPU %d is already held", in.name, dup.Indices()[0])
+	}
+	ix.setHeld(n, in.held|s)
+	return nil
+}
+
+// Take holds the k lowest-numbered free GPUs of node n and returns them.
+// It reports false, changing nothing, when fewer than k are free. O(L).
+func (ix *Index) Take(n NodeID, k int) (GPUSet, bool) {
+	free := ix.FreeSet(n)
+	if k < 1 || free.Len() < k {
+		return 0, false
+	}
+	s := free.Lowest(k)
+	ix.setHeld(n, ix.nodes[n].held|s)
+	return s, true
+}
+
+// Release frees the GPUs s of node n; GPUs of s not held are ignored.
+// O(L).
+func (ix *Index) Release(n NodeID, s GPUSet) {
+	ix.setHeld(n, ix.nodes[n].held&^s)
+}
+
+// SetHeld replaces the held GPUs of node n with s (indices beyond the
+// node's GPUs are dropped). It is the primitive behind Take and Release,
+// for callers that overlay their own view, such as an availability
+// profile looking ahead in time. O(L).
+func (ix *Index) SetHeld(n NodeID, s GPUSet) {
+	ix.setHeld(n, s&FirstN(int(ix.nodes[n].gpus)))
+}
