@@ -306,7 +306,9 @@ func (p Placement) Allocation(ix *topology.Index) topology.Allocation {
 func (p Placement) Release(ix *topology.Index) { undo(ix, p) }
 
 // String describes a placement for messages and tests.
-func (p Placement) String() string { return fmt.Sprintf("%d slots at level %d domain %d", len(p.Slots), p.Level, p.Domain) }
+func (p Placement) String() string {
+	return fmt.Sprintf("%d slots at level %d domain %d", len(p.Slots), p.Level, p.Domain)
+}
 
 // Fill places the whole gang r inside domain d of level l, ignoring r's
 // topology levels, or changes nothing and reports false. It is the second
