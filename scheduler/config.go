@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/fairshare"
 )
 
 // BackfillMode chooses how blocked jobs get reservations and whether
@@ -90,7 +92,8 @@ func (TierOrder) Order(_ *Snapshot, jobs []*Job) {
 
 // Config is the scheduling policy. The zero value schedules sensibly:
 // EASY backfill with one reservation, time limits enforced, jobs ordered
-// by tier and then age, gangs packed onto the fullest nodes.
+// by tier and then multifactor fair-share priority, gangs packed onto the
+// fullest nodes.
 type Config struct {
 	// Backfill is the reservation strategy (default EASY).
 	Backfill BackfillMode
@@ -102,8 +105,11 @@ type Config struct {
 	IgnoreTimeLimits bool
 	// BackfillOrder orders the jobs tried behind the reserved ones.
 	BackfillOrder BackfillOrder
-	// Order ranks pending jobs (default TierOrder).
+	// Order ranks pending jobs (default Multifactor with FairShare's
+	// weights and algorithm).
 	Order Orderer
+	// FairShare configures the default Multifactor order.
+	FairShare FairShare
 	// Pack scores nodes for jobs with placement pack (default
 	// binpack.Pack).
 	Pack binpack.Scorer
@@ -112,6 +118,25 @@ type Config struct {
 	Spread binpack.Scorer
 	// Tiers is the number of priority tiers (default 4).
 	Tiers int
+}
+
+// FairShare configures fair-share priority.
+type FairShare struct {
+	// Weights of the multifactor priority (zero value: defaults).
+	Weights fairshare.Weights
+	// Algorithm of the fair-share factor (zero value: Fair Tree).
+	Algorithm fairshare.Algorithm
+	// HalfLife of usage decay, for hosts and simulators that keep a
+	// usage ledger (zero: 7 days). Step itself reads decayed usage from
+	// the snapshot.
+	HalfLife time.Duration
+}
+
+func (c *Config) order() Orderer {
+	if c.Order != nil {
+		return c.Order
+	}
+	return Multifactor{Weights: c.FairShare.Weights, Algorithm: c.FairShare.Algorithm}
 }
 
 func (c *Config) tiers() int {

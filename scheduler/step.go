@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -62,6 +63,9 @@ type run struct {
 	reserve []resvInfo
 	// memo of shapes known not to fit now, by shape and blocking class.
 	noFit map[shapeKey]int
+	// quotas by team, and GPUs each team holds (running, evicting, placed).
+	quotas map[string]*Quota
+	inUse  map[string]int
 }
 
 type resvInfo struct {
@@ -83,12 +87,19 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	if err != nil {
 		return nil, &ValidationError{Field: "cluster", Msg: err.Error()}
 	}
-	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{}}
+	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
+		quotas: map[string]*Quota{}, inUse: map[string]int{}}
+	for i := range snap.Teams {
+		if q := snap.Teams[i].Quota; q != nil {
+			r.quotas[snap.Teams[i].Name] = q
+		}
+	}
 	for i, l := range snap.Cluster.Levels {
 		r.levels[l] = i
 	}
 	held := r.heldJobs()
 	for _, j := range held {
+		r.inUse[j.Team] += j.GPUs()
 		for _, a := range j.Allocation {
 			n, _ := ix.Lookup(a.Node)
 			if err := ix.TakeSet(n, topology.SetOf(a.GPUs...)); err != nil {
@@ -187,11 +198,7 @@ func (r *run) pendingJobs() []*Job {
 		}
 	}
 	slices.SortFunc(jobs, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
-	ord := r.cfg.Order
-	if ord == nil {
-		ord = TierOrder{}
-	}
-	ord.Order(r.snap, jobs)
+	r.cfg.order().Order(r.snap, jobs)
 	return jobs
 }
 
@@ -233,7 +240,7 @@ func (r *run) schedule() {
 			later = append(later, j)
 			continue
 		}
-		if !r.try(j, len(r.reserve) < maxResv) && blockedBy == nil {
+		if r.try(j, len(r.reserve) < maxResv) == blocked && blockedBy == nil {
 			blockedBy = j
 		}
 	}
@@ -242,7 +249,7 @@ func (r *run) schedule() {
 			return compareDur(dur(a.TimeLimit), dur(b.TimeLimit))
 		})
 		for _, j := range later {
-			r.try(j, false)
+			_ = r.try(j, false)
 		}
 	}
 }
@@ -257,17 +264,29 @@ func compareDur(a, b time.Duration) int {
 	return 0
 }
 
-// try places, reserves or explains one job and reports whether it was
-// placed.
-func (r *run) try(j *Job, mayReserve bool) bool {
+// outcome is what try did with a job.
+type outcome uint8
+
+const (
+	placed  outcome = iota
+	blocked         // waits for GPUs (reserved or not): blocks strict order
+	skipped         // cannot run now for reasons of its own: blocks nobody
+)
+
+// try places, reserves or explains one job.
+func (r *run) try(j *Job, mayReserve bool) outcome {
 	req, ok := r.request(j)
 	if !ok {
 		r.wait(j, ReasonGPUType, fmt.Sprintf("no node has GPU type %q", j.GPUType), time.Time{})
-		return false
+		return skipped
 	}
 	if why := r.never(j, req); why != "" {
 		r.wait(j, ReasonUnsatisfiable, why, time.Time{})
-		return false
+		return skipped
+	}
+	if why := r.overQuota(j); why != "" {
+		r.wait(j, ReasonQuota, why, time.Time{})
+		return skipped
 	}
 	d := dur(j.TimeLimit)
 	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement, blocks: r.blocks(d)}
@@ -275,7 +294,8 @@ func (r *run) try(j *Job, mayReserve bool) bool {
 		pl, out := r.prof.PlaceNow(req, d, r.scorer(j))
 		if out == gang.Placed {
 			r.d.Placements = append(r.d.Placements, Placement{Job: j.ID, Allocation: pl.Allocation(r.ix)})
-			return true
+			r.inUse[j.Team] += j.GPUs()
+			return placed
 		}
 		if !known || j.Members < m {
 			r.noFit[key] = j.Members
@@ -288,11 +308,25 @@ func (r *run) try(j *Job, mayReserve bool) bool {
 			r.d.Reservations = append(r.d.Reservations, Reservation{
 				Job: j.ID, Start: r.at(st.At), Allocation: st.Placement.Allocation(r.ix),
 			})
-			return false
+			return blocked
 		}
 	}
 	r.explain(j, req, d)
-	return false
+	return blocked
+}
+
+// overQuota says why j's team may not start it now, or "".
+func (r *run) overQuota(j *Job) string {
+	q := r.quotas[j.Team]
+	if q == nil {
+		return ""
+	}
+	fq := fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}
+	ok, why := fq.AdmitTeam(j.Team, r.inUse[j.Team], j.GPUs(), r.ix.FreeGPUs(topology.ClusterLevel, 0, topology.AnyType))
+	if ok {
+		return ""
+	}
+	return why
 }
 
 func addDur(a, b time.Duration) time.Duration {

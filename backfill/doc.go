@@ -1,0 +1,29 @@
+// Package backfill is the availability profile behind reservations and
+// backfill: which GPUs are free now, which become free when, and which are
+// promised to whom from when on.
+//
+// A [Profile] is layered over a live [topology.Index]. The host (or the
+// scheduler) records when each held GPU is released ([Profile.AddRelease]:
+// a running job at started + time limit, an evicting job after its
+// checkpoint grace; jobs without a limit never release). Then, job by job
+// in priority order:
+//
+//	if pl, out := prof.PlaceNow(req, limit, nil); out == gang.Placed {
+//		// start now: it delays no reservation
+//	} else if st, ok := prof.Earliest(req, limit, nil, 0); ok && reserveMore {
+//		prof.Reserve(st.Placement, st.At, limit) // EASY: first K; conservative: all
+//	}
+//
+// The rule everything follows: a job that runs during [t, t+d) may use a
+// GPU that is free now or released by t and that no reservation holds at
+// any moment of [t, t+d). So a job may start now only if it ends before
+// every reservation on the GPUs it takes, or takes GPUs nobody reserved:
+// on a flat pool of one-GPU nodes that is exactly the EASY rule (it ends
+// before the shadow time, or uses no more than the extra nodes), because
+// [Profile.Earliest] gives a reservation the GPUs that are busy now and
+// free by its start before any GPU that is free now.
+//
+// Releases and reservation ends live in a B-tree keyed by time
+// (github.com/google/btree), reservation starts in another, and each node
+// keeps its own short event list; see [Profile] for the cost of a query.
+package backfill

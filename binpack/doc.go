@@ -1,0 +1,21 @@
+// Package binpack holds node scorers: the rules that choose which node a
+// member of a job lands on.
+//
+// A [Scorer] rates a [Candidate], a class of nodes (one GPU type, one count
+// of free GPUs); placers evaluate it once per class, so scoring costs
+// O(types × GPUs per node) per member whatever the cluster size.
+// [Pack] (the default) is most-allocated: the fullest node that fits, and
+// for a gang the fewest nodes. [Spread] is least-allocated.
+//
+// A custom scorer is a function:
+//
+//	newestFirst := binpack.ScorerFunc(func(c binpack.Candidate) int64 {
+//		score := -int64(c.Free - c.Request) // pack...
+//		if c.GPUType == "B200" {
+//			score += 1000 // ...but on the newest GPUs first
+//		}
+//		return score
+//	})
+//
+// The package imports nothing else of gpusched.
+package binpack

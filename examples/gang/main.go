@@ -1,0 +1,87 @@
+// Command gang runs the gang-scheduling seed scenario: on a 128-GPU
+// cluster, jobs A (64 GPUs) and B (64 GPUs) start at once, and job C
+// (96 GPUs) waits whole, with a reservation for when A ends, rather than
+// taking 64 GPUs it cannot use.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/topology"
+)
+
+func main() {
+	if err := run(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(w io.Writer) error {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	var cluster topology.Cluster
+	for i := range 16 {
+		cluster.Nodes = append(cluster.Nodes, topology.Node{Name: fmt.Sprintf("n%02d", i), GPUs: 8, GPUType: "H100"})
+	}
+	job := func(id string, members int, limit time.Duration) scheduler.Job {
+		return scheduler.Job{ID: id, Team: "research", Tier: 1, Members: members, GPUsPerMember: 8,
+			GPUType: "H100", TimeLimit: limit, Submitted: now}
+	}
+	s := scheduler.New(scheduler.Config{})
+	fmt.Fprintf(w, "cluster: %d nodes × 8 H100 = 128 GPUs\n", len(cluster.Nodes))
+
+	// Step 1: A and B are submitted.
+	snap := &scheduler.Snapshot{Now: now, Cluster: cluster, Jobs: []scheduler.Job{
+		job("A", 8, 12*time.Hour), job("B", 8, 8*time.Hour),
+	}}
+	d, err := s.Step(snap)
+	if err != nil {
+		return err
+	}
+	if err := show(w, now, d); err != nil {
+		return err
+	}
+	// The host starts what was placed, then C (96 GPUs) arrives.
+	next := &scheduler.Snapshot{Now: now.Add(time.Minute), Cluster: cluster}
+	for _, j := range snap.Jobs {
+		for _, p := range d.Placements {
+			if p.Job == j.ID {
+				j.State, j.Started, j.Allocation = scheduler.Running, now, p.Allocation
+			}
+		}
+		next.Jobs = append(next.Jobs, j)
+	}
+	c := job("C", 12, 6*time.Hour)
+	c.Submitted = next.Now
+	next.Jobs = append(next.Jobs, c)
+	if d, err = s.Step(next); err != nil {
+		return err
+	}
+	if err := show(w, next.Now, d); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nC takes nothing now: a gang runs whole or not at all. It is promised")
+	fmt.Fprintln(w, "the GPUs of B, which ends first, plus 32 of A's, from when both have ended.")
+	return nil
+}
+
+func show(w io.Writer, now time.Time, d *scheduler.Decision) error {
+	fmt.Fprintf(w, "\nstep at %s\n", now.Format("15:04"))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "job\tGPUs\tdecision\twhere / why")
+	for _, p := range d.Placements {
+		fmt.Fprintf(tw, "%s\t%d\tstart now\t%s\n", p.Job, p.Allocation.Count(), p.Allocation)
+	}
+	for _, r := range d.Reservations {
+		fmt.Fprintf(tw, "%s\t%d\treserved\tfrom %s on %s\n", r.Job, r.Allocation.Count(), r.Start.Format("15:04"), r.Allocation)
+	}
+	for _, p := range d.Pending {
+		fmt.Fprintf(tw, "%s\t\t%s\t%s\n", p.Job, p.Reason, p.Message)
+	}
+	return tw.Flush()
+}

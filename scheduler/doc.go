@@ -1,0 +1,59 @@
+// Package scheduler composes gpusched's capability packages into one pure
+// decision function: [Scheduler.Step] takes a [Snapshot] of the cluster and
+// its jobs and returns a [Decision]: placements, evictions, reservations,
+// and the reason every other pending job waits.
+//
+// The host owns time and state; the library keeps none between calls,
+// reads no clock, starts no goroutines and does not log. The loop a host
+// runs, in the style of a raft node's Step and Ready:
+//
+//	s := scheduler.New(scheduler.Config{}) // zero value: sensible defaults
+//	for {
+//		snap := host.Snapshot()             // now, nodes, teams, all jobs
+//		d, err := s.Step(snap)              // pure; snap is not modified
+//		if err != nil {                     // *ValidationError names the field
+//			return err
+//		}
+//		for _, p := range d.Placements {    // start these now, on these GPUs
+//			host.Start(p.Job, p.Allocation)
+//		}
+//		for _, e := range d.Evictions {     // stop within e.Grace; requeue if asked
+//			host.Evict(e.Job, e.Grace, e.Requeue)
+//		}
+//		host.Show(d.Reservations, d.Pending) // promised starts, and why others wait
+//		host.WaitForEvent()                 // arrival, completion, node change
+//	}
+//
+// # The pipeline of Step
+//
+//  1. Validate the snapshot ([Validate]); an invalid one is an error naming
+//     the field, never a panic.
+//  2. Build the free-capacity index ([topology.Index]) from the nodes minus
+//     the GPUs held by running and evicting jobs.
+//  3. Evict running jobs on down nodes (reason node-down, requeued) and,
+//     unless Config.IgnoreTimeLimits, jobs past their time limit (reason
+//     time-limit). Tell the availability profile when every held GPU is
+//     released: at started + time limit, or after an eviction's grace.
+//  4. Order the pending jobs (Config.Order; default [Multifactor]: tier,
+//     then fair-share, age and size).
+//  5. For each job in order: place it now if it fits on GPUs that no
+//     reservation needs before it would end; otherwise give it a
+//     reservation if the backfill mode has one left (EASY: the first K
+//     blocked jobs; conservative: all); otherwise record why it waits.
+//     Quotas are checked first; jobs that can never fit are marked
+//     unsatisfiable and block nobody.
+//  6. Return every list sorted by job ID.
+//
+// # Extension points
+//
+// [Orderer] ranks jobs; [binpack.Scorer] (Config.Pack, Config.Spread)
+// chooses nodes; [BackfillMode] and [BackfillOrder] choose the reservation
+// strategy. Each has a default; Config{} uses them all.
+//
+// # Cost
+//
+// A Step costs O(N log N + N·L) to build the index for N nodes and L
+// levels, O(J log J) to order J pending jobs, and per job one placement
+// query (proportional to GPUs per node × nodes touched, not to N). Jobs of
+// a shape already known not to fit skip the query.
+package scheduler

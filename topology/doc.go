@@ -1,0 +1,37 @@
+// Package topology is the cluster model of gpusched: nodes with GPUs of
+// one type, their place in a network topology, their health, and a
+// free-capacity index that answers placement queries without scanning
+// nodes.
+//
+// A [Cluster] declares its levels outermost first (for example "spine",
+// "leaf", "nvlink") and each [Node] names its domain at every level. A
+// domain is identified by its path ("s0/l3"), so leaves of different
+// spines never merge even when they share a name.
+//
+// [NewIndex] builds an [Index] in which every healthy GPU of every ready
+// node is free; the caller then holds the GPUs of running jobs with
+// [Index.TakeSet]. Nodes are numbered by name ([NodeID]), so the index
+// and every answer it gives are independent of the order of
+// Cluster.Nodes.
+//
+//	ix, err := topology.NewIndex(&cluster)
+//	if err != nil { ... }
+//	for _, j := range running {            // hold what runs
+//		for _, a := range j.Allocation {
+//			n, _ := ix.Lookup(a.Node)
+//			_ = ix.TakeSet(n, topology.SetOf(a.GPUs...))
+//		}
+//	}
+//	c, _ := ix.Class("H100")
+//	fits := ix.Capacity(topology.ClusterLevel, 0, c, 8) // members of 8 GPUs
+//	n, ok := ix.Fullest(topology.ClusterLevel, 0, c, 2) // best fit for 2
+//
+// # Complexity
+//
+// For N nodes, L levels, D domains in a level and G GPUs in the largest
+// node: building is O(N log N + N·L); Capacity, Fullest and Emptiest are
+// O(G); FreeGPUs, UsedGPUs and NodesWithFree are O(1); Take, TakeSet,
+// Release and SetHeld are O(L); BestDomains is O(log D) to the first
+// domain plus O(k log D) for the k domains changed since the previous
+// call. Nothing scans all nodes.
+package topology
