@@ -1,0 +1,110 @@
+// Package preempt decides which running jobs to stop so that a
+// higher-priority gang can start: priority tiers, the preemption matrix,
+// victim selection and the rule for when preemption is worth it.
+//
+// It imports only topology, gang and binpack; the scheduler calls it, never
+// the other way round. It reads no clock (durations are passed in), keeps
+// no state between calls, starts no goroutines and does not log.
+//
+// # Tiers
+//
+// Jobs carry a priority tier; a lower number is a higher priority. By
+// default there are four:
+//
+//	P0  production: never preempted
+//	P1  preemptible only by P0
+//	P2  preemptible by P0 and P1
+//	P3  preemptible by P0, P1 and P2
+//
+// # The preemption matrix
+//
+// A [Matrix] m allows a job of tier p to preempt a running job of tier v
+// when m[p][v] is true. [DefaultMatrix] is the table above; [Ordered]
+// builds the same strict hierarchy for any number of tiers. A custom
+// matrix may allow less (P1 jobs that never preempt anyone) or more (P3
+// preempting P2), but [Matrix.Validate] insists that it is square and
+// non-empty, that no tier preempts itself and that column 0 is false:
+// tier 0 is never a victim. [Matrix.CanPreempt] enforces the last two
+// even on a matrix that was never validated.
+//
+// In the policy file a row is a preemptor tier and a column a victim tier;
+// the default is:
+//
+//	"preemption": {"matrix": [
+//	  [false, true,  true,  true ],
+//	  [false, false, true,  true ],
+//	  [false, false, false, true ],
+//	  [false, false, false, false]
+//	]}
+//
+// A Matrix decodes from that array with encoding/json as it is.
+//
+// # Victim selection
+//
+// The host lists running jobs as [Candidate] values: GPUs per node, tier,
+// work lost since the last checkpoint, checkpoint grace, and whether the
+// team runs on borrowed GPUs. [Eligible] keeps those the preemptor's tier
+// may preempt; [Select] chooses among them. Only whole jobs are stopped.
+//
+// Select first checks whether the gang fits without preemption; then it
+// ignores candidates that cannot help: GPUs of another type, on nodes
+// that are not ready or are avoided, on nodes that could not host a member
+// even when emptied, or in a domain of the required level that could not
+// hold the whole gang even if every candidate stopped. The others are
+// tried in cost order ([Compare]):
+//
+//  1. jobs of teams above their quota (borrowed GPUs) first,
+//  2. then the lowest priority (highest tier number),
+//  3. then the least work lost since the last checkpoint (the newest
+//     start when the checkpoint is unknown),
+//  4. then the fewest GPUs,
+//  5. then by ID, so the answer does not depend on input order.
+//
+// Their GPUs are added to the free set of a working view of the index,
+// one job at a time, until [gang.Place] succeeds for the request with its
+// shape, GPU type and topology.
+//
+// # Minimality
+//
+// Cheap victims freed early may turn out useless (they sat in a domain
+// the gang did not end up in). A second pass therefore tries to keep each
+// chosen victim running, most expensive first, and keeps it running if the
+// gang still fits. Afterwards removing any one victim from the set leaves
+// the gang unable to fit: that is the design's invariant. (Place is exact
+// about feasibility, so more free GPUs never turn a fit into a misfit and
+// one pass suffices; with a request's Avoid filter the pass repeats until
+// it drops nothing.)
+//
+// The index is restored exactly before Select returns; the placement it
+// returns is where the gang lands on the freed GPUs. The scheduler turns
+// it into a reservation at now + [MaxGrace] of the victims, evicts the
+// victims with their grace periods and requeues them.
+//
+// # Complexity
+//
+// For K candidates with H holds in all, L topology levels, V victims and P
+// the cost of one gang.Place: O(H·L + K log K) to filter and order, plus at
+// most K + V placement attempts, each behind an O(G) capacity check that
+// skips it while the cluster plainly lacks room. Placement attempts never
+// scan all nodes (see gang.Place), so Select stays far below a scan of all
+// nodes per candidate.
+//
+// # When to preempt
+//
+// Stopping a job costs its lost work, and the preemptor cannot start
+// before the victims' grace has run out anyway. [Worth] states the rule:
+// preempt only if the job cannot start by waiting (by the time limits of
+// the running jobs) before now + the victims' longest grace.
+//
+// # Example
+//
+// An 8-node cluster of 8 GPUs each runs one P3 job on 8 GPUs; a P1 job
+// needs 8 members of 8 GPUs:
+//
+//	cands := []preempt.Candidate{{ID: "p3", Tier: 3, Holds: holds, Grace: 5 * time.Minute}}
+//	elig := preempt.Eligible(preempt.DefaultMatrix(), 1, cands)
+//	sub := pick(cands, elig)
+//	victims, pl, ok := preempt.Select(ix, gang.NewRequest(8, 8), binpack.Pack{}, sub)
+//	// ok, victims == [0] (the P3 job); pl covers all 64 GPUs and becomes
+//	// a reservation at now + 5m.
+package preempt

@@ -1,0 +1,88 @@
+package preempt
+
+import "fmt"
+
+// Matrix is a preemption matrix over tiers 0..n-1: m[p][v] reports whether
+// a pending job of tier p may preempt a running job of tier v. Lower tier
+// numbers are higher priority; tier 0 is production and is never a victim.
+//
+// Its JSON form is an array of rows, row = preemptor tier, column = victim
+// tier, as in the policy file's "preemption": {"matrix": [[...], ...]}.
+type Matrix [][]bool
+
+// DefaultTiers is the number of tiers of [DefaultMatrix].
+const DefaultTiers = 4
+
+// DefaultMatrix returns the default four-tier matrix: P0 is never
+// preempted, P1 only by P0, P2 by P0 and P1, P3 by P0, P1 and P2. No tier
+// preempts its own or a higher-priority (lower-numbered) tier.
+func DefaultMatrix() Matrix { return Ordered(DefaultTiers) }
+
+// Ordered returns the strict hierarchy over n tiers: tier p may preempt
+// tier v exactly when p < v, so tier 0 is never a victim and the last tier
+// preempts nobody. It returns nil for n < 1.
+func Ordered(n int) Matrix {
+	if n < 1 {
+		return nil
+	}
+	m := make(Matrix, n)
+	cells := make([]bool, n*n)
+	for p := range m {
+		m[p] = cells[p*n : (p+1)*n : (p+1)*n]
+		for v := p + 1; v < n; v++ {
+			m[p][v] = true
+		}
+	}
+	return m
+}
+
+// Tiers returns the number of tiers of m (its number of rows).
+func (m Matrix) Tiers() int { return len(m) }
+
+// Validate reports the first problem of m, naming the offending cell, or
+// nil. A valid matrix is non-empty and square, no tier preempts itself
+// (the diagonal is false) and tier 0 is never a victim (column 0 is
+// false), whatever else a custom matrix allows.
+func (m Matrix) Validate() error {
+	n := len(m)
+	if n == 0 {
+		return fmt.Errorf("matrix: no tiers (want at least one row)")
+	}
+	for p, row := range m {
+		if len(row) != n {
+			return fmt.Errorf("matrix[%d]: row has %d entries, want %d (the matrix must be square)", p, len(row), n)
+		}
+	}
+	for p, row := range m {
+		if row[0] {
+			return fmt.Errorf("matrix[%d][0]: tier %d may not preempt tier 0 (tier 0 is never preempted)", p, p)
+		}
+		if row[p] {
+			return fmt.Errorf("matrix[%d][%d]: tier %d may not preempt its own tier", p, p, p)
+		}
+	}
+	return nil
+}
+
+// CanPreempt reports whether a job of tier p may preempt a running job of
+// tier v. It is false for tiers outside the matrix, for p == v and for
+// v == 0, even when a malformed matrix says otherwise.
+func (m Matrix) CanPreempt(p, v int) bool {
+	if p < 0 || v <= 0 || p == v || p >= len(m) || v >= len(m) || v >= len(m[p]) {
+		return false
+	}
+	return m[p][v]
+}
+
+// Eligible returns, in ascending order, the indices of the candidates that
+// a job of tier preemptorTier may preempt under m. Pass the candidates it
+// selects to [Select]. O(len(cands)).
+func Eligible(m Matrix, preemptorTier int, cands []Candidate) []int {
+	var out []int
+	for i := range cands {
+		if m.CanPreempt(preemptorTier, cands[i].Tier) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,308 @@
+package preempt
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// Hold is the GPUs a running job holds on one node of an index.
+type Hold struct {
+	Node topology.NodeID
+	GPUs topology.GPUSet
+}
+
+// Candidate is a running job that might be preempted. It is a small value:
+// its GPUs are one [Hold] per node, as the index keeps them.
+type Candidate struct {
+	// ID identifies the job; it is the last tie-break of the cost order.
+	ID string
+	// Tier is the job's priority tier (0 is the highest and is never
+	// preempted).
+	Tier int
+	// Holds lists the job's GPUs, one entry per node. Candidates must hold
+	// disjoint GPUs, as running jobs do in a valid snapshot. GPUs the index
+	// does not show held are ignored.
+	Holds []Hold
+	// WorkLost is the work the job would lose if stopped now: the time
+	// since its last checkpoint. When the checkpoint is unknown, use the
+	// time since it started (the newest start loses least); [WorkSince]
+	// computes either.
+	WorkLost time.Duration
+	// Grace is the job's checkpoint grace period: how long it may run
+	// after being told to stop.
+	Grace time.Duration
+	// Borrowed reports that the job's team runs above its quota, on GPUs
+	// borrowed from others: such jobs are reclaimed first.
+	Borrowed bool
+}
+
+// NumGPUs returns the number of GPUs in c.Holds.
+func (c *Candidate) NumGPUs() int {
+	n := 0
+	for _, h := range c.Holds {
+		n += h.GPUs.Len()
+	}
+	return n
+}
+
+// WorkSince returns the work a job loses when stopped at now: the time
+// since the later of its start and its last checkpoint (the zero time
+// when none is known), and never less than zero.
+func WorkSince(now, started, checkpoint time.Time) time.Duration {
+	from := started
+	if checkpoint.After(from) {
+		from = checkpoint
+	}
+	return max(now.Sub(from), 0)
+}
+
+// MaxGrace returns the longest grace period among the candidates at the
+// given indices (0 for none): the preemptor's reservation starts that long
+// from now.
+func MaxGrace(cands []Candidate, victims []int) time.Duration {
+	var g time.Duration
+	for _, i := range victims {
+		g = max(g, cands[i].Grace)
+	}
+	return g
+}
+
+// Compare orders candidates by preemption cost, cheapest first: jobs on
+// borrowed GPUs, then the lowest priority (highest tier number), then the
+// least work lost, then the fewest GPUs, then by ID.
+func Compare(a, b *Candidate) int {
+	return compare(a, b, a.NumGPUs(), b.NumGPUs())
+}
+
+func compare(a, b *Candidate, ga, gb int) int {
+	if a.Borrowed != b.Borrowed {
+		if a.Borrowed {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(b.Tier, a.Tier); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.WorkLost, b.WorkLost); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(ga, gb); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// hold is a usable part of a candidate's GPUs: held, healthy, on a ready
+// node of the request's class that the request does not avoid.
+type hold struct {
+	node topology.NodeID
+	set  topology.GPUSet
+}
+
+type undoEntry struct {
+	node topology.NodeID
+	held topology.GPUSet
+}
+
+// view is a working view of an index: changes are logged so that the
+// index can be restored exactly.
+type view struct {
+	ix  *topology.Index
+	log []undoEntry
+}
+
+func (v *view) release(hs []hold) {
+	for _, h := range hs {
+		v.log = append(v.log, undoEntry{h.node, v.ix.Held(h.node)})
+		v.ix.Release(h.node, h.set)
+	}
+}
+
+func (v *view) retake(hs []hold) {
+	for _, h := range hs {
+		v.log = append(v.log, undoEntry{h.node, v.ix.Held(h.node)})
+		v.ix.SetHeld(h.node, v.ix.Held(h.node)|h.set)
+	}
+}
+
+func (v *view) restore() {
+	for i := len(v.log) - 1; i >= 0; i-- {
+		v.ix.SetHeld(v.log[i].node, v.log[i].held)
+	}
+	v.log = v.log[:0]
+}
+
+// fits reports whether r can be placed on the view's free GPUs, changing
+// nothing, and returns the placement it would get.
+func (v *view) fits(r gang.Request, s binpack.Scorer) (gang.Placement, bool) {
+	if v.ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) < r.Members {
+		return gang.Placement{}, false
+	}
+	p, out := gang.Place(v.ix, r, s)
+	if out != gang.Placed {
+		return gang.Placement{}, false
+	}
+	p.Release(v.ix)
+	return p, true
+}
+
+// Select chooses whole running jobs to preempt so that the gang r fits,
+// and returns their indices into cands (cheapest first), the placement
+// the gang would get on the freed GPUs, and true; or false when no choice
+// of the candidates makes room. The scorer is the one r is placed with
+// (nil means [binpack.Pack]). ix is left exactly as it was.
+//
+// If r fits on the free GPUs already, Select returns no victims and the
+// placement it would get now. Otherwise it considers only candidates that
+// could help: those holding healthy GPUs on ready, not avoided nodes of
+// r's class, on nodes that would have room for a member and in a domain
+// of r's required level that could hold the whole gang if every
+// candidate were stopped. It frees their GPUs in cost order (see
+// [Compare]) until r fits, then tries to keep each chosen victim running,
+// most expensive first, and does keep it when r still fits without it.
+// When r.Avoid is nil the result is minimal: stopping all victims but
+// any one leaves r unable to fit. With Avoid the drop passes repeat until
+// none succeeds, so minimality holds against the placer's own answers.
+//
+// Select does not consult a preemption matrix except that tier 0 is never
+// a victim: filter cands with [Eligible] first.
+//
+// Cost: for K candidates with H holds in all, L levels and V chosen
+// victims, O(H·L + K log K) to filter and order, plus one [gang.Place]
+// per candidate freed until r fits and one per victim in the drop pass:
+// O((K + V)·P) in the worst case, for P the cost of one placement
+// attempt. Each attempt is preceded by an O(G) capacity check that skips
+// it while the cluster lacks room.
+func Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candidate) (victims []int, pl gang.Placement, ok bool) {
+	p, out := gang.Place(ix, r, s)
+	switch out {
+	case gang.Placed:
+		p.Release(ix)
+		return nil, p, true
+	case gang.Invalid:
+		return nil, gang.Placement{}, false
+	}
+
+	// The usable holds of every candidate, flattened.
+	var holds []hold
+	span := make([][2]int32, len(cands))
+	nn := topology.NodeID(ix.NumNodes())
+	for i := range cands {
+		c := &cands[i]
+		span[i][0] = int32(len(holds))
+		if c.Tier != 0 {
+			for _, h := range c.Holds {
+				if h.Node < 0 || h.Node >= nn || ix.State(h.Node) != topology.Ready || !ix.InClass(h.Node, r.Class) {
+					continue
+				}
+				if r.Avoid != nil && r.Avoid(h.Node) {
+					continue
+				}
+				if set := h.GPUs & ix.Held(h.Node) & ix.Healthy(h.Node); set != 0 {
+					holds = append(holds, hold{h.Node, set})
+				}
+			}
+		}
+		span[i][1] = int32(len(holds))
+	}
+	of := func(i int) []hold { return holds[span[i][0]:span[i][1]] }
+
+	v := &view{ix: ix}
+	defer v.restore()
+
+	// Upper bound: every candidate stopped.
+	v.release(holds)
+	if _, ok := v.fits(r, s); !ok {
+		return nil, gang.Placement{}, false
+	}
+	lr := r.Required
+	if lr == gang.NoLevel {
+		lr = topology.ClusterLevel
+	}
+	dom := make(map[topology.DomainID]bool)
+	helps := func(n topology.NodeID) bool {
+		if ix.Free(n) < r.GPUsPerMember {
+			return false
+		}
+		d := ix.DomainOf(lr, n)
+		f, seen := dom[d]
+		if !seen {
+			f = ix.Capacity(lr, d, r.Class, r.GPUsPerMember) >= r.Members
+			dom[d] = f
+		}
+		return f
+	}
+	order := make([]int, 0, len(cands))
+	for i := range cands {
+		for _, h := range of(i) {
+			if helps(h.node) {
+				order = append(order, i)
+				break
+			}
+		}
+	}
+	v.restore()
+
+	gpus := make([]int, len(cands))
+	for _, i := range order {
+		gpus[i] = cands[i].NumGPUs()
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := compare(&cands[a], &cands[b], gpus[a], gpus[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+
+	// Greedy: free victims in cost order until the gang fits.
+	chosen := order[:0:0]
+	fit := false
+	for _, i := range order {
+		v.release(of(i))
+		chosen = append(chosen, i)
+		if _, fit = v.fits(r, s); fit {
+			break
+		}
+	}
+	if !fit {
+		return nil, gang.Placement{}, false
+	}
+
+	// Minimality: keep each victim running, most expensive first, if the
+	// gang still fits without stopping it.
+	kept := make([]bool, len(chosen))
+	for {
+		dropped := false
+		for j := len(chosen) - 1; j >= 0; j-- {
+			if kept[j] {
+				continue
+			}
+			v.retake(of(chosen[j]))
+			if _, ok := v.fits(r, s); ok {
+				kept[j], dropped = true, true
+			} else {
+				v.release(of(chosen[j]))
+			}
+		}
+		if !dropped || r.Avoid == nil {
+			break
+		}
+	}
+	for j, i := range chosen {
+		if !kept[j] {
+			victims = append(victims, i)
+		}
+	}
+	pl, ok = v.fits(r, s)
+	if !ok {
+		return nil, gang.Placement{}, false
+	}
+	return victims, pl, true
+}
