@@ -64,8 +64,10 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 		total += n.GPUs
 	}
 	type keyed struct {
-		j *Job
-		p float64
+		tier int
+		p    float64
+		sub  int64
+		j    *Job
 	}
 	ks := make([]keyed, len(jobs))
 	byTeam := make(map[string]float64)
@@ -75,19 +77,19 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 			f = fs.Value(j.Team, m.Algorithm)
 			byTeam[j.Team] = f
 		}
-		ks[i] = keyed{j, m.Weights.Priority(fairshare.JobFactors{
+		ks[i] = keyed{tier: j.Tier, sub: j.Submitted.UnixNano(), j: j, p: m.Weights.Priority(fairshare.JobFactors{
 			Tier: j.Tier, FairShare: f, Age: s.Now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: total,
 		})}
 	}
 	slices.SortFunc(ks, func(a, b keyed) int {
-		if c := cmp.Compare(a.j.Tier, b.j.Tier); c != 0 {
-			return c
+		if a.tier != b.tier {
+			return cmp.Compare(a.tier, b.tier)
 		}
-		if c := cmp.Compare(b.p, a.p); c != 0 {
-			return c
+		if a.p != b.p {
+			return cmp.Compare(b.p, a.p)
 		}
-		if c := a.j.Submitted.Compare(b.j.Submitted); c != 0 {
-			return c
+		if a.sub != b.sub {
+			return cmp.Compare(a.sub, b.sub)
 		}
 		return strings.Compare(a.j.ID, b.j.ID)
 	})

@@ -66,6 +66,21 @@ type run struct {
 	// quotas by team, and GPUs each team holds (running, evicting, placed).
 	quotas map[string]*Quota
 	inUse  map[string]int
+	// most members of a shape that fit the empty cluster.
+	most map[shapeKey]int
+	// memo of shapes known not to fit now even ignoring reservations.
+	noFitAtAll map[shapeKey]int
+	// pending jobs' places in ID order, and their waits in that order.
+	rank  map[*Job]int32
+	waits []Wait
+	// messages already formatted, by what they say.
+	msgs map[msgKey]string
+}
+
+type msgKey struct {
+	why        Reason
+	m, g, free int
+	typ        string
 }
 
 type resvInfo struct {
@@ -88,7 +103,8 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 		return nil, &ValidationError{Field: "cluster", Msg: err.Error()}
 	}
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
-		quotas: map[string]*Quota{}, inUse: map[string]int{}}
+		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
+		msgs: map[msgKey]string{}}
 	for i := range snap.Teams {
 		if q := snap.Teams[i].Quota; q != nil {
 			r.quotas[snap.Teams[i].Name] = q
@@ -191,13 +207,18 @@ func (r *run) downNode(j *Job) string {
 
 // pendingJobs returns pointers to the pending jobs in scheduling order.
 func (r *run) pendingJobs() []*Job {
-	var jobs []*Job
+	jobs := make([]*Job, 0, len(r.snap.Jobs))
 	for i := range r.snap.Jobs {
 		if r.snap.Jobs[i].State == Pending {
 			jobs = append(jobs, &r.snap.Jobs[i])
 		}
 	}
 	slices.SortFunc(jobs, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
+	r.rank = make(map[*Job]int32, len(jobs))
+	for i, j := range jobs {
+		r.rank[j] = int32(i)
+	}
+	r.waits = make([]Wait, len(jobs))
 	r.cfg.order().Order(r.snap, jobs)
 	return jobs
 }
@@ -206,11 +227,15 @@ func (r *run) request(j *Job) (gang.Request, bool) {
 	req := gang.NewRequest(j.Members, j.GPUsPerMember)
 	c, ok := r.ix.Class(j.GPUType)
 	req.Class = c
-	if l, has := r.levels[j.Topology.Required]; has && j.Topology.Required != "" {
-		req.Required = l
+	if j.Topology.Required != "" {
+		if l, has := r.levels[j.Topology.Required]; has {
+			req.Required = l
+		}
 	}
-	if l, has := r.levels[j.Topology.Preferred]; has && j.Topology.Preferred != "" {
-		req.Preferred = l
+	if j.Topology.Preferred != "" {
+		if l, has := r.levels[j.Topology.Preferred]; has {
+			req.Preferred = l
+		}
 	}
 	return req, ok
 }
@@ -230,10 +255,14 @@ func (r *run) schedule() {
 	jobs := r.pendingJobs()
 	maxResv := r.cfg.reservations()
 	var blockedBy *Job // first blocked job, for strict order
+	var strictMsg string
 	var later []*Job
 	for _, j := range jobs {
 		if r.cfg.Backfill == NoBackfill && blockedBy != nil {
-			r.wait(j, ReasonPriority, fmt.Sprintf("waits behind higher-priority job %q (backfill is off)", blockedBy.ID), time.Time{})
+			if strictMsg == "" {
+				strictMsg = fmt.Sprintf("waits behind higher-priority job %q (backfill is off)", blockedBy.ID)
+			}
+			r.wait(j, ReasonPriority, strictMsg, time.Time{})
 			continue
 		}
 		if len(r.reserve) >= maxResv && r.cfg.BackfillOrder == ShortestFirst {
@@ -311,7 +340,7 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 			return blocked
 		}
 	}
-	r.explain(j, req, d)
+	r.explain(j, req, d, key)
 	return blocked
 }
 
@@ -359,24 +388,47 @@ func (r *run) blocks(d time.Duration) int {
 
 // explain records why j, which does not fit now honouring reservations,
 // waits.
-func (r *run) explain(j *Job, req gang.Request, d time.Duration) {
-	pl, out := gang.Place(r.ix, req, r.scorer(j))
-	if out == gang.Placed {
-		pl.Release(r.ix)
-		who := r.delayed(d)
-		r.wait(j, ReasonBehindReservation, fmt.Sprintf("fits now but would delay the reservation of %s", who), time.Time{})
-		return
+func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
+	key.blocks = 0
+	out := gang.NoCapacity
+	if m, known := r.noFitAtAll[key]; known && j.Members >= m {
+		out = gang.NoCapacity
+		if req.Required != gang.NoLevel && r.ix.Capacity(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember) >= j.Members {
+			out = gang.NoDomain
+		}
+	} else {
+		var pl gang.Placement
+		pl, out = gang.Place(r.ix, req, r.scorer(j))
+		if out == gang.Placed {
+			pl.Release(r.ix)
+			who := r.delayed(d)
+			r.wait(j, ReasonBehindReservation, fmt.Sprintf("fits now but would delay the reservation of %s", who), time.Time{})
+			return
+		}
+		if !known || j.Members < m {
+			r.noFitAtAll[key] = j.Members
+		}
 	}
 	free := r.ix.FreeGPUs(topology.ClusterLevel, 0, req.Class)
 	typ := ""
 	if j.GPUType != "" {
 		typ = " " + j.GPUType
 	}
+	why := ReasonInsufficientGPUs
 	if out == gang.NoDomain {
-		r.wait(j, ReasonTopology, fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", j.Members, j.GPUsPerMember, typ, j.Topology.Required, free, j.Topology.Required), time.Time{})
-		return
+		why = ReasonTopology
 	}
-	r.wait(j, ReasonInsufficientGPUs, fmt.Sprintf("needs %d×%d%s GPUs, %d free", j.Members, j.GPUsPerMember, typ, free), time.Time{})
+	mk := msgKey{why: why, m: j.Members, g: j.GPUsPerMember, free: free, typ: typ + "/" + j.Topology.Required}
+	msg, ok := r.msgs[mk]
+	if !ok {
+		if why == ReasonTopology {
+			msg = fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", j.Members, j.GPUsPerMember, typ, j.Topology.Required, free, j.Topology.Required)
+		} else {
+			msg = fmt.Sprintf("needs %d×%d%s GPUs, %d free", j.Members, j.GPUsPerMember, typ, free)
+		}
+		r.msgs[mk] = msg
+	}
+	r.wait(j, why, msg, time.Time{})
 }
 
 // delayed names the reservations that start within d.
@@ -396,11 +448,31 @@ func (r *run) delayed(d time.Duration) string {
 	return strings.Join(names, ", ")
 }
 
-// never says why j can never fit this cluster, or "".
+// never says why j can never fit this cluster, or "". The answer depends
+// only on the shape, so it is computed once per shape.
 func (r *run) never(j *Job, req gang.Request) string {
 	if j.GPUsPerMember > r.ix.MaxGPUs() {
 		return fmt.Sprintf("needs %d GPUs on one node; the largest node has %d", j.GPUsPerMember, r.ix.MaxGPUs())
 	}
+	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: gang.NoLevel}
+	most, ok := r.most[key]
+	if !ok {
+		most = r.mostMembers(req)
+		r.most[key] = most
+	}
+	if j.Members <= most {
+		return ""
+	}
+	if req.Required != gang.NoLevel {
+		return fmt.Sprintf("needs %d×%d GPUs in one %s; no %s of this cluster holds more than %d such members", j.Members, j.GPUsPerMember, j.Topology.Required, j.Topology.Required, most)
+	}
+	return fmt.Sprintf("needs %d×%d GPUs; this cluster holds at most %d such members", j.Members, j.GPUsPerMember, most)
+}
+
+// mostMembers is the largest gang of req's member size, class and required
+// level that fits the cluster with every job gone: ready and draining
+// nodes, healthy GPUs.
+func (r *run) mostMembers(req gang.Request) int {
 	if r.empty == nil {
 		c := r.snap.Cluster
 		c.Nodes = slices.Clone(c.Nodes)
@@ -411,20 +483,19 @@ func (r *run) never(j *Job, req gang.Request) string {
 		}
 		r.empty, _ = topology.NewIndex(&c)
 	}
-	pl, out := gang.Place(r.empty, req, nil)
-	if out == gang.Placed {
-		pl.Release(r.empty)
-		return ""
+	if req.Required == gang.NoLevel {
+		return r.empty.Capacity(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember)
 	}
-	total := r.empty.FreeGPUs(topology.ClusterLevel, 0, req.Class)
-	if out == gang.NoDomain {
-		return fmt.Sprintf("needs %d×%d GPUs in one %s; no %s of this cluster has that many", j.Members, j.GPUsPerMember, j.Topology.Required, j.Topology.Required)
+	most := 0
+	for d := range r.empty.NumDomains(req.Required) {
+		most = max(most, r.empty.Capacity(req.Required, topology.DomainID(d), req.Class, req.GPUsPerMember))
 	}
-	return fmt.Sprintf("needs %d×%d GPUs; the cluster has %d usable", j.Members, j.GPUsPerMember, total)
+	return most
 }
 
+// wait records why j waits, in its slot of the ID order.
 func (r *run) wait(j *Job, why Reason, msg string, start time.Time) {
-	r.d.Pending = append(r.d.Pending, Wait{Job: j.ID, Reason: why, Message: msg, Start: start})
+	r.waits[r.rank[j]] = Wait{Job: j.ID, Reason: why, Message: msg, Start: start}
 }
 
 func (r *run) decision() *Decision {
@@ -432,6 +503,11 @@ func (r *run) decision() *Decision {
 	slices.SortFunc(d.Placements, func(a, b Placement) int { return strings.Compare(a.Job, b.Job) })
 	slices.SortFunc(d.Evictions, func(a, b Eviction) int { return strings.Compare(a.Job, b.Job) })
 	slices.SortFunc(d.Reservations, func(a, b Reservation) int { return strings.Compare(a.Job, b.Job) })
-	slices.SortFunc(d.Pending, func(a, b Wait) int { return strings.Compare(a.Job, b.Job) })
+	d.Pending = make([]Wait, 0, len(r.waits))
+	for _, w := range r.waits {
+		if w.Job != "" {
+			d.Pending = append(d.Pending, w)
+		}
+	}
 	return &d
 }

@@ -90,96 +90,96 @@ func validate(s *Snapshot, tiers int) error {
 	ids := make(map[string]int, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		f := fmt.Sprintf("jobs[%d] %q", i, j.ID)
+		f := func() string { return fmt.Sprintf("jobs[%d] %q", i, j.ID) }
 		if j.ID == "" {
 			return verr(fmt.Sprintf("jobs[%d]", i), "id is empty")
 		}
 		if k, dup := ids[j.ID]; dup {
-			return verr(f, "duplicate job id (also jobs[%d])", k)
+			return verr(f(), "duplicate job id (also jobs[%d])", k)
 		}
 		ids[j.ID] = i
 		if j.Tier < 0 || j.Tier >= tiers {
-			return verr(f+": tier", "must be in 0..%d, got %d", tiers-1, j.Tier)
+			return verr(f()+": tier", "must be in 0..%d, got %d", tiers-1, j.Tier)
 		}
 		if j.Kind > Inference {
-			return verr(f+": kind", "unknown kind %d", j.Kind)
+			return verr(f()+": kind", "unknown kind %d", j.Kind)
 		}
 		if j.State > Evicting {
-			return verr(f+": state", "unknown state %d", j.State)
+			return verr(f()+": state", "unknown state %d", j.State)
 		}
 		if j.Placement > Spread {
-			return verr(f+": placement", "unknown placement %d", j.Placement)
+			return verr(f()+": placement", "unknown placement %d", j.Placement)
 		}
 		if j.Members < 1 {
-			return verr(f+": members", "must be >= 1, got %d", j.Members)
+			return verr(f()+": members", "must be >= 1, got %d", j.Members)
 		}
 		if j.GPUsPerMember < 1 {
-			return verr(f+": gpusPerMember", "must be >= 1, got %d", j.GPUsPerMember)
+			return verr(f()+": gpusPerMember", "must be >= 1, got %d", j.GPUsPerMember)
 		}
 		if j.GPUsPerMember > topology.MaxGPUsPerNode {
-			return verr(f+": gpusPerMember", "must be <= %d, got %d", topology.MaxGPUsPerNode, j.GPUsPerMember)
+			return verr(f()+": gpusPerMember", "must be <= %d, got %d", topology.MaxGPUsPerNode, j.GPUsPerMember)
 		}
 		if j.Members > 1<<20 {
-			return verr(f+": members", "must be <= %d, got %d", 1<<20, j.Members)
+			return verr(f()+": members", "must be <= %d, got %d", 1<<20, j.Members)
 		}
 		if j.TimeLimit < 0 {
-			return verr(f+": timeLimit", "must be >= 0, got %s", j.TimeLimit)
+			return verr(f()+": timeLimit", "must be >= 0, got %s", j.TimeLimit)
 		}
 		if j.CheckpointGrace < 0 {
-			return verr(f+": checkpointGrace", "must be >= 0, got %s", j.CheckpointGrace)
+			return verr(f()+": checkpointGrace", "must be >= 0, got %s", j.CheckpointGrace)
 		}
 		req, pref := -1, -1
 		if l := j.Topology.Required; l != "" {
 			if req = levelIndex(s.Cluster.Levels, l); req < 0 {
-				return verr(f+": topology.required", "unknown level %q", l)
+				return verr(f()+": topology.required", "unknown level %q", l)
 			}
 		}
 		if l := j.Topology.Preferred; l != "" {
 			if pref = levelIndex(s.Cluster.Levels, l); pref < 0 {
-				return verr(f+": topology.preferred", "unknown level %q", l)
+				return verr(f()+": topology.preferred", "unknown level %q", l)
 			}
 			if req >= 0 && pref < req {
-				return verr(f+": topology.preferred", "level %q is outside required level %q", l, j.Topology.Required)
+				return verr(f()+": topology.preferred", "level %q is outside required level %q", l, j.Topology.Required)
 			}
 		}
 		if l := j.SpreadLevel; l != "" && levelIndex(s.Cluster.Levels, l) < 0 {
-			return verr(f+": spreadLevel", "unknown level %q", l)
+			return verr(f()+": spreadLevel", "unknown level %q", l)
 		}
 		if j.State == Pending {
 			if len(j.Allocation) > 0 {
-				return verr(f+": allocation", "a pending job holds no allocation")
+				return verr(f()+": allocation", "a pending job holds no allocation")
 			}
 			continue
 		}
 		if len(j.Allocation) == 0 {
-			return verr(f+": allocation", "a %s job must have an allocation", j.State)
+			return verr(f()+": allocation", "a %s job must have an allocation", j.State)
 		}
 		total := 0
 		for k, a := range j.Allocation {
-			af := fmt.Sprintf("%s: allocation[%d]", f, k)
+			af := func() string { return fmt.Sprintf("%s: allocation[%d]", f(), k) }
 			ni, ok := nodes[a.Node]
 			if !ok {
-				return verr(af+".node", "unknown node %q", a.Node)
+				return verr(af()+".node", "unknown node %q", a.Node)
 			}
 			n := &s.Cluster.Nodes[ni]
 			for _, g := range a.GPUs {
 				if g < 0 || g >= n.GPUs {
-					return verr(af+".gpus", "GPU index %d out of range 0..%d of node %q", g, n.GPUs-1, n.Name)
+					return verr(af()+".gpus", "GPU index %d out of range 0..%d of node %q", g, n.GPUs-1, n.Name)
 				}
 				bit := topology.SetOf(g)
 				if claimed[a.Node]&bit != 0 {
 					other := claimant(s, a.Node, g)
-					return verr(af+".gpus", "GPU %d of node %q is claimed twice (also jobs[%d] %q)", g, a.Node, other, s.Jobs[other].ID)
+					return verr(af()+".gpus", "GPU %d of node %q is claimed twice (also jobs[%d] %q)", g, a.Node, other, s.Jobs[other].ID)
 				}
 				claimed[a.Node] |= bit
 			}
 			if len(a.GPUs)%j.GPUsPerMember != 0 {
-				return verr(af+".gpus", "%d GPUs on node %q is not a whole number of members of %d", len(a.GPUs), a.Node, j.GPUsPerMember)
+				return verr(af()+".gpus", "%d GPUs on node %q is not a whole number of members of %d", len(a.GPUs), a.Node, j.GPUsPerMember)
 			}
 			total += len(a.GPUs)
 		}
 		if total != j.GPUs() {
-			return verr(f+": allocation", "holds %d GPUs, want members × gpusPerMember = %d", total, j.GPUs())
+			return verr(f()+": allocation", "holds %d GPUs, want members × gpusPerMember = %d", total, j.GPUs())
 		}
 	}
 	return nil

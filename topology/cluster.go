@@ -90,23 +90,23 @@ func (c *Cluster) Validate() error {
 	seen := make(map[string]int, len(c.Nodes))
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		where := fmt.Sprintf("nodes[%d] %q", i, n.Name)
+		where := func() string { return fmt.Sprintf("nodes[%d] %q", i, n.Name) }
 		if n.Name == "" {
 			return fmt.Errorf("nodes[%d]: name is empty", i)
 		}
 		if j, dup := seen[n.Name]; dup {
-			return fmt.Errorf("%s: duplicate node name (also nodes[%d])", where, j)
+			return fmt.Errorf("%s: duplicate node name (also nodes[%d])", where(), j)
 		}
 		seen[n.Name] = i
 		if n.GPUs < 1 || n.GPUs > MaxGPUsPerNode {
-			return fmt.Errorf("%s: gpus must be in 1..%d, got %d", where, MaxGPUsPerNode, n.GPUs)
+			return fmt.Errorf("%s: gpus must be in 1..%d, got %d", where(), MaxGPUsPerNode, n.GPUs)
 		}
 		if n.State > Down {
-			return fmt.Errorf("%s: state: unknown node state %d", where, n.State)
+			return fmt.Errorf("%s: state: unknown node state %d", where(), n.State)
 		}
 		for _, l := range c.Levels {
 			if d, ok := n.Domains[l]; !ok || d == "" {
-				return fmt.Errorf("%s: domains: no domain for level %q", where, l)
+				return fmt.Errorf("%s: domains: no domain for level %q", where(), l)
 			}
 		}
 		if len(n.Domains) > len(c.Levels) {
@@ -117,15 +117,15 @@ func (c *Cluster) Validate() error {
 				}
 			}
 			slices.Sort(keys)
-			return fmt.Errorf("%s: domains: unknown level %q (cluster levels are %s)", where, keys[0], strings.Join(c.Levels, ", "))
+			return fmt.Errorf("%s: domains: unknown level %q (cluster levels are %s)", where(), keys[0], strings.Join(c.Levels, ", "))
 		}
 		var bad uint64
 		for k, g := range n.Unhealthy {
 			if g < 0 || g >= n.GPUs {
-				return fmt.Errorf("%s: unhealthyGPUs[%d]: GPU index %d out of range 0..%d", where, k, g, n.GPUs-1)
+				return fmt.Errorf("%s: unhealthyGPUs[%d]: GPU index %d out of range 0..%d", where(), k, g, n.GPUs-1)
 			}
 			if bad&(1<<uint(g)) != 0 {
-				return fmt.Errorf("%s: unhealthyGPUs[%d]: GPU %d listed twice", where, k, g)
+				return fmt.Errorf("%s: unhealthyGPUs[%d]: GPU %d listed twice", where(), k, g)
 			}
 			bad |= 1 << uint(g)
 		}

@@ -1,0 +1,115 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// benchSnapshot builds the synthetic workload of the design's performance
+// section: nodes of 8 GPUs in leaves of 32 nodes and spines of 8 leaves,
+// about 70% of the GPUs held by running jobs with time limits, and
+// pending jobs that mix gangs of 1–512 GPUs (whole 8-GPU members, some
+// requiring one spine) with inference pods of 1–8 GPUs, over four tiers
+// and three teams.
+func benchSnapshot(nodes, pending int) *Snapshot {
+	rng := rand.New(rand.NewPCG(uint64(nodes), uint64(pending)))
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	s := &Snapshot{Now: now}
+	s.Cluster.Levels = []string{"spine", "leaf"}
+	for i := range nodes {
+		s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{
+			Name: fmt.Sprintf("n%05d", i), GPUs: 8, GPUType: "H100",
+			Domains: map[string]string{"spine": fmt.Sprintf("s%d", i/256), "leaf": fmt.Sprintf("l%d", i/32)},
+		})
+	}
+	teams := []string{"team-a", "team-b", "team-c"}
+	s.Teams = []Team{{Name: "team-a", Share: 40, Usage: 3e6}, {Name: "team-b", Share: 35, Usage: 1e6}, {Name: "team-c", Share: 25, Usage: 1e6}}
+	// Running jobs: fill 70% of the nodes, node by node, with a mix of
+	// whole-node members and pods.
+	id := 0
+	for n := 0; n < nodes*7/10; {
+		j := Job{ID: fmt.Sprintf("r%07d", id), Team: teams[id%3], Tier: id % 4, State: Running,
+			Started: now.Add(-time.Duration(rng.IntN(600)) * time.Minute), TimeLimit: time.Duration(30+rng.IntN(571)) * time.Minute}
+		if j.Started.Add(j.TimeLimit).Before(now.Add(time.Minute)) {
+			j.Started = now.Add(-time.Minute)
+		}
+		id++
+		if rng.IntN(2) == 0 {
+			members := min(1+rng.IntN(8), nodes*7/10-n)
+			j.Members, j.GPUsPerMember = members, 8
+			for k := range members {
+				j.Allocation = append(j.Allocation, topology.NodeGPUs{Node: s.Cluster.Nodes[n+k].Name, GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+			}
+			n += members
+		} else {
+			// Two pods of 4 on one node.
+			j.Members, j.GPUsPerMember = 1, 4
+			j.Allocation = topology.Allocation{{Node: s.Cluster.Nodes[n].Name, GPUs: []int{0, 1, 2, 3}}}
+			k := j
+			k.ID = fmt.Sprintf("r%07d", id)
+			id++
+			k.Allocation = topology.Allocation{{Node: s.Cluster.Nodes[n].Name, GPUs: []int{4, 5, 6, 7}}}
+			s.Jobs = append(s.Jobs, k)
+			n++
+		}
+		s.Jobs = append(s.Jobs, j)
+	}
+	pods := []int{1, 1, 1, 1, 2, 2, 4, 8}
+	for i := range pending {
+		j := Job{ID: fmt.Sprintf("p%07d", i), Team: teams[rng.IntN(3)], Tier: rng.IntN(4),
+			Submitted: now.Add(-time.Duration(rng.IntN(10000)) * time.Second),
+			TimeLimit: time.Duration(30+rng.IntN(571)) * time.Minute}
+		if rng.IntN(2) == 0 {
+			j.Kind, j.Members, j.GPUsPerMember, j.TimeLimit = Inference, 1, pods[rng.IntN(len(pods))], 0
+		} else {
+			gpus := 1 << rng.IntN(10) // 1..512
+			if gpus >= 8 {
+				j.Members, j.GPUsPerMember = gpus/8, 8
+				if rng.IntN(4) == 0 {
+					j.Topology.Required = "spine"
+				}
+			} else {
+				j.Members, j.GPUsPerMember = 1, gpus
+			}
+		}
+		s.Jobs = append(s.Jobs, j)
+	}
+	return s
+}
+
+var benchSizes = []struct{ nodes, pending int }{
+	{256, 1000}, {256, 10000}, {2048, 10000}, {2048, 100000}, {16384, 10000}, {16384, 100000},
+}
+
+func benchStep(b *testing.B, cfg Config) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
+			snap := benchSnapshot(sz.nodes, sz.pending)
+			s := New(cfg)
+			b.ReportAllocs()
+			var d *Decision
+			for b.Loop() {
+				var err error
+				if d, err = s.Step(snap); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(d.Placements)), "placed")
+			b.ReportMetric(float64(len(d.Reservations)), "reserved")
+		})
+	}
+}
+
+// BenchmarkStep measures a full Step with the default policy (EASY).
+func BenchmarkStep(b *testing.B) { benchStep(b, Config{}) }
+
+// BenchmarkStepConservative measures a full Step with conservative
+// backfill: a reservation for every blocked job.
+func BenchmarkStepConservative(b *testing.B) { benchStep(b, Config{Backfill: Conservative}) }
+
+// BenchmarkStepNone measures strict priority order.
+func BenchmarkStepNone(b *testing.B) { benchStep(b, Config{Backfill: NoBackfill}) }
