@@ -1,0 +1,834 @@
+package scheduler
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/fairshare"
+	"github.com/gpusched/gpusched/preempt"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// This file is the JSON contract of the step command: snapshots and policy
+// files in, decisions out. Decoding is strict: unknown fields (including
+// fields that match a known one only when case is ignored), trailing data
+// and unknown enum strings are errors that name the field.
+
+// Enum spellings, in the order of the Go constants.
+var (
+	kindNames      = []string{Training: "training", Inference: "inference"}
+	stateNames     = []string{Pending: "pending", Running: "running", Evicting: "evicting"}
+	placementNames = []string{Pack: "pack", Spread: "spread"}
+	nodeStateNames = []string{topology.Ready: "ready", topology.Draining: "draining", topology.Down: "down"}
+	backfillNames  = []string{EASY: "easy", Conservative: "conservative", NoBackfill: "none"}
+	orderNames     = []string{ByPriority: "priority", ShortestFirst: "shortest"}
+)
+
+// Wire types. Pointer fields tell an absent key (default applies) from an
+// explicit value; times and durations travel as strings.
+
+type wireSnapshot struct {
+	Now     *string           `json:"now"`
+	Cluster json.RawMessage   `json:"cluster"`
+	Teams   []json.RawMessage `json:"teams"`
+	Jobs    []json.RawMessage `json:"jobs"`
+}
+
+type wireCluster struct {
+	Levels []string          `json:"levels"`
+	Nodes  []json.RawMessage `json:"nodes"`
+}
+
+type wireNode struct {
+	Name          string            `json:"name"`
+	GPUs          int               `json:"gpus"`
+	GPUType       string            `json:"gpuType,omitempty"`
+	Domains       map[string]string `json:"domains,omitempty"`
+	State         *string           `json:"state,omitempty"`
+	UnhealthyGPUs []int             `json:"unhealthyGPUs,omitempty"`
+}
+
+type wireTeam struct {
+	Name   string     `json:"name"`
+	Share  float64    `json:"share"`
+	Usage  float64    `json:"usage"`
+	Parent string     `json:"parent,omitempty"`
+	Quota  *wireQuota `json:"quota,omitempty"`
+}
+
+type wireQuota struct {
+	GPUs        int `json:"gpus"`
+	BorrowLimit int `json:"borrowLimit"`
+}
+
+type wireTopology struct {
+	Required  string `json:"required,omitempty"`
+	Preferred string `json:"preferred,omitempty"`
+}
+
+type wireNodeGPUs struct {
+	Node string `json:"node"`
+	GPUs []int  `json:"gpus"`
+}
+
+type wireJob struct {
+	ID              string         `json:"id"`
+	Team            string         `json:"team,omitempty"`
+	Tier            *int           `json:"tier,omitempty"`
+	Kind            *string        `json:"kind,omitempty"`
+	Submitted       *string        `json:"submitted,omitempty"`
+	Members         *int           `json:"members,omitempty"`
+	GPUsPerMember   int            `json:"gpusPerMember"`
+	GPUType         string         `json:"gpuType,omitempty"`
+	TimeLimit       *string        `json:"timeLimit,omitempty"`
+	CheckpointGrace *string        `json:"checkpointGrace,omitempty"`
+	Topology        *wireTopology  `json:"topology,omitempty"`
+	Placement       *string        `json:"placement,omitempty"`
+	Group           string         `json:"group,omitempty"`
+	SpreadLevel     string         `json:"spreadLevel,omitempty"`
+	State           *string        `json:"state,omitempty"`
+	Started         *string        `json:"started,omitempty"`
+	EvictedAt       *string        `json:"evictedAt,omitempty"`
+	Allocation      []wireNodeGPUs `json:"allocation,omitempty"`
+}
+
+// mkErr builds the error of one document kind from a field and a message.
+type mkErr func(field, msg string) error
+
+func snapshotErr(field, msg string) error { return &ValidationError{Field: field, Msg: msg} }
+
+func configErr(field, msg string) error { return fmt.Errorf("config: %s: %s", field, msg) }
+
+// DecodeSnapshot reads one snapshot in the JSON form of the step command
+// and validates it with [Validate]. Decoding is strict: unknown fields,
+// data after the object, unknown enum strings, malformed RFC 3339 times
+// and malformed or negative durations are errors. Every error, from
+// decoding or validation, is a *ValidationError naming the field
+// ("snapshot: jobs[3] \"C\": gpusPerMember must be >= 1, got 0"); JSON
+// syntax errors give the line, column and byte offset.
+//
+// Defaults: members 1, tier 3, kind training, state pending, placement
+// pack, node state ready.
+func DecodeSnapshot(r io.Reader) (*Snapshot, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: read: %w", err)
+	}
+	var w wireSnapshot
+	if err := decodeDoc(snapshotErr, data, &w); err != nil {
+		return nil, err
+	}
+	s := &Snapshot{}
+	if w.Now != nil {
+		if s.Now, err = parseTime(snapshotErr, "now", *w.Now); err != nil {
+			return nil, err
+		}
+	}
+	if err := decodeCluster(w.Cluster, &s.Cluster); err != nil {
+		return nil, err
+	}
+	if len(w.Teams) > 0 {
+		s.Teams = make([]Team, len(w.Teams))
+	}
+	for i, raw := range w.Teams {
+		if err := decodeTeam(i, raw, &s.Teams[i]); err != nil {
+			return nil, err
+		}
+	}
+	if len(w.Jobs) > 0 {
+		s.Jobs = make([]Job, len(w.Jobs))
+	}
+	for i, raw := range w.Jobs {
+		if err := decodeJob(i, raw, &s.Jobs[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := Validate(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func decodeCluster(raw json.RawMessage, c *topology.Cluster) error {
+	var w wireCluster
+	if err := decodePart(snapshotErr, func() string { return "cluster" }, raw, &w); err != nil {
+		return err
+	}
+	if len(w.Levels) > 0 {
+		c.Levels = w.Levels
+	}
+	if len(w.Nodes) > 0 {
+		c.Nodes = make([]topology.Node, len(w.Nodes))
+	}
+	for i, raw := range w.Nodes {
+		var wn wireNode
+		if err := decodePart(snapshotErr, func() string { return elemName("cluster: nodes", i, raw, "name") }, raw, &wn); err != nil {
+			return err
+		}
+		f := fmt.Sprintf("cluster: nodes[%d] %q", i, wn.Name)
+		n := &c.Nodes[i]
+		n.Name, n.GPUs, n.GPUType, n.Domains = wn.Name, wn.GPUs, wn.GPUType, wn.Domains
+		if len(wn.UnhealthyGPUs) > 0 {
+			n.Unhealthy = wn.UnhealthyGPUs
+		}
+		st, err := parseEnum[topology.NodeState](snapshotErr, f+": state", wn.State, topology.Ready, nodeStateNames)
+		if err != nil {
+			return err
+		}
+		n.State = st
+	}
+	return nil
+}
+
+func decodeTeam(i int, raw json.RawMessage, t *Team) error {
+	var w wireTeam
+	if err := decodePart(snapshotErr, func() string { return elemName("teams", i, raw, "name") }, raw, &w); err != nil {
+		return err
+	}
+	*t = Team{Name: w.Name, Parent: w.Parent, Share: w.Share, Usage: w.Usage}
+	if w.Quota != nil {
+		t.Quota = &Quota{GPUs: w.Quota.GPUs, BorrowLimit: w.Quota.BorrowLimit}
+	}
+	return nil
+}
+
+func decodeJob(i int, raw json.RawMessage, j *Job) error {
+	var w wireJob
+	if err := decodePart(snapshotErr, func() string { return elemName("jobs", i, raw, "id") }, raw, &w); err != nil {
+		return err
+	}
+	f := fmt.Sprintf("jobs[%d] %q", i, w.ID)
+	*j = Job{ID: w.ID, Team: w.Team, Tier: 3, Members: 1, GPUsPerMember: w.GPUsPerMember,
+		GPUType: w.GPUType, Group: w.Group, SpreadLevel: w.SpreadLevel}
+	if w.Tier != nil {
+		j.Tier = *w.Tier
+	}
+	if w.Members != nil {
+		j.Members = *w.Members
+	}
+	if w.Topology != nil {
+		j.Topology = TopologySpec{Required: w.Topology.Required, Preferred: w.Topology.Preferred}
+	}
+	var err error
+	if j.Kind, err = parseEnum[Kind](snapshotErr, f+": kind", w.Kind, Training, kindNames); err != nil {
+		return err
+	}
+	if j.State, err = parseEnum[JobState](snapshotErr, f+": state", w.State, Pending, stateNames); err != nil {
+		return err
+	}
+	if j.Placement, err = parseEnum[PlacementMode](snapshotErr, f+": placement", w.Placement, Pack, placementNames); err != nil {
+		return err
+	}
+	for _, t := range []struct {
+		name string
+		src  *string
+		dst  *time.Time
+	}{{"submitted", w.Submitted, &j.Submitted}, {"started", w.Started, &j.Started}, {"evictedAt", w.EvictedAt, &j.EvictedAt}} {
+		if t.src == nil {
+			continue
+		}
+		if *t.dst, err = parseTime(snapshotErr, f+": "+t.name, *t.src); err != nil {
+			return err
+		}
+	}
+	for _, d := range []struct {
+		name string
+		src  *string
+		dst  *time.Duration
+	}{{"timeLimit", w.TimeLimit, &j.TimeLimit}, {"checkpointGrace", w.CheckpointGrace, &j.CheckpointGrace}} {
+		if d.src == nil {
+			continue
+		}
+		if *d.dst, err = parseDuration(snapshotErr, f+": "+d.name, *d.src); err != nil {
+			return err
+		}
+	}
+	if len(w.Allocation) > 0 {
+		j.Allocation = make(topology.Allocation, len(w.Allocation))
+		for k, a := range w.Allocation {
+			j.Allocation[k] = topology.NodeGPUs{Node: a.Node, GPUs: a.GPUs}
+		}
+	}
+	return nil
+}
+
+// elemName is the field name of element i of a list: `jobs[3] "C"` when
+// the element's key field (id or name) can be read, else `jobs[3]`.
+func elemName(list string, i int, raw json.RawMessage, key string) string {
+	var m map[string]json.RawMessage
+	var s string
+	if json.Unmarshal(raw, &m) == nil && json.Unmarshal(m[key], &s) == nil {
+		return fmt.Sprintf("%s[%d] %q", list, i, s)
+	}
+	return fmt.Sprintf("%s[%d]", list, i)
+}
+
+// decodeDoc decodes a whole document into v: exactly one JSON value, an
+// object, with nothing but white space after it.
+func decodeDoc(mk mkErr, data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if err == io.EOF {
+			return mk("json", "empty input (want one JSON object)")
+		}
+		return jsonErr(mk, "", data, err)
+	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		rest := bytes.TrimLeft(data[end:], " \t\r\n")
+		return mk("json", fmt.Sprintf("trailing data after the object (%s)", position(data, int64(len(data)-len(rest)))))
+	}
+	if key, ok := unknownKey(data, reflect.TypeOf(v)); !ok {
+		return mk("json", unknownMsg(key))
+	}
+	return nil
+}
+
+// decodePart decodes one already well-formed part of a document (raw may
+// be empty: the key was absent) into v; errors name the field that field
+// returns, called only on error.
+func decodePart(mk mkErr, field func() string, raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if key, ok := unknownKey(raw, reflect.TypeOf(v)); !ok {
+		return mk(field(), unknownMsg(key))
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonErr(mk, field(), raw, err)
+	}
+	return nil
+}
+
+func unknownMsg(key string) string { return fmt.Sprintf("unknown field %q", key) }
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// unknownKey finds an object key of raw that names no field of t exactly
+// (encoding/json matches keys without regard to case; the contract does
+// not). Keys of one object are checked in sorted order. It reports false
+// and the key when it finds one; values of the wrong type are left to the
+// decoder to report.
+func unknownKey(raw []byte, t reflect.Type) (string, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == rawMessageType:
+		return "", true
+	case t.Kind() == reflect.Slice:
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) != nil {
+			return "", true
+		}
+		for _, e := range elems {
+			if k, ok := unknownKey(e, t.Elem()); !ok {
+				return k, false
+			}
+		}
+	case t.Kind() == reflect.Struct:
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return "", true
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			f, found := fieldByTag(t, k)
+			if !found {
+				return k, false
+			}
+			if k2, ok := unknownKey(m[k], f.Type); !ok {
+				return k2, false
+			}
+		}
+	}
+	return "", true
+}
+
+func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// jsonErr turns an error of encoding/json into one naming the field.
+func jsonErr(mk mkErr, field string, data []byte, err error) error {
+	join := func(sub string) string {
+		switch {
+		case field == "" && sub == "":
+			return "json"
+		case field == "":
+			return sub
+		case sub == "":
+			return field
+		}
+		return field + ": " + sub
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		// Offset counts the bytes read, the bad one included.
+		return mk("json", fmt.Sprintf("%s (%s)", se.Error(), position(data, se.Offset-1)))
+	case errors.As(err, &te):
+		return mk(join(te.Field), fmt.Sprintf("want %s, got %s", kindOf(te.Type), te.Value))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return mk("json", fmt.Sprintf("unexpected end of input (%s)", position(data, int64(len(data)))))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return mk(join(""), strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return mk(join(""), err.Error())
+}
+
+// kindOf names a Go type by its JSON kind.
+func kindOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return kindOf(t.Elem())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
+// position formats the place of the byte at offset off of data (0-based)
+// as a 1-based line and column and the offset.
+func position(data []byte, off int64) string {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line := 1 + bytes.Count(before, []byte{'\n'})
+	col := off - int64(bytes.LastIndexByte(before, '\n'))
+	return fmt.Sprintf("line %d, column %d, offset %d", line, col, off)
+}
+
+func parseTime(mk mkErr, field, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, mk(field, fmt.Sprintf("bad time %q (want RFC 3339, e.g. 2026-12-02T00:00:00Z)", s))
+	}
+	return t, nil
+}
+
+func parseDuration(mk mkErr, field, s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, mk(field, fmt.Sprintf("bad duration %q", s))
+	}
+	if d < 0 {
+		return 0, mk(field, fmt.Sprintf("must be >= 0, got %s", d))
+	}
+	return d, nil
+}
+
+// parseEnum maps a string to its index in names; nil means def.
+func parseEnum[T ~uint8](mk mkErr, field string, s *string, def T, names []string) (T, error) {
+	if s == nil {
+		return def, nil
+	}
+	if i := slices.Index(names, *s); i >= 0 {
+		return T(i), nil
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	want := strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+	return 0, mk(field, fmt.Sprintf("unknown value %q (want %s)", *s, want))
+}
+
+func enumName(names []string, i int) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
+	}
+	return fmt.Sprintf("?%d", i)
+}
+
+type outSnapshot struct {
+	Now     string     `json:"now,omitempty"`
+	Cluster outCluster `json:"cluster"`
+	Teams   []wireTeam `json:"teams,omitempty"`
+	Jobs    []wireJob  `json:"jobs,omitempty"`
+}
+
+type outCluster struct {
+	Levels []string   `json:"levels,omitempty"`
+	Nodes  []wireNode `json:"nodes,omitempty"`
+}
+
+// EncodeSnapshot writes s in the JSON form that [DecodeSnapshot] reads,
+// indented by two spaces. Every key is written explicitly except those
+// whose value is zero and whose default is zero too. Times are written in
+// RFC 3339 with sub-second digits when they have them, so that decoding
+// the output yields s again.
+func EncodeSnapshot(w io.Writer, s *Snapshot) error {
+	if s == nil {
+		return errors.New("snapshot: nil snapshot")
+	}
+	out := outSnapshot{Now: formatTime(s.Now, time.RFC3339Nano)}
+	out.Cluster.Levels = s.Cluster.Levels
+	for _, n := range s.Cluster.Nodes {
+		st := enumName(nodeStateNames, int(n.State))
+		out.Cluster.Nodes = append(out.Cluster.Nodes, wireNode{Name: n.Name, GPUs: n.GPUs, GPUType: n.GPUType,
+			Domains: n.Domains, State: &st, UnhealthyGPUs: n.Unhealthy})
+	}
+	for _, t := range s.Teams {
+		wt := wireTeam{Name: t.Name, Share: t.Share, Usage: t.Usage, Parent: t.Parent}
+		if t.Quota != nil {
+			wt.Quota = &wireQuota{GPUs: t.Quota.GPUs, BorrowLimit: t.Quota.BorrowLimit}
+		}
+		out.Teams = append(out.Teams, wt)
+	}
+	for i := range s.Jobs {
+		out.Jobs = append(out.Jobs, outJob(&s.Jobs[i]))
+	}
+	return writeJSON(w, out)
+}
+
+func outJob(j *Job) wireJob {
+	ptr := func(s string) *string { return &s }
+	tier, members := j.Tier, j.Members
+	w := wireJob{ID: j.ID, Team: j.Team, Tier: &tier, Members: &members, GPUsPerMember: j.GPUsPerMember,
+		GPUType: j.GPUType, Group: j.Group, SpreadLevel: j.SpreadLevel,
+		Kind:      ptr(enumName(kindNames, int(j.Kind))),
+		State:     ptr(enumName(stateNames, int(j.State))),
+		Placement: ptr(enumName(placementNames, int(j.Placement))),
+	}
+	if j.Topology != (TopologySpec{}) {
+		w.Topology = &wireTopology{Required: j.Topology.Required, Preferred: j.Topology.Preferred}
+	}
+	for _, t := range []struct {
+		dst **string
+		t   time.Time
+	}{{&w.Submitted, j.Submitted}, {&w.Started, j.Started}, {&w.EvictedAt, j.EvictedAt}} {
+		if !t.t.IsZero() {
+			*t.dst = ptr(t.t.Format(time.RFC3339Nano))
+		}
+	}
+	if j.TimeLimit != 0 {
+		w.TimeLimit = ptr(j.TimeLimit.String())
+	}
+	if j.CheckpointGrace != 0 {
+		w.CheckpointGrace = ptr(j.CheckpointGrace.String())
+	}
+	w.Allocation = outAlloc(j.Allocation)
+	if len(w.Allocation) == 0 {
+		w.Allocation = nil
+	}
+	return w
+}
+
+type outDecision struct {
+	Placements   []outPlacement   `json:"placements"`
+	Evictions    []outEviction    `json:"evictions"`
+	Reservations []outReservation `json:"reservations"`
+	Pending      []outWait        `json:"pending"`
+}
+
+type outPlacement struct {
+	Job        string         `json:"job"`
+	Allocation []wireNodeGPUs `json:"allocation"`
+}
+
+type outEviction struct {
+	Job     string `json:"job"`
+	Reason  string `json:"reason"`
+	By      string `json:"by,omitempty"`
+	Grace   string `json:"grace"`
+	Requeue bool   `json:"requeue"`
+}
+
+type outReservation struct {
+	Job        string         `json:"job"`
+	Start      string         `json:"start"`
+	Allocation []wireNodeGPUs `json:"allocation"`
+}
+
+type outWait struct {
+	Job     string `json:"job"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	Start   string `json:"start,omitempty"`
+}
+
+// EncodeDecision writes d in the JSON form of the step command, indented
+// by two spaces and followed by a newline: the keys placements,
+// evictions, reservations and pending, each a list (`[]` when empty) in
+// the order of d. Times are RFC 3339 (a pending job's start is omitted
+// when zero), graces are Go duration strings ("5m0s") and an eviction's
+// "by" is omitted when empty.
+func EncodeDecision(w io.Writer, d *Decision) error {
+	if d == nil {
+		return errors.New("decision: nil decision")
+	}
+	out := outDecision{
+		Placements:   make([]outPlacement, 0, len(d.Placements)),
+		Evictions:    make([]outEviction, 0, len(d.Evictions)),
+		Reservations: make([]outReservation, 0, len(d.Reservations)),
+		Pending:      make([]outWait, 0, len(d.Pending)),
+	}
+	for _, p := range d.Placements {
+		out.Placements = append(out.Placements, outPlacement{Job: p.Job, Allocation: outAlloc(p.Allocation)})
+	}
+	for _, e := range d.Evictions {
+		out.Evictions = append(out.Evictions, outEviction{Job: e.Job, Reason: string(e.Reason), By: e.By,
+			Grace: e.Grace.String(), Requeue: e.Requeue})
+	}
+	for _, r := range d.Reservations {
+		out.Reservations = append(out.Reservations, outReservation{Job: r.Job,
+			Start: r.Start.Format(time.RFC3339), Allocation: outAlloc(r.Allocation)})
+	}
+	for _, p := range d.Pending {
+		out.Pending = append(out.Pending, outWait{Job: p.Job, Reason: string(p.Reason), Message: p.Message,
+			Start: formatTime(p.Start, time.RFC3339)})
+	}
+	return writeJSON(w, out)
+}
+
+func outAlloc(a topology.Allocation) []wireNodeGPUs {
+	out := make([]wireNodeGPUs, 0, len(a))
+	for _, s := range a {
+		g := s.GPUs
+		if g == nil {
+			g = []int{}
+		}
+		out = append(out, wireNodeGPUs{Node: s.Node, GPUs: g})
+	}
+	return out
+}
+
+func formatTime(t time.Time, layout string) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(layout)
+}
+
+// writeJSON encodes v indented by two spaces, without HTML escaping, and
+// writes it with a single Write.
+func writeJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// PolicyFile is a decoded policy file: every key of the JSON form, with
+// defaults applied. [PolicyFile.Config] turns it into a [Config].
+type PolicyFile struct {
+	// Backfill is the "backfill" key: "easy" (default), "conservative"
+	// or "none".
+	Backfill BackfillMode
+	// Reservations is the "reservations" key: K for EASY backfill
+	// (0 means 1).
+	Reservations int
+	// EnforceTimeLimits is the "enforceTimeLimits" key (default true).
+	EnforceTimeLimits bool
+	// BackfillOrder is the "backfillOrder" key: "priority" (default) or
+	// "shortest".
+	BackfillOrder BackfillOrder
+	// FairShare holds the "fairshare" key: "halfLife" and "ageMax" (Go
+	// durations) and "weights" {"fairshare", "age", "size"}. A weight
+	// left out of "weights" keeps its default; one given as 0 is 0.
+	FairShare FairShare
+	// Preemption is the "preemption": {"matrix": ...} key: row = preemptor
+	// tier, column = victim tier, cells true/false or 1/0. Nil means the
+	// default matrix. Config has no preemption setting yet, so
+	// [PolicyFile.Config] checks it and otherwise ignores it.
+	Preemption preempt.Matrix
+}
+
+type wirePolicy struct {
+	Backfill          *string         `json:"backfill"`
+	Reservations      *int            `json:"reservations"`
+	EnforceTimeLimits *bool           `json:"enforceTimeLimits"`
+	BackfillOrder     *string         `json:"backfillOrder"`
+	FairShare         *wireFairShare  `json:"fairshare"`
+	Preemption        *wirePreemption `json:"preemption"`
+}
+
+type wireFairShare struct {
+	HalfLife *string      `json:"halfLife"`
+	Weights  *wireWeights `json:"weights"`
+	AgeMax   *string      `json:"ageMax"`
+}
+
+type wireWeights struct {
+	FairShare *float64 `json:"fairshare"`
+	Age       *float64 `json:"age"`
+	Size      *float64 `json:"size"`
+}
+
+type wirePreemption struct {
+	Matrix [][]json.RawMessage `json:"matrix"`
+}
+
+// DecodePolicy reads a policy file. All keys are optional; unknown keys,
+// trailing data, unknown enum strings, bad or negative durations,
+// negative weights or reservations and a matrix that is not square
+// (or that lets a tier preempt itself or tier 0) are errors naming the
+// key ("config: json: unknown field \"x\"", "config: fairshare.halfLife:
+// bad duration \"1x\"").
+func DecodePolicy(r io.Reader) (PolicyFile, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return PolicyFile{}, fmt.Errorf("config: read: %w", err)
+	}
+	var w wirePolicy
+	if err := decodeDoc(configErr, data, &w); err != nil {
+		return PolicyFile{}, err
+	}
+	p := PolicyFile{EnforceTimeLimits: true}
+	if p.Backfill, err = parseEnum[BackfillMode](configErr, "backfill", w.Backfill, EASY, backfillNames); err != nil {
+		return PolicyFile{}, err
+	}
+	if p.BackfillOrder, err = parseEnum[BackfillOrder](configErr, "backfillOrder", w.BackfillOrder, ByPriority, orderNames); err != nil {
+		return PolicyFile{}, err
+	}
+	if w.Reservations != nil {
+		p.Reservations = *w.Reservations
+	}
+	if w.EnforceTimeLimits != nil {
+		p.EnforceTimeLimits = *w.EnforceTimeLimits
+	}
+	if fs := w.FairShare; fs != nil {
+		if fs.HalfLife != nil {
+			if p.FairShare.HalfLife, err = parseDuration(configErr, "fairshare.halfLife", *fs.HalfLife); err != nil {
+				return PolicyFile{}, err
+			}
+		}
+		if fs.AgeMax != nil {
+			if p.FairShare.Weights.AgeMax, err = parseDuration(configErr, "fairshare.ageMax", *fs.AgeMax); err != nil {
+				return PolicyFile{}, err
+			}
+		}
+		if ws := fs.Weights; ws != nil {
+			wt := &p.FairShare.Weights
+			wt.Explicit = true
+			wt.FairShare, wt.Age, wt.Size = fairshare.DefaultFairShareWeight, fairshare.DefaultAgeWeight, fairshare.DefaultSizeWeight
+			for _, x := range []struct {
+				name string
+				src  *float64
+				dst  *float64
+			}{{"fairshare", ws.FairShare, &wt.FairShare}, {"age", ws.Age, &wt.Age}, {"size", ws.Size, &wt.Size}} {
+				if x.src != nil {
+					*x.dst = *x.src
+				}
+			}
+		}
+	}
+	if pr := w.Preemption; pr != nil && pr.Matrix != nil {
+		if p.Preemption, err = decodeMatrix(pr.Matrix); err != nil {
+			return PolicyFile{}, err
+		}
+	}
+	if _, err := p.Config(); err != nil {
+		return PolicyFile{}, err
+	}
+	return p, nil
+}
+
+func decodeMatrix(rows [][]json.RawMessage) (preempt.Matrix, error) {
+	m := make(preempt.Matrix, len(rows))
+	for i, row := range rows {
+		m[i] = make([]bool, len(row))
+		for k, cell := range row {
+			switch string(cell) {
+			case "true", "1":
+				m[i][k] = true
+			case "false", "0":
+			default:
+				return nil, configErr(fmt.Sprintf("preemption.matrix[%d][%d]", i, k),
+					fmt.Sprintf("want true, false, 1 or 0, got %s", cell))
+			}
+		}
+	}
+	return m, nil
+}
+
+// Config checks p and returns the scheduling policy it describes. The
+// preemption matrix is checked but not applied: Config has no field for
+// it yet.
+func (p PolicyFile) Config() (Config, error) {
+	if int(p.Backfill) >= len(backfillNames) {
+		return Config{}, configErr("backfill", fmt.Sprintf("unknown mode %d", p.Backfill))
+	}
+	if int(p.BackfillOrder) >= len(orderNames) {
+		return Config{}, configErr("backfillOrder", fmt.Sprintf("unknown order %d", p.BackfillOrder))
+	}
+	if p.Reservations < 0 {
+		return Config{}, configErr("reservations", fmt.Sprintf("must be >= 0, got %d", p.Reservations))
+	}
+	if p.FairShare.HalfLife < 0 {
+		return Config{}, configErr("fairshare.halfLife", fmt.Sprintf("must be >= 0, got %s", p.FairShare.HalfLife))
+	}
+	w := p.FairShare.Weights
+	if w.AgeMax < 0 {
+		return Config{}, configErr("fairshare.ageMax", fmt.Sprintf("must be >= 0, got %s", w.AgeMax))
+	}
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"fairshare", w.FairShare}, {"age", w.Age}, {"size", w.Size}} {
+		if x.v < 0 || math.IsNaN(x.v) || math.IsInf(x.v, 0) {
+			return Config{}, configErr("fairshare.weights."+x.name, fmt.Sprintf("must be a finite number >= 0, got %v", x.v))
+		}
+	}
+	if p.Preemption != nil {
+		if err := p.Preemption.Validate(); err != nil {
+			return Config{}, fmt.Errorf("config: preemption.%w", err)
+		}
+	}
+	return Config{
+		Backfill:         p.Backfill,
+		Reservations:     p.Reservations,
+		IgnoreTimeLimits: !p.EnforceTimeLimits,
+		BackfillOrder:    p.BackfillOrder,
+		FairShare:        p.FairShare,
+	}, nil
+}
+
+// DecodeConfig reads a policy file (see [DecodePolicy]) and returns the
+// scheduling policy it describes (see [PolicyFile.Config]).
+func DecodeConfig(r io.Reader) (Config, error) {
+	p, err := DecodePolicy(r)
+	if err != nil {
+		return Config{}, err
+	}
+	return p.Config()
+}
