@@ -90,12 +90,12 @@ func snap(ix *topology.Index) snapshot {
 // GPUs of ix, or "".
 func checkPlacement(ix *topology.Index, r gang.Request, p gang.Placement) string {
 	members := 0
-	seen := map[topology.NodeID]bool{}
+	taken := map[topology.NodeID]topology.GPUSet{}
 	for _, s := range p.Slots {
-		if seen[s.Node] {
-			return fmt.Sprintf("node %d in two slots", s.Node)
+		if s.GPUs&taken[s.Node] != 0 {
+			return fmt.Sprintf("node %d: a GPU in two slots", s.Node)
 		}
-		seen[s.Node] = true
+		taken[s.Node] |= s.GPUs
 		if s.GPUs&^ix.FreeSet(s.Node) != 0 {
 			return fmt.Sprintf("node %d: GPUs %v not free (free %v)", s.Node, s.GPUs.Indices(), ix.FreeSet(s.Node).Indices())
 		}

@@ -1,0 +1,274 @@
+package preempt
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+	"pgregory.net/rapid"
+)
+
+// world is a random cluster with running jobs. Every held GPU belongs to
+// one job; jobs listed in cands are candidates, the rest (owner -1) are
+// held by jobs that are not.
+type world struct {
+	c     *topology.Cluster
+	cands []Candidate // Holds use NodeIDs of an index built from c
+	other []Hold      // GPUs held by non-candidates
+	r     gang.Request
+	s     binpack.Scorer
+	tier  int
+	m     Matrix
+}
+
+func genWorld(t *rapid.T) *world {
+	w := &world{c: &topology.Cluster{}}
+	nl := rapid.IntRange(0, 2).Draw(t, "levels")
+	w.c.Levels = []string{"spine", "leaf"}[:nl]
+	types := rapid.SampledFrom([][]string{{"H100"}, {"H100", "A100"}}).Draw(t, "types")
+	nn := rapid.IntRange(1, 32).Draw(t, "nodes")
+	for i := 0; i < nn; i++ {
+		n := topology.Node{
+			Name:    fmt.Sprintf("n%02d", i),
+			GPUs:    rapid.SampledFrom([]int{4, 8}).Draw(t, "gpus"),
+			GPUType: rapid.SampledFrom(types).Draw(t, "type"),
+			Domains: map[string]string{},
+		}
+		if nl > 0 {
+			n.Domains["spine"] = fmt.Sprintf("s%d", rapid.IntRange(0, 1).Draw(t, "spine"))
+		}
+		if nl > 1 {
+			n.Domains["leaf"] = fmt.Sprintf("l%d", rapid.IntRange(0, 2).Draw(t, "leaf"))
+		}
+		if rapid.IntRange(0, 9).Draw(t, "odd") == 0 {
+			n.State = rapid.SampledFrom([]topology.NodeState{topology.Draining, topology.Down}).Draw(t, "state")
+		}
+		if rapid.IntRange(0, 9).Draw(t, "sick") == 0 {
+			n.Unhealthy = []int{rapid.IntRange(0, n.GPUs-1).Draw(t, "bad")}
+		}
+		w.c.Nodes = append(w.c.Nodes, n)
+	}
+	ix, err := topology.NewIndex(w.c)
+	if err != nil {
+		t.Fatalf("NewIndex: %v", err)
+	}
+
+	k := rapid.IntRange(1, 12).Draw(t, "jobs")
+	for j := 0; j < k; j++ {
+		w.cands = append(w.cands, Candidate{
+			ID:       fmt.Sprintf("j%02d", j),
+			Tier:     rapid.SampledFrom([]int{0, 1, 2, 2, 3, 3, 3}).Draw(t, "tier"),
+			WorkLost: time.Duration(rapid.IntRange(0, 5).Draw(t, "lost")) * time.Hour,
+			Grace:    time.Duration(rapid.IntRange(0, 10).Draw(t, "grace")) * time.Minute,
+			Borrowed: rapid.IntRange(0, 4).Draw(t, "borrowed") == 0,
+		})
+	}
+	// Each node is cut into up to four runs of GPUs; each run is free,
+	// held by a candidate, or held by some other job.
+	for n := topology.NodeID(0); int(n) < ix.NumNodes(); n++ {
+		byOwner := map[int]topology.GPUSet{}
+		for g := 0; g < ix.GPUs(n); {
+			run := rapid.IntRange(1, ix.GPUs(n)-g).Draw(t, "run")
+			if o := rapid.IntRange(-2, k-1).Draw(t, "owner"); o >= -1 {
+				byOwner[o] |= topology.FirstN(g+run) &^ topology.FirstN(g)
+			}
+			g += run
+		}
+		for o := -1; o < k; o++ {
+			if set := byOwner[o]; set != 0 {
+				if o < 0 {
+					w.other = append(w.other, Hold{n, set})
+				} else {
+					w.cands[o].Holds = append(w.cands[o].Holds, Hold{n, set})
+				}
+			}
+		}
+	}
+
+	w.r = gang.NewRequest(rapid.IntRange(1, min(6, nn)).Draw(t, "members"), rapid.SampledFrom([]int{1, 2, 3, 4, 8}).Draw(t, "per"))
+	if typ := rapid.SampledFrom(append([]string{""}, types...)).Draw(t, "want"); typ != "" {
+		w.r.Class, _ = ix.Class(typ)
+	}
+	if nl > 0 {
+		w.r.Required = rapid.IntRange(gang.NoLevel, nl-1).Draw(t, "required")
+		if w.r.Required == -1 {
+			w.r.Required = gang.NoLevel
+		}
+		w.r.Preferred = rapid.IntRange(gang.NoLevel, nl-1).Draw(t, "preferred")
+		if w.r.Preferred == -1 {
+			w.r.Preferred = gang.NoLevel
+		}
+	}
+	w.s = rapid.SampledFrom([]binpack.Scorer{nil, binpack.Pack{}, binpack.Spread{}}).Draw(t, "scorer")
+	w.tier = rapid.SampledFrom([]int{0, 0, 0, 1, 1, 2, 3}).Draw(t, "preemptor")
+	w.m = DefaultMatrix()
+	if rapid.Bool().Draw(t, "custom") {
+		w.m = Ordered(4)
+		for p := range w.m {
+			for v := 1; v < 4; v++ {
+				w.m[p][v] = p != v && rapid.Bool().Draw(t, "cell")
+			}
+		}
+	}
+	return w
+}
+
+// index builds the world's index with every GPU held except those of the
+// candidates cands[i] for i in without (cands is a subset of w.cands).
+func (w *world) index(t *rapid.T, cands []Candidate, without ...int) *topology.Index {
+	skip := map[string]bool{}
+	for _, i := range without {
+		skip[cands[i].ID] = true
+	}
+	ix, err := topology.NewIndex(w.c)
+	if err != nil {
+		t.Fatalf("NewIndex: %v", err)
+	}
+	for _, h := range w.other {
+		if err := ix.TakeSet(h.Node, h.GPUs); err != nil {
+			t.Fatalf("TakeSet: %v", err)
+		}
+	}
+	for _, c := range w.cands {
+		if skip[c.ID] {
+			continue
+		}
+		for _, h := range c.Holds {
+			if err := ix.TakeSet(h.Node, h.GPUs); err != nil {
+				t.Fatalf("TakeSet: %v", err)
+			}
+		}
+	}
+	return ix
+}
+
+// run filters the candidates with Eligible and runs Select on the rest.
+func (w *world) run(t *rapid.T) (ix *topology.Index, sub []Candidate, victims []int, pl gang.Placement, ok bool) {
+	ix = w.index(t, w.cands)
+	for _, i := range Eligible(w.m, w.tier, w.cands) {
+		sub = append(sub, w.cands[i])
+	}
+	victims, pl, ok = Select(ix, w.r, w.s, sub)
+	return ix, sub, victims, pl, ok
+}
+
+func placed(ix *topology.Index, w *world) bool {
+	p, out := gang.Place(ix, w.r, w.s)
+	if out == gang.Placed {
+		p.Release(ix)
+	}
+	return out == gang.Placed
+}
+
+// (a) Victims obey the matrix and tier 0 is never a victim.
+func TestPropertyVictimsObeyMatrix(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := genWorld(t)
+		_, sub, victims, _, _ := w.run(t)
+		for _, v := range victims {
+			if sub[v].Tier == 0 || !w.m.CanPreempt(w.tier, sub[v].Tier) {
+				t.Fatalf("victim %s of tier %d for a tier-%d preemptor (matrix %v)", sub[v].ID, sub[v].Tier, w.tier, w.m)
+			}
+		}
+		if len(slices.Compact(slices.Sorted(slices.Values(victims)))) != len(victims) {
+			t.Fatalf("victim listed twice: %v", victims)
+		}
+	})
+}
+
+// (b) Removing any one victim leaves the preemptor unable to fit.
+func TestPropertyVictimsMinimal(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := genWorld(t)
+		_, sub, victims, _, ok := w.run(t)
+		if !ok {
+			return
+		}
+		for k, v := range victims {
+			rest := slices.Delete(slices.Clone(victims), k, k+1)
+			if placed(w.index(t, sub, rest...), w) {
+				t.Fatalf("victims %v: the gang fits without stopping %s", ids(sub, victims), sub[v].ID)
+			}
+		}
+	})
+}
+
+// (c) A gang that fits without preemption gets no victims.
+func TestPropertyNoVictimsWhenItFits(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := genWorld(t)
+		ix := w.index(t, w.cands)
+		fits := placed(ix, w)
+		_, sub, victims, _, ok := w.run(t)
+		if fits && (!ok || len(victims) > 0) {
+			t.Fatalf("fits now, but Select = %v, %v", ids(sub, victims), ok)
+		}
+	})
+}
+
+// (d) Select leaves the index as it found it.
+func TestPropertyIndexUnchanged(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := genWorld(t)
+		ix := w.index(t, w.cands)
+		before := snap(ix)
+		var sub []Candidate
+		for _, i := range Eligible(w.m, w.tier, w.cands) {
+			sub = append(sub, w.cands[i])
+		}
+		Select(ix, w.r, w.s, sub)
+		after := snap(ix)
+		for n := range before.free {
+			if before.free[n] != after.free[n] || before.held[n] != after.held[n] {
+				t.Fatalf("node %d: free %v -> %v, held %v -> %v", n,
+					before.free[n].Indices(), after.free[n].Indices(), before.held[n].Indices(), after.held[n].Indices())
+			}
+		}
+		if !slices.Equal(before.counts, after.counts) {
+			t.Fatalf("domain counts changed")
+		}
+	})
+}
+
+// (e) The placement is valid on the index minus the victims; and (f)
+// when Select finds nothing, stopping every eligible job would not help.
+func TestPropertyPlacementValid(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := genWorld(t)
+		_, sub, victims, pl, ok := w.run(t)
+		if !ok {
+			var all []int
+			for i := range sub {
+				if sub[i].Tier != 0 {
+					all = append(all, i)
+				}
+			}
+			if placed(w.index(t, sub, all...), w) {
+				t.Fatalf("no victims found, but stopping all %d eligible jobs makes room", len(all))
+			}
+			return
+		}
+		freed := w.index(t, sub, victims...)
+		if msg := checkPlacement(freed, w.r, pl); msg != "" {
+			t.Fatalf("placement %v after stopping %v: %s", pl.Slots, ids(sub, victims), msg)
+		}
+	})
+}
+
+// The answer does not depend on the order of the candidates.
+func TestPropertyOrderIndependent(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := genWorld(t)
+		ix, sub, victims, _, ok := w.run(t)
+		perm := rapid.Permutation(sub).Draw(t, "perm")
+		victims2, _, ok2 := Select(ix, w.r, w.s, perm)
+		a, b := ids(sub, victims), ids(perm, victims2)
+		if ok != ok2 || !slices.Equal(a, b) {
+			t.Fatalf("victims %v (%v), after shuffling %v (%v)", a, ok, b, ok2)
+		}
+	})
+}
