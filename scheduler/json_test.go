@@ -1,0 +1,255 @@
+package scheduler
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/fairshare"
+	"github.com/gpusched/gpusched/preempt"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// designFile is the example snapshot of the design's JSON contract. As
+// written there it is invalid: job A, a gang of 8×8 GPUs, holds only the
+// 8 GPUs of n0, the single node. The copy adds nodes n1..n12 (n1..n7 in
+// leaf l0 with n0, n8..n12 in leaf l1) and gives A the GPUs of n0..n7;
+// everything else is as in the design.
+const designFile = "../examples/step/testdata/design.json"
+
+func decodeFile(t *testing.T, path string) *Snapshot {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	s, err := DecodeSnapshot(bytes.NewReader(data))
+	require.NoError(t, err)
+	return s
+}
+
+func TestDecodeDesignExample(t *testing.T) {
+	s := decodeFile(t, designFile)
+	require.Equal(t, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), s.Now)
+	require.Equal(t, []string{"spine", "leaf"}, s.Cluster.Levels)
+	require.Len(t, s.Cluster.Nodes, 13)
+	require.Equal(t, topology.Node{Name: "n0", GPUs: 8, GPUType: "H100",
+		Domains: map[string]string{"spine": "s0", "leaf": "l0"}, State: topology.Ready, Unhealthy: []int{7}}, s.Cluster.Nodes[0])
+	require.Equal(t, []Team{{Name: "team-a", Share: 40, Usage: 86400, Quota: &Quota{GPUs: 100, BorrowLimit: 20}}}, s.Teams)
+	require.Len(t, s.Jobs, 2)
+	require.Equal(t, Job{ID: "C", Team: "team-a", Tier: 1, Kind: Training,
+		Submitted: time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC), Members: 12, GPUsPerMember: 8, GPUType: "H100",
+		TimeLimit: 24 * time.Hour, CheckpointGrace: 5 * time.Minute,
+		Topology: TopologySpec{Required: "spine", Preferred: "leaf"}, Placement: Pack, State: Pending}, s.Jobs[0])
+	a := s.Jobs[1]
+	require.Equal(t, "A", a.ID)
+	require.Equal(t, "team-b", a.Team)
+	require.Equal(t, 1, a.Tier)
+	require.Equal(t, Running, a.State)
+	require.Equal(t, 12*time.Hour, a.TimeLimit)
+	require.Zero(t, a.CheckpointGrace)
+	require.Equal(t, time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), a.Started)
+	require.Equal(t, "n0[0-7] n1[0-7] n2[0-7] n3[0-7] n4[0-7] n5[0-7] n6[0-7] n7[0-7]", a.Allocation.String())
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	for _, path := range []string{designFile, "../examples/step/testdata/mixed.json"} {
+		t.Run(path, func(t *testing.T) {
+			s := decodeFile(t, path)
+			var buf bytes.Buffer
+			require.NoError(t, EncodeSnapshot(&buf, s))
+			again, err := DecodeSnapshot(bytes.NewReader(buf.Bytes()))
+			require.NoError(t, err, buf.String())
+			require.Equal(t, s, again)
+			// Encoding is stable: a second trip gives the same bytes.
+			var buf2 bytes.Buffer
+			require.NoError(t, EncodeSnapshot(&buf2, again))
+			require.Equal(t, buf.String(), buf2.String())
+		})
+	}
+}
+
+func TestSnapshotRoundTripGo(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 500, time.FixedZone("x", 3600))
+	s := &Snapshot{
+		Now: now,
+		Cluster: topology.Cluster{Levels: []string{"spine"}, Nodes: []topology.Node{
+			{Name: "n0", GPUs: 8, Domains: map[string]string{"spine": "s0"}, State: topology.Down, Unhealthy: []int{1}},
+			{Name: "n1", GPUs: 4, GPUType: "L4", Domains: map[string]string{"spine": "s1"}, State: topology.Draining},
+		}},
+		Teams: []Team{{Name: "a", Share: 0.5}, {Name: "b", Parent: "a", Usage: 1e9, Quota: &Quota{}}},
+		Jobs: []Job{
+			{ID: "p", Tier: 0, Kind: Inference, Members: 2, GPUsPerMember: 1, Placement: Spread, Group: "g", SpreadLevel: "spine"},
+			{ID: "r", Team: "b", Tier: 2, Members: 1, GPUsPerMember: 4, State: Evicting, CheckpointGrace: 90 * time.Second,
+				EvictedAt: now.Add(-time.Minute), Started: now.Add(-time.Hour), TimeLimit: time.Hour + time.Nanosecond,
+				Allocation: topology.Allocation{{Node: "n0", GPUs: []int{4, 5, 6, 7}}}},
+		},
+	}
+	require.NoError(t, Validate(s))
+	var buf bytes.Buffer
+	require.NoError(t, EncodeSnapshot(&buf, s))
+	again, err := DecodeSnapshot(&buf)
+	require.NoError(t, err)
+	require.True(t, s.Now.Equal(again.Now))
+	require.True(t, s.Jobs[1].EvictedAt.Equal(again.Jobs[1].EvictedAt))
+	again.Now, again.Jobs[1].EvictedAt, again.Jobs[1].Started = s.Now, s.Jobs[1].EvictedAt, s.Jobs[1].Started
+	require.Equal(t, s, again)
+	require.Error(t, EncodeSnapshot(&buf, nil))
+}
+
+func TestDecodeDefaults(t *testing.T) {
+	s, err := DecodeSnapshot(strings.NewReader(`{"now":"2026-12-02T00:00:00+01:00",
+		"cluster":{"nodes":[{"name":"n0","gpus":8}]},
+		"jobs":[{"id":"A","gpusPerMember":2}]}`))
+	require.NoError(t, err)
+	require.Equal(t, topology.Ready, s.Cluster.Nodes[0].State)
+	require.Nil(t, s.Teams)
+	require.Equal(t, Job{ID: "A", Members: 1, GPUsPerMember: 2, Tier: 3, Kind: Training, State: Pending, Placement: Pack}, s.Jobs[0])
+	require.Equal(t, time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC), s.Now.UTC())
+}
+
+func TestDecodeExplicitValues(t *testing.T) {
+	s, err := DecodeSnapshot(strings.NewReader(snapJSON(
+		`{"id":"A","gpusPerMember":1,"tier":0,"kind":"inference","placement":"spread","members":3,"timeLimit":"0s"}`,
+		`{"id":"B","gpusPerMember":1,"tier":2,"state":"pending","timeLimit":"1h30m","checkpointGrace":"90s","submitted":"2026-12-01T00:00:00.25Z"}`,
+		`{"id":"C","gpusPerMember":1,"tier":null,"members":null}`,
+	)))
+	require.NoError(t, err)
+	a, b, c := s.Jobs[0], s.Jobs[1], s.Jobs[2]
+	require.Equal(t, 0, a.Tier, "an explicit tier 0 stays 0")
+	require.Equal(t, Inference, a.Kind)
+	require.Equal(t, Spread, a.Placement)
+	require.Equal(t, 3, a.Members)
+	require.Zero(t, a.TimeLimit)
+	require.Equal(t, 2, b.Tier)
+	require.Equal(t, 90*time.Minute, b.TimeLimit)
+	require.Equal(t, 90*time.Second, b.CheckpointGrace)
+	require.Equal(t, 250*time.Millisecond, time.Duration(b.Submitted.Nanosecond()))
+	require.Equal(t, 3, c.Tier, "null means absent")
+	require.Equal(t, 1, c.Members)
+}
+
+func TestEncodeEmptyDecision(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, EncodeDecision(&buf, &Decision{}))
+	require.Equal(t, "{\n  \"placements\": [],\n  \"evictions\": [],\n  \"reservations\": [],\n  \"pending\": []\n}\n", buf.String())
+	require.Error(t, EncodeDecision(&buf, nil))
+}
+
+func TestEncodeDecisionShape(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	d := &Decision{
+		Placements: []Placement{{Job: "D", Allocation: topology.Allocation{{Node: "n9", GPUs: []int{0, 1}}}}},
+		Evictions: []Eviction{
+			{Job: "X", Reason: EvictPreempted, By: "P", Grace: 5 * time.Minute, Requeue: true},
+			{Job: "Y", Reason: EvictTimeLimit},
+		},
+		Reservations: []Reservation{{Job: "C", Start: now.Add(12 * time.Hour), Allocation: topology.Allocation{{Node: "n0", GPUs: []int{3}}}}},
+		Pending: []Wait{
+			{Job: "F", Reason: ReasonInsufficientGPUs, Message: "needs <8> & more"},
+			{Job: "G", Reason: ReasonAwaitingPreemption, Message: "m", Start: now.Add(90 * time.Second)},
+		},
+	}
+	var buf bytes.Buffer
+	require.NoError(t, EncodeDecision(&buf, d))
+	require.True(t, strings.HasPrefix(buf.String(), "{\n  \"placements\": [\n    {\n      \"job\": \"D\""), buf.String())
+	require.Contains(t, buf.String(), `"needs <8> & more"`, "no HTML escaping")
+	var got map[string][]map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &got))
+	require.Equal(t, map[string][]map[string]any{
+		"placements": {{"job": "D", "allocation": []any{map[string]any{"node": "n9", "gpus": []any{0.0, 1.0}}}}},
+		"evictions": {
+			{"job": "X", "reason": "preempted", "by": "P", "grace": "5m0s", "requeue": true},
+			{"job": "Y", "reason": "time-limit", "grace": "0s", "requeue": false},
+		},
+		"reservations": {{"job": "C", "start": "2026-12-02T12:00:00Z", "allocation": []any{map[string]any{"node": "n0", "gpus": []any{3.0}}}}},
+		"pending": {
+			{"job": "F", "reason": "insufficient-gpus", "message": "needs <8> & more"},
+			{"job": "G", "reason": "awaiting-preemption", "message": "m", "start": "2026-12-02T00:01:30Z"},
+		},
+	}, got)
+}
+
+func TestEncodeDesignDecision(t *testing.T) {
+	s := decodeFile(t, designFile)
+	d, err := New(Config{}).Step(s)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, EncodeDecision(&buf, d))
+	var got struct {
+		Placements, Evictions, Reservations, Pending []json.RawMessage
+	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &got))
+	require.Equal(t, len(d.Placements), len(got.Placements))
+	require.Equal(t, len(d.Evictions), len(got.Evictions))
+	require.Equal(t, len(d.Reservations), len(got.Reservations))
+	require.Equal(t, len(d.Pending), len(got.Pending))
+	require.NoError(t, checkDecision(s, d))
+}
+
+func TestDecodePolicy(t *testing.T) {
+	p, err := DecodePolicy(strings.NewReader(`{}`))
+	require.NoError(t, err)
+	require.Equal(t, PolicyFile{EnforceTimeLimits: true}, p)
+	cfg, err := p.Config()
+	require.NoError(t, err)
+	require.Equal(t, Config{}, cfg, "an empty policy file is the zero Config")
+
+	p, err = DecodePolicy(strings.NewReader(`{"backfill":"conservative","reservations":3,"enforceTimeLimits":false,
+		"backfillOrder":"shortest","fairshare":{"halfLife":"24h","weights":{"age":0,"size":5.5},"ageMax":"72h"},
+		"preemption":{"matrix":[[false,1],[0,false]]}}`))
+	require.NoError(t, err)
+	require.Equal(t, PolicyFile{
+		Backfill: Conservative, Reservations: 3, EnforceTimeLimits: false, BackfillOrder: ShortestFirst,
+		FairShare: FairShare{HalfLife: 24 * time.Hour, Weights: fairshare.Weights{
+			FairShare: fairshare.DefaultFairShareWeight, Age: 0, Size: 5.5, AgeMax: 72 * time.Hour, Explicit: true}},
+		Preemption: preempt.Matrix{{false, true}, {false, false}},
+	}, p)
+	cfg, err = p.Config()
+	require.NoError(t, err)
+	require.Equal(t, Config{Backfill: Conservative, Reservations: 3, IgnoreTimeLimits: true, BackfillOrder: ShortestFirst,
+		FairShare: p.FairShare}, cfg)
+
+	cfg, err = DecodeConfig(strings.NewReader(`{"backfill":"none"}`))
+	require.NoError(t, err)
+	require.Equal(t, Config{Backfill: NoBackfill}, cfg)
+}
+
+func TestDecodePolicyErrors(t *testing.T) {
+	tests := []struct{ name, json, want string }{
+		{"unknown key", `{"x":1}`, `config: json: unknown field "x"`},
+		{"key in the wrong case", `{"Backfill":"easy"}`, `config: json: unknown field "Backfill"`},
+		{"unknown nested key", `{"fairshare":{"halfLife":"1h","decay":2}}`, `config: json: unknown field "decay"`},
+		{"bad backfill", `{"backfill":"eager"}`, `config: backfill: unknown value "eager" (want "easy", "conservative" or "none")`},
+		{"bad order", `{"backfillOrder":"longest"}`, `config: backfillOrder: unknown value "longest" (want "priority" or "shortest")`},
+		{"negative reservations", `{"reservations":-1}`, `config: reservations: must be >= 0, got -1`},
+		{"wrong type", `{"reservations":"1"}`, `config: reservations: want an integer, got string`},
+		{"wrong nested type", `{"fairshare":{"weights":{"age":"high"}}}`, `config: fairshare.weights.age: want a number, got string`},
+		{"bad half-life", `{"fairshare":{"halfLife":"1 week"}}`, `config: fairshare.halfLife: bad duration "1 week"`},
+		{"negative age max", `{"fairshare":{"ageMax":"-1h"}}`, `config: fairshare.ageMax: must be >= 0, got -1h0m0s`},
+		{"negative weight", `{"fairshare":{"weights":{"size":-1}}}`, `config: fairshare.weights.size: must be a finite number >= 0, got -1`},
+		{"matrix not square", `{"preemption":{"matrix":[[false,true],[false]]}}`, `config: preemption.matrix[1]: row has 1 entries, want 2 (the matrix must be square)`},
+		{"empty matrix", `{"preemption":{"matrix":[]}}`, `config: preemption.matrix: no tiers (want at least one row)`},
+		{"bad matrix cell", `{"preemption":{"matrix":[[false,2],[false,false]]}}`, `config: preemption.matrix[0][1]: want true, false, 1 or 0, got 2`},
+		{"string matrix cell", `{"preemption":{"matrix":[["yes"]]}}`, `config: preemption.matrix[0][0]: want true, false, 1 or 0, got "yes"`},
+		{"tier preempts itself", `{"preemption":{"matrix":[[false,false],[false,true]]}}`, `config: preemption.matrix[1][1]: tier 1 may not preempt its own tier`},
+		{"bad JSON", `{"backfill":}`, `config: json: invalid character '}' looking for beginning of value (line 1, column 13, offset 12)`},
+		{"trailing data", "{}\n{}", `config: json: trailing data after the object (line 2, column 1, offset 3)`},
+		{"empty", ``, `config: json: empty input (want one JSON object)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodePolicy(strings.NewReader(tt.json))
+			require.EqualError(t, err, tt.want)
+			_, err = DecodeConfig(strings.NewReader(tt.json))
+			require.EqualError(t, err, tt.want)
+		})
+	}
+	_, err := PolicyFile{Backfill: 9}.Config()
+	require.EqualError(t, err, "config: backfill: unknown mode 9")
+	_, err = PolicyFile{Reservations: -2}.Config()
+	require.EqualError(t, err, "config: reservations: must be >= 0, got -2")
+}
