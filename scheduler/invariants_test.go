@@ -1,0 +1,518 @@
+package scheduler_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/internal/gen"
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// modes are the policies every invariant runs under.
+var modes = []struct {
+	name string
+	cfg  scheduler.Config
+}{
+	{"easy", scheduler.Config{Backfill: scheduler.EASY}},
+	{"conservative", scheduler.Config{Backfill: scheduler.Conservative}},
+	{"none", scheduler.Config{Backfill: scheduler.NoBackfill}},
+	{"easy-k3-shortest", scheduler.Config{Backfill: scheduler.EASY, Reservations: 3, BackfillOrder: scheduler.ShortestFirst}},
+}
+
+// forever marks an interval that never ends.
+var forever = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// world indexes a snapshot and its decision for the checkers.
+type world struct {
+	s     *scheduler.Snapshot
+	d     *scheduler.Decision
+	cfg   scheduler.Config
+	nodes map[string]*topology.Node
+	jobs  map[string]*scheduler.Job
+	evict map[string]scheduler.Eviction
+}
+
+func newWorld(s *scheduler.Snapshot, d *scheduler.Decision, cfg scheduler.Config) *world {
+	w := &world{s: s, d: d, cfg: cfg, nodes: map[string]*topology.Node{}, jobs: map[string]*scheduler.Job{}, evict: map[string]scheduler.Eviction{}}
+	for i := range s.Cluster.Nodes {
+		w.nodes[s.Cluster.Nodes[i].Name] = &s.Cluster.Nodes[i]
+	}
+	for i := range s.Jobs {
+		w.jobs[s.Jobs[i].ID] = &s.Jobs[i]
+	}
+	for _, e := range d.Evictions {
+		w.evict[e.Job] = e
+	}
+	return w
+}
+
+func limitEnd(start time.Time, limit time.Duration) time.Time {
+	if limit <= 0 {
+		return forever
+	}
+	return start.Add(limit)
+}
+
+// heldEnd is when a running or evicting job's GPUs are free again,
+// replaying the decision: evictions end after their grace, evicting jobs
+// at evictedAt+grace (now if that passed or is unknown), running jobs at
+// started+limit or never.
+func (w *world) heldEnd(j *scheduler.Job) time.Time {
+	now := w.s.Now
+	if e, ok := w.evict[j.ID]; ok {
+		return now.Add(e.Grace)
+	}
+	if j.State == scheduler.Evicting {
+		if j.EvictedAt.IsZero() {
+			return now
+		}
+		return maxTime(now, j.EvictedAt.Add(j.CheckpointGrace))
+	}
+	return limitEnd(j.Started, j.TimeLimit)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// interval is a use of some GPUs during [from, to).
+type interval struct {
+	who      string
+	from, to time.Time
+	alloc    topology.Allocation
+}
+
+// uses lists every use of GPUs the decision implies: held jobs, new
+// placements and reservations.
+func (w *world) uses() []interval {
+	var out []interval
+	for i := range w.s.Jobs {
+		j := &w.s.Jobs[i]
+		if j.State != scheduler.Pending {
+			out = append(out, interval{"held " + j.ID, time.Time{}, w.heldEnd(j), j.Allocation})
+		}
+	}
+	for _, p := range w.d.Placements {
+		out = append(out, interval{"placed " + p.Job, w.s.Now, limitEnd(w.s.Now, w.jobs[p.Job].TimeLimit), p.Allocation})
+	}
+	for _, r := range w.d.Reservations {
+		out = append(out, interval{"reserved " + r.Job, r.Start, limitEnd(r.Start, w.jobs[r.Job].TimeLimit), r.Allocation})
+	}
+	return out
+}
+
+// checkNoDoubleAllocation is invariant 1.
+func checkNoDoubleAllocation(w *world) error {
+	owner := map[string]string{}
+	add := func(who string, a topology.Allocation) error {
+		for _, ng := range a {
+			n, ok := w.nodes[ng.Node]
+			if !ok {
+				return fmt.Errorf("%s: unknown node %q", who, ng.Node)
+			}
+			for _, g := range ng.GPUs {
+				if g < 0 || g >= n.GPUs {
+					return fmt.Errorf("%s: GPU %d out of range on node %q of %d GPUs", who, g, n.Name, n.GPUs)
+				}
+				k := fmt.Sprintf("%s/%d", ng.Node, g)
+				if o, dup := owner[k]; dup {
+					return fmt.Errorf("GPU %s allocated twice: %s and %s", k, o, who)
+				}
+				owner[k] = who
+			}
+		}
+		return nil
+	}
+	for i := range w.s.Jobs {
+		if j := &w.s.Jobs[i]; j.State != scheduler.Pending {
+			if err := add("held "+j.ID, j.Allocation); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range w.d.Placements {
+		if err := add("placed "+p.Job, p.Allocation); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkShape is invariant 2 for one allocation given to pending job j.
+func (w *world) checkShape(what string, j *scheduler.Job, a topology.Allocation) error {
+	if a.Count() != j.GPUs() {
+		return fmt.Errorf("%s %s: %d GPUs, want whole gang %d×%d", what, j.ID, a.Count(), j.Members, j.GPUsPerMember)
+	}
+	req := -1
+	if j.Topology.Required != "" {
+		req = slices.Index(w.s.Cluster.Levels, j.Topology.Required)
+	}
+	path := ""
+	for i, ng := range a {
+		n := w.nodes[ng.Node]
+		if n == nil {
+			return fmt.Errorf("%s %s: unknown node %q", what, j.ID, ng.Node)
+		}
+		if n.State != topology.Ready {
+			return fmt.Errorf("%s %s: node %s is %s", what, j.ID, n.Name, n.State)
+		}
+		if len(ng.GPUs)%j.GPUsPerMember != 0 {
+			return fmt.Errorf("%s %s: %d GPUs on %s is not whole members of %d", what, j.ID, len(ng.GPUs), n.Name, j.GPUsPerMember)
+		}
+		for _, g := range ng.GPUs {
+			if slices.Contains(n.Unhealthy, g) {
+				return fmt.Errorf("%s %s: GPU %d of %s is unhealthy", what, j.ID, g, n.Name)
+			}
+		}
+		if j.GPUType != "" && n.GPUType != j.GPUType {
+			return fmt.Errorf("%s %s: node %s has type %s, want %s", what, j.ID, n.Name, n.GPUType, j.GPUType)
+		}
+		p := ""
+		for l := 0; l <= req; l++ {
+			p += "/" + n.Domains[w.s.Cluster.Levels[l]]
+		}
+		if i == 0 {
+			path = p
+		} else if p != path {
+			return fmt.Errorf("%s %s: requires one %s, got %s and %s", what, j.ID, j.Topology.Required, path, p)
+		}
+	}
+	return nil
+}
+
+// checkGangs is invariant 2 for placements and reservations.
+func checkGangs(w *world) error {
+	for _, p := range w.d.Placements {
+		if err := w.checkShape("placement", w.jobs[p.Job], p.Allocation); err != nil {
+			return err
+		}
+	}
+	for _, r := range w.d.Reservations {
+		if err := w.checkShape("reservation", w.jobs[r.Job], r.Allocation); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkNoJobLost is invariant 3, plus the time-limit and node-down
+// eviction rules.
+func checkNoJobLost(w *world) error {
+	seen := map[string]string{}
+	note := func(id, list string) error {
+		j, ok := w.jobs[id]
+		if !ok {
+			return fmt.Errorf("%s names unknown job %q", list, id)
+		}
+		if o, dup := seen[id]; dup {
+			return fmt.Errorf("job %s is in %s and %s", id, o, list)
+		}
+		seen[id] = list
+		want := scheduler.Pending
+		if list == "evictions" {
+			want = scheduler.Running
+		}
+		if j.State != want {
+			return fmt.Errorf("%s job %s is in %s", j.State, id, list)
+		}
+		return nil
+	}
+	for _, p := range w.d.Placements {
+		if err := note(p.Job, "placements"); err != nil {
+			return err
+		}
+	}
+	for _, r := range w.d.Reservations {
+		if err := note(r.Job, "reservations"); err != nil {
+			return err
+		}
+	}
+	for _, p := range w.d.Pending {
+		if err := note(p.Job, "pending"); err != nil {
+			return err
+		}
+	}
+	for _, e := range w.d.Evictions {
+		if err := note(e.Job, "evictions"); err != nil {
+			return err
+		}
+	}
+	for i := range w.s.Jobs {
+		j := &w.s.Jobs[i]
+		_, listed := seen[j.ID]
+		if j.State == scheduler.Pending && !listed {
+			return fmt.Errorf("pending job %s is lost", j.ID)
+		}
+		if j.State != scheduler.Running {
+			continue
+		}
+		down := slices.ContainsFunc(j.Allocation, func(a topology.NodeGPUs) bool { return w.nodes[a.Node].State == topology.Down })
+		past := j.TimeLimit > 0 && !j.Started.Add(j.TimeLimit).After(w.s.Now) && !w.cfg.IgnoreTimeLimits
+		e, evicted := w.evict[j.ID]
+		switch {
+		case down && (!evicted || e.Reason != scheduler.EvictNodeDown):
+			return fmt.Errorf("job %s on a down node: eviction %+v, want node-down", j.ID, e)
+		case !down && past && (!evicted || e.Reason != scheduler.EvictTimeLimit):
+			return fmt.Errorf("job %s past its limit: eviction %+v, want time-limit", j.ID, e)
+		}
+	}
+	return nil
+}
+
+// checkReservationsHold is invariant 5: replaying the decision forward,
+// every reserved GPU is, at the reservation's start, on a ready node,
+// healthy, and used by nothing else then (held jobs and placements still
+// running, or reservations overlapping it in time).
+func checkReservationsHold(w *world) error {
+	uses := w.uses()
+	for _, r := range w.d.Reservations {
+		if r.Start.Before(w.s.Now) {
+			return fmt.Errorf("reservation %s starts at %s, before now", r.Job, r.Start)
+		}
+		self := limitEnd(r.Start, w.jobs[r.Job].TimeLimit)
+		mine := gpuKeys(r.Allocation)
+		for _, ng := range r.Allocation {
+			n := w.nodes[ng.Node]
+			if n == nil || n.State != topology.Ready {
+				return fmt.Errorf("reservation %s on node %q that is not ready", r.Job, ng.Node)
+			}
+			for _, g := range ng.GPUs {
+				if slices.Contains(n.Unhealthy, g) || g >= n.GPUs {
+					return fmt.Errorf("reservation %s on unusable GPU %s/%d", r.Job, n.Name, g)
+				}
+			}
+		}
+		for _, u := range uses {
+			if u.who == "reserved "+r.Job {
+				continue
+			}
+			var overlaps bool
+			if u.from.IsZero() || u.from.Equal(w.s.Now) && u.who[0] == 'p' {
+				overlaps = u.to.After(r.Start) // already running at r.Start
+			} else {
+				overlaps = u.from.Before(self) && u.to.After(r.Start)
+			}
+			if !overlaps {
+				continue
+			}
+			for k := range gpuKeys(u.alloc) {
+				if mine[k] {
+					return fmt.Errorf("reservation %s at %s: GPU %s still used by %s until %s", r.Job, r.Start.Format(time.RFC3339), k, u.who, u.to.Format(time.RFC3339))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func gpuKeys(a topology.Allocation) map[string]bool {
+	out := map[string]bool{}
+	for _, ng := range a {
+		for _, g := range ng.GPUs {
+			out[fmt.Sprintf("%s/%d", ng.Node, g)] = true
+		}
+	}
+	return out
+}
+
+// checkWorkConserving is invariant 6: a job left waiting for GPUs does
+// not fit on what is free now once held GPUs, new placements and the
+// GPUs of reservations overlapping [now, now+limit) are taken away.
+func checkWorkConserving(w *world) error {
+	for _, p := range w.d.Pending {
+		switch p.Reason {
+		case scheduler.ReasonInsufficientGPUs, scheduler.ReasonTopology, scheduler.ReasonBehindReservation:
+		default:
+			continue
+		}
+		j := w.jobs[p.Job]
+		end := limitEnd(w.s.Now, j.TimeLimit)
+		ix, err := topology.NewIndex(&w.s.Cluster)
+		if err != nil {
+			return err
+		}
+		take := func(a topology.Allocation) error {
+			for _, ng := range a {
+				n, _ := ix.Lookup(ng.Node)
+				if err := ix.TakeSet(n, topology.SetOf(ng.GPUs...)&^ix.Held(n)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for _, u := range w.uses() {
+			if u.from.IsZero() || u.from.Before(end) {
+				if err := take(u.alloc); err != nil {
+					return err
+				}
+			}
+		}
+		req := gang.NewRequest(j.Members, j.GPUsPerMember)
+		c, ok := ix.Class(j.GPUType)
+		if !ok {
+			return fmt.Errorf("job %s waits with %s but no node has type %q", j.ID, p.Reason, j.GPUType)
+		}
+		req.Class = c
+		if l, ok := ix.LevelOf(j.Topology.Required); ok {
+			req.Required = l
+		}
+		if pl, out := gang.Place(ix, req, nil); out == gang.Placed {
+			return fmt.Errorf("job %s waits (%s: %s) but fits now on %s", j.ID, p.Reason, p.Message, pl.Allocation(ix))
+		}
+	}
+	return nil
+}
+
+// step runs one Step and fails the check on an error.
+func step(t *rapid.T, cfg scheduler.Config, s *scheduler.Snapshot) *scheduler.Decision {
+	d, err := scheduler.New(cfg).Step(s)
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	return d
+}
+
+// checkAll runs the checkers of one decision.
+func checkAll(w *world, checks ...func(*world) error) error {
+	var errs []error
+	for _, c := range checks {
+		if err := c(w); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func forModes(t *testing.T, check func(t *rapid.T, cfg scheduler.Config)) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) { check(t, m.cfg) })
+		})
+	}
+}
+
+func propertyOf(c func(*world) error) func(t *rapid.T, cfg scheduler.Config) {
+	return func(t *rapid.T, cfg scheduler.Config) {
+		s := gen.Snapshot(t)
+		if err := c(newWorld(s, step(t, cfg, s), cfg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestInvariantNoDoubleAllocation(t *testing.T) { forModes(t, propertyOf(checkNoDoubleAllocation)) }
+
+func TestInvariantGangsWhole(t *testing.T) { forModes(t, propertyOf(checkGangs)) }
+
+func TestInvariantNoJobLost(t *testing.T) { forModes(t, propertyOf(checkNoJobLost)) }
+
+func TestInvariantReservationsHold(t *testing.T) { forModes(t, propertyOf(checkReservationsHold)) }
+
+func TestInvariantWorkConserving(t *testing.T) { forModes(t, propertyOf(checkWorkConserving)) }
+
+// TestInvariantDeterminism is invariant 7: the decision does not depend
+// on the order of nodes, teams, jobs or allocation entries, and Step
+// leaves the snapshot as it found it.
+func TestInvariantDeterminism(t *testing.T) {
+	forModes(t, func(t *rapid.T, cfg scheduler.Config) {
+		s := gen.Snapshot(t)
+		before := gen.Clone(s)
+		d := step(t, cfg, s)
+		if !reflect.DeepEqual(s, before) {
+			t.Fatalf("Step modified the snapshot:\nbefore %+v\nafter  %+v", before, s)
+		}
+		sh := gen.Shuffle(t, s)
+		shBefore := gen.Clone(sh)
+		d2 := step(t, cfg, sh)
+		if !reflect.DeepEqual(sh, shBefore) {
+			t.Fatalf("Step modified the shuffled snapshot")
+		}
+		if !reflect.DeepEqual(d, d2) {
+			t.Fatalf("decision depends on input order:\n%+v\nvs shuffled\n%+v", d, d2)
+		}
+		if err := checkAll(newWorld(s, d, cfg), checkNoDoubleAllocation, checkGangs, checkNoJobLost, checkReservationsHold, checkWorkConserving); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestInvariantDeterminismAllocationOrder is invariant 7 for the order
+// of the node entries inside each running job's allocation.
+// It shrinks for half a minute per mode while the bug of
+// TestAllocationOrderChangesPlacement stands, so it is skipped until then.
+func TestInvariantDeterminismAllocationOrder(t *testing.T) {
+	t.Skip("known bug: see TestAllocationOrderChangesPlacement")
+	forModes(t, func(t *rapid.T, cfg scheduler.Config) {
+		s := gen.Snapshot(t)
+		d := step(t, cfg, s)
+		d2 := step(t, cfg, gen.ShuffleAllocations(t, s))
+		if !reflect.DeepEqual(d, d2) {
+			t.Fatalf("decision depends on the order of allocation entries:\n%+v\nvs shuffled\n%+v", d, d2)
+		}
+	})
+}
+
+// TestGeneratorCoverage guards the generators against drifting into
+// trivial snapshots: across many draws, each outcome the invariants
+// look at must occur.
+func TestGeneratorCoverage(t *testing.T) {
+	seen := map[string]int{}
+	rapid.Check(t, func(t *rapid.T) {
+		s := gen.Snapshot(t)
+		d := step(t, scheduler.Config{}, s)
+		if len(d.Placements) > 0 {
+			seen["placement"]++
+		}
+		if len(d.Reservations) > 0 {
+			seen["reservation"]++
+		}
+		for _, e := range d.Evictions {
+			seen[string(e.Reason)]++
+		}
+		for _, p := range d.Pending {
+			seen[string(p.Reason)]++
+		}
+	})
+	for _, k := range []string{"placement", "reservation", "time-limit", "node-down", "insufficient-gpus", "behind-reservation", "topology", "gpu-type", "unsatisfiable"} {
+		if seen[k] == 0 {
+			t.Errorf("no snapshot produced %s: %v", k, seen)
+		}
+	}
+	t.Logf("%v", seen)
+}
+
+// TestAllocationOrderChangesPlacement is the smallest case of invariant
+// 7 failing for allocation order: one running job holds GPU 0 of nodes
+// a and b; listing its allocation as [b, a] instead of [a, b] moves a
+// one-GPU job from one node to the other.
+func TestAllocationOrderChangesPlacement(t *testing.T) {
+	snap := func(order ...string) *scheduler.Snapshot {
+		s := &scheduler.Snapshot{Now: gen.Now, Cluster: topology.Cluster{Nodes: []topology.Node{
+			{Name: "a", GPUs: 2, Domains: map[string]string{}},
+			{Name: "b", GPUs: 2, Domains: map[string]string{}},
+		}}}
+		run := scheduler.Job{ID: "R", Members: 2, GPUsPerMember: 1, State: scheduler.Running, Started: gen.Now.Add(-time.Hour)}
+		for _, n := range order {
+			run.Allocation = append(run.Allocation, topology.NodeGPUs{Node: n, GPUs: []int{0}})
+		}
+		s.Jobs = []scheduler.Job{run, {ID: "P", Members: 1, GPUsPerMember: 1}}
+		return s
+	}
+	d1, err := scheduler.New(scheduler.Config{}).Step(snap("a", "b"))
+	require.NoError(t, err)
+	d2, err := scheduler.New(scheduler.Config{}).Step(snap("b", "a"))
+	require.NoError(t, err)
+	require.Equal(t, d1.Placements, d2.Placements)
+}
