@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden decisions in testdata")
+
+// runFile runs the command with args and the named testdata file (none
+// when empty) on standard input.
+func runFile(t *testing.T, stdinFile string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var in bytes.Buffer
+	if stdinFile != "" {
+		data, err := os.ReadFile(filepath.Join("testdata", stdinFile))
+		require.NoError(t, err)
+		in.Write(data)
+	}
+	var out, errb bytes.Buffer
+	code = run(args, &in, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestGolden compares the decision for testdata/design.json (the design's
+// example snapshot, with nodes added so that its running gang of 8×8 GPUs
+// holds a valid allocation) with testdata/design.decision.json. Run with
+// -update to rewrite the golden file.
+func TestGolden(t *testing.T) {
+	for _, tt := range []struct{ in, policy, golden string }{
+		{"design.json", "", "design.decision.json"},
+		{"mixed.json", "", "mixed.decision.json"},
+		{"mixed.json", "conservative.policy.json", "mixed.conservative.decision.json"},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			var args []string
+			if tt.policy != "" {
+				args = []string{"-config", filepath.Join("testdata", tt.policy)}
+			}
+			code, stdout, stderr := runFile(t, tt.in, args...)
+			require.Equal(t, 0, code, stderr)
+			require.Empty(t, stderr)
+			path := filepath.Join("testdata", tt.golden)
+			if *update {
+				require.NoError(t, os.WriteFile(path, []byte(stdout), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, string(want), stdout)
+		})
+	}
+}
+
+func TestSuccess(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		args []string
+	}{
+		{"design.json", nil},
+		{"design.json", []string{"-config", "testdata/none.policy.json"}},
+		{"mixed.json", []string{"-config=testdata/none.policy.json"}},
+		{"mixed.json", []string{"-config", "testdata/conservative.policy.json"}},
+	} {
+		t.Run(tt.in+strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runFile(t, tt.in, tt.args...)
+			require.Equal(t, 0, code, stderr)
+			require.Empty(t, stderr)
+			var d map[string][]map[string]any
+			require.NoError(t, json.Unmarshal([]byte(stdout), &d))
+			require.Len(t, d, 4)
+			for _, k := range []string{"placements", "evictions", "reservations", "pending"} {
+				require.Contains(t, d, k)
+				require.NotNil(t, d[k], "%s is a list, not null", k)
+			}
+			require.True(t, strings.HasPrefix(stdout, "{\n  \"placements\": ["), "indented by two spaces")
+		})
+	}
+}
+
+func TestDesignDecision(t *testing.T) {
+	// The design's example at its now: A reaches its 12h limit and is
+	// evicted; C gets a reservation on the GPUs A frees.
+	_, stdout, _ := runFile(t, "design.json")
+	var d struct {
+		Evictions []struct {
+			Job, Reason, Grace string
+		}
+		Reservations []struct{ Job, Start string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &d))
+	require.Len(t, d.Evictions, 1)
+	require.Equal(t, "A", d.Evictions[0].Job)
+	require.Equal(t, "time-limit", d.Evictions[0].Reason)
+	require.Equal(t, "0s", d.Evictions[0].Grace)
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, "C", d.Reservations[0].Job)
+	require.Equal(t, "2026-12-02T00:00:00Z", d.Reservations[0].Start)
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		args []string
+		want string // the whole line on stderr, without its newline
+	}{
+		{name: "bad JSON", in: "bad-syntax.json",
+			want: `snapshot: json: invalid character '}' looking for beginning of object key string (line 3, column 50, offset 84)`},
+		{name: "unknown field", in: "unknown-field.json", want: `snapshot: jobs[0] "A": unknown field "priority"`},
+		{name: "validation error", in: "bad-members.json", want: `snapshot: jobs[3] "C": gpusPerMember: must be >= 1, got 0`},
+		{name: "bad duration", in: "bad-duration.json", want: `snapshot: jobs[2] "X": timeLimit: bad duration "12x"`},
+		{name: "missing now", in: "missing-now.json", want: `snapshot: now: missing`},
+		{name: "trailing data", in: "trailing.json", want: `snapshot: json: trailing data after the object (line 2, column 1, offset 32)`},
+		{name: "line break in a name", in: "multiline-level.json",
+			want: `snapshot: cluster: nodes[0] "n0": domains: unknown level "zone" (cluster levels are rack\nrow)`},
+		{name: "empty input", in: "", want: `snapshot: json: empty input (want one JSON object)`},
+		{name: "unknown policy key", in: "design.json", args: []string{"-config", "testdata/unknown-key.policy.json"},
+			want: `config: json: unknown field "x"`},
+		{name: "bad matrix", in: "design.json", args: []string{"-config", "testdata/bad-matrix.policy.json"},
+			want: `config: preemption.matrix[1]: row has 1 entries, want 2 (the matrix must be square)`},
+		{name: "policy file is a snapshot", in: "design.json", args: []string{"-config", "testdata/design.json"},
+			want: `config: json: unknown field "now"`},
+		{name: "missing policy file", in: "design.json", args: []string{"-config", "testdata/nope.json"},
+			want: `config: open testdata/nope.json: no such file or directory`},
+		{name: "unknown flag", in: "design.json", args: []string{"-backfill", "easy"},
+			want: `flag provided but not defined: -backfill; usage: step [-config policy.json] < snapshot.json > decision.json`},
+		{name: "flag without value", in: "design.json", args: []string{"-config"},
+			want: `flag needs an argument: -config; usage: step [-config policy.json] < snapshot.json > decision.json`},
+		{name: "extra argument", in: "design.json", args: []string{"snapshot.json"},
+			want: `unexpected argument "snapshot.json"; usage: step [-config policy.json] < snapshot.json > decision.json`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runFile(t, tt.in, tt.args...)
+			require.Equal(t, 2, code)
+			require.Empty(t, stdout)
+			require.True(t, strings.HasSuffix(stderr, "\n"), "%q", stderr)
+			line := strings.TrimSuffix(stderr, "\n")
+			require.NotContains(t, line, "\n")
+			require.NotContains(t, line, "\r")
+			require.Equal(t, tt.want, line)
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, stdout, stderr := runFile(t, "", "-h")
+	require.Equal(t, 0, code)
+	require.Empty(t, stdout)
+	require.Equal(t, "usage: step [-config policy.json] < snapshot.json > decision.json\n", stderr)
+}
