@@ -1,0 +1,231 @@
+package backfill_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/backfill"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/internal/gen"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// oracle is a slow, obviously correct availability profile: it keeps
+// every event in plain lists and evaluates the usability rule node by
+// node at each candidate time.
+type oracle struct {
+	ix       *topology.Index // read only for node facts
+	freeNow  []topology.GPUSet
+	releases []event
+	reserved []event
+}
+
+type event struct {
+	n          topology.NodeID
+	set        topology.GPUSet
+	start, end time.Duration // a release has start == end == its time
+}
+
+func plus(a, b time.Duration) time.Duration {
+	if a == backfill.Forever || b == backfill.Forever || a > backfill.Forever-b {
+		return backfill.Forever
+	}
+	return a + b
+}
+
+// usable is the rule: free now or released by t, and reserved at no
+// moment of [t, t+d); healthy GPUs of ready nodes only.
+func (o *oracle) usable(n topology.NodeID, t, d time.Duration) topology.GPUSet {
+	if o.ix.State(n) != topology.Ready {
+		return 0
+	}
+	u := o.freeNow[n]
+	for _, e := range o.releases {
+		if e.n == n && e.start <= t {
+			u |= e.set
+		}
+	}
+	for _, e := range o.reserved {
+		if e.n == n && e.start < plus(t, d) && e.end > t {
+			u &^= e.set
+		}
+	}
+	return u & o.ix.Healthy(n)
+}
+
+// fits reports whether r fits at t for d: some domain of its outermost
+// allowed level holds Members members on usable GPUs of its class.
+func (o *oracle) fits(r gang.Request, t, d time.Duration) bool {
+	level := topology.ClusterLevel
+	if r.Required != gang.NoLevel {
+		level = r.Required
+	}
+	for dom := range topology.DomainID(o.ix.NumDomains(level)) {
+		members := 0
+		for n := range topology.NodeID(o.ix.NumNodes()) {
+			if o.ix.InClass(n, r.Class) && (level == topology.ClusterLevel || o.ix.DomainOf(level, n) == dom) {
+				members += o.usable(n, t, d).Len() / r.GPUsPerMember
+			}
+		}
+		if members >= r.Members {
+			return true
+		}
+	}
+	return false
+}
+
+// earliest tries every moment at which capacity can grow: notBefore,
+// each release and each reservation end after it.
+func (o *oracle) earliest(r gang.Request, d, notBefore time.Duration) (time.Duration, bool) {
+	ts := []time.Duration{notBefore}
+	for _, e := range append(slices.Clone(o.releases), o.reserved...) {
+		if e.end > notBefore && e.end != backfill.Forever {
+			ts = append(ts, e.end)
+		}
+	}
+	slices.Sort(ts)
+	for _, t := range ts {
+		if o.fits(r, t, d) {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+// checkPlacement fails unless pl is r, whole, on GPUs usable at t for d,
+// inside one domain of r's required level.
+func (o *oracle) checkPlacement(t *rapid.T, r gang.Request, pl gang.Placement, at, d time.Duration) {
+	members := 0
+	for _, s := range pl.Slots {
+		if s.GPUs.Len() != s.Members*r.GPUsPerMember {
+			t.Fatalf("slot %+v: %d GPUs for %d members of %d", s, s.GPUs.Len(), s.Members, r.GPUsPerMember)
+		}
+		if u := o.usable(s.Node, at, d); s.GPUs&^u != 0 {
+			t.Fatalf("slot on %s at %s uses GPUs %v, usable are %v", o.ix.Name(s.Node), at, s.GPUs.Indices(), u.Indices())
+		}
+		if !o.ix.InClass(s.Node, r.Class) {
+			t.Fatalf("slot on %s of the wrong class", o.ix.Name(s.Node))
+		}
+		if r.Required != gang.NoLevel && o.ix.DomainOf(r.Required, s.Node) != o.ix.DomainOf(r.Required, pl.Slots[0].Node) {
+			t.Fatalf("slots in two domains of level %d", r.Required)
+		}
+		members += s.Members
+	}
+	if members != r.Members {
+		t.Fatalf("placed %d members, want %d", members, r.Members)
+	}
+}
+
+func heldAll(ix *topology.Index) []topology.GPUSet {
+	out := make([]topology.GPUSet, ix.NumNodes())
+	for n := range out {
+		out[n] = ix.Held(topology.NodeID(n))
+	}
+	return out
+}
+
+func drawDuration(t *rapid.T, label string) time.Duration {
+	if rapid.IntRange(0, 4).Draw(t, label+"Forever") == 0 {
+		return backfill.Forever
+	}
+	return time.Duration(rapid.IntRange(1, 20).Draw(t, label)) * 30 * time.Minute
+}
+
+func drawRequest(t *rapid.T, ix *topology.Index) gang.Request {
+	g := min(rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus"), ix.MaxGPUs())
+	r := gang.NewRequest(rapid.IntRange(1, 12).Draw(t, "members"), g)
+	if rapid.Bool().Draw(t, "typed") {
+		r.Class, _ = ix.Class(rapid.SampledFrom(ix.Types()).Draw(t, "type"))
+	}
+	if nl := ix.NumLevels(); nl > 0 && rapid.Bool().Draw(t, "topo") {
+		r.Required = rapid.IntRange(0, nl-1).Draw(t, "required")
+		if rapid.Bool().Draw(t, "prefers") {
+			r.Preferred = rapid.IntRange(r.Required, nl-1).Draw(t, "preferred")
+		}
+	}
+	return r
+}
+
+// TestProfileAgreesWithOracle: over a random index with random releases,
+// a random sequence of PlaceNow and Earliest+Reserve calls gives the same
+// answers as the oracle (same earliest time, a placement usable by its
+// rule), and Earliest leaves the index as it was.
+func TestProfileAgreesWithOracle(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := gen.Cluster(t)
+		ix, err := topology.NewIndex(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := backfill.NewProfile(ix)
+		o := &oracle{ix: ix, freeNow: make([]topology.GPUSet, ix.NumNodes())}
+		for n := range topology.NodeID(ix.NumNodes()) {
+			busy := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
+			if rapid.Bool().Draw(t, "idle") {
+				busy = 0
+			}
+			if err := ix.TakeSet(n, busy); err != nil {
+				t.Fatal(err)
+			}
+			// Split the held GPUs into two jobs ending at different times.
+			first := busy.Lowest(rapid.IntRange(0, busy.Len()).Draw(t, "split"))
+			for _, s := range []topology.GPUSet{first, busy &^ first} {
+				if s == 0 {
+					continue
+				}
+				at := drawDuration(t, "release")
+				p.AddRelease(n, s, at)
+				if at != backfill.Forever {
+					o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
+				}
+			}
+			o.freeNow[n] = ix.FreeSet(n)
+		}
+		for range rapid.IntRange(1, 8).Draw(t, "calls") {
+			r := drawRequest(t, ix)
+			d := drawDuration(t, "limit")
+			if rapid.Bool().Draw(t, "now") {
+				want := o.fits(r, 0, d)
+				pl, out := p.PlaceNow(r, d, nil)
+				if (out == gang.Placed) != want {
+					t.Fatalf("PlaceNow(%+v, %s) = %s, oracle says fits %v", r, d, out, want)
+				}
+				if out != gang.Placed {
+					continue
+				}
+				o.checkPlacement(t, r, pl, 0, d)
+				for _, s := range pl.Slots {
+					o.freeNow[s.Node] &^= s.GPUs
+					if d != backfill.Forever {
+						o.releases = append(o.releases, event{n: s.Node, set: s.GPUs, start: d, end: d})
+					}
+				}
+				continue
+			}
+			notBefore := time.Duration(0)
+			if rapid.Bool().Draw(t, "later") {
+				notBefore = time.Duration(rapid.IntRange(1, 20).Draw(t, "notBefore")) * 15 * time.Minute
+			}
+			before := heldAll(ix)
+			st, ok := p.Earliest(r, d, nil, notBefore)
+			if !slices.Equal(before, heldAll(ix)) {
+				t.Fatalf("Earliest changed the index")
+			}
+			at, want := o.earliest(r, d, notBefore)
+			if ok != want || ok && st.At != at {
+				t.Fatalf("Earliest(%+v, %s, from %s) = %s (ok %v), oracle %s (ok %v)", r, d, notBefore, st.At, ok, at, want)
+			}
+			if !ok {
+				continue
+			}
+			o.checkPlacement(t, r, st.Placement, st.At, d)
+			p.Reserve(st.Placement, st.At, d)
+			for _, s := range st.Placement.Slots {
+				o.reserved = append(o.reserved, event{n: s.Node, set: s.GPUs, start: st.At, end: plus(st.At, d)})
+			}
+		}
+	})
+}

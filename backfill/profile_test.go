@@ -1,0 +1,146 @@
+package backfill_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/internal/gen"
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// pool is a flat pool of n one-GPU nodes.
+func pool(n int) topology.Cluster {
+	var c topology.Cluster
+	for i := range n {
+		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%02d", i), GPUs: 1})
+	}
+	return c
+}
+
+// onPool is a job of p one-GPU members, submitted k minutes ago.
+func onPool(id string, p int, limit time.Duration, k int) scheduler.Job {
+	return scheduler.Job{ID: id, Members: p, GPUsPerMember: 1, TimeLimit: limit, Submitted: gen.Now.Add(-time.Duration(k) * time.Minute)}
+}
+
+// TestEASYShadowRule: on ten one-GPU nodes, R holds six until now+1h; A
+// (8 GPUs, first in line) is reserved at the shadow time now+1h, which
+// leaves two extra nodes. A later job may start now iff it ends by the
+// shadow time or uses no more than the extra nodes.
+func TestEASYShadowRule(t *testing.T) {
+	cases := []struct {
+		name  string
+		gpus  int
+		limit time.Duration
+		start bool
+	}{
+		{"ends before the shadow time", 4, 30 * time.Minute, true},
+		{"ends at the shadow time", 4, time.Hour, true},
+		{"ends after, within the extra nodes", 2, 3 * time.Hour, true},
+		{"ends after, beyond the extra nodes", 3, 3 * time.Hour, false},
+		{"never ends, within the extra nodes", 2, 0, true},
+		{"never ends, beyond the extra nodes", 3, 0, false},
+		{"too large for what is free", 5, 10 * time.Minute, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := onPool("R", 6, time.Hour, 100)
+			run.State = scheduler.Running
+			run.Started = gen.Now
+			for i := range 6 {
+				run.Allocation = append(run.Allocation, topology.NodeGPUs{Node: fmt.Sprintf("n%02d", i), GPUs: []int{0}})
+			}
+			snap := &scheduler.Snapshot{Now: gen.Now, Cluster: pool(10), Jobs: []scheduler.Job{
+				run, onPool("A", 8, 2*time.Hour, 50), onPool("B", tc.gpus, tc.limit, 10),
+			}}
+			d, err := scheduler.New(scheduler.Config{Backfill: scheduler.EASY, Order: scheduler.TierOrder{}}).Step(snap)
+			require.NoError(t, err)
+			require.Len(t, d.Reservations, 1)
+			require.Equal(t, "A", d.Reservations[0].Job)
+			require.Equal(t, gen.Now.Add(time.Hour), d.Reservations[0].Start)
+			if tc.start {
+				require.Len(t, d.Placements, 1)
+				require.Equal(t, "B", d.Placements[0].Job)
+				return
+			}
+			require.Empty(t, d.Placements)
+			require.Len(t, d.Pending, 1)
+			want := scheduler.ReasonBehindReservation
+			if tc.gpus > 4 {
+				want = scheduler.ReasonInsufficientGPUs
+			}
+			require.Equal(t, want, d.Pending[0].Reason)
+		})
+	}
+}
+
+// TestConservativeOrder: with conservative backfill, a job never changes
+// what was decided for the jobs ahead of it. Adding the jobs one by one
+// in priority order, every earlier job keeps its placement or its
+// reservation (start and GPUs).
+func TestConservativeOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 16).Draw(t, "nodes")
+		c := pool(n)
+		var jobs []scheduler.Job
+		held := 0
+		for i := range rapid.IntRange(0, 4).Draw(t, "running") {
+			p := rapid.IntRange(1, 4).Draw(t, "rp")
+			if held+p > n {
+				break
+			}
+			j := onPool(fmt.Sprintf("r%d", i), p, time.Duration(rapid.IntRange(1, 10).Draw(t, "rlimit"))*time.Hour, 1000)
+			j.State, j.Started = scheduler.Running, gen.Now
+			for k := range p {
+				j.Allocation = append(j.Allocation, topology.NodeGPUs{Node: c.Nodes[held+k].Name, GPUs: []int{0}})
+			}
+			held += p
+			jobs = append(jobs, j)
+		}
+		k := rapid.IntRange(1, 10).Draw(t, "pending")
+		var prev *scheduler.Decision
+		for i := range k {
+			limit := time.Duration(rapid.IntRange(0, 8).Draw(t, "limit")) * time.Hour
+			jobs = append(jobs, onPool(fmt.Sprintf("p%d", i), rapid.IntRange(1, n).Draw(t, "p"), limit, 100-i))
+			d, err := scheduler.New(scheduler.Config{Backfill: scheduler.Conservative, Order: scheduler.TierOrder{}}).Step(&scheduler.Snapshot{Now: gen.Now, Cluster: c, Jobs: jobs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prev != nil {
+				for _, p := range prev.Placements {
+					if !containsPlacement(d.Placements, p) {
+						t.Fatalf("adding p%d changed the placement of %s %v: %+v", i, p.Job, p.Allocation, d)
+					}
+				}
+				for _, r := range prev.Reservations {
+					if !containsReservation(d.Reservations, r) {
+						t.Fatalf("adding p%d changed the reservation of %s at %s %v: %+v", i, r.Job, r.Start, r.Allocation, d)
+					}
+				}
+			}
+			prev = d
+		}
+	})
+}
+
+func containsPlacement(ps []scheduler.Placement, p scheduler.Placement) bool {
+	for _, q := range ps {
+		if q.Job == p.Job && q.Allocation.String() == p.Allocation.String() {
+			return true
+		}
+	}
+	return false
+}
+
+func containsReservation(rs []scheduler.Reservation, r scheduler.Reservation) bool {
+	for _, q := range rs {
+		if q.Job == r.Job && q.Start.Equal(r.Start) && q.Allocation.String() == r.Allocation.String() {
+			return true
+		}
+	}
+	return false
+}
