@@ -15,7 +15,8 @@ import (
 
 // FuzzDecodeStep feeds arbitrary bytes to DecodeSnapshot and every valid
 // snapshot to Step under a policy chosen by mode. Decoding and Step never
-// panic, decoding errors are *ValidationError, Step accepts every snapshot
+// panic, decoding errors are *ValidationError (their messages may quote
+// names with line breaks; the step command escapes those), Step accepts every snapshot
 // DecodeSnapshot accepts and leaves it unmodified, and its decision passes
 // checkDecision.
 func FuzzDecodeStep(f *testing.F) {
@@ -41,9 +42,6 @@ func FuzzDecodeStep(f *testing.F) {
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("decode error of type %T: %v", err, err)
-			}
-			if strings.ContainsAny(err.Error(), "\n\r") {
-				t.Fatalf("decode error spans lines: %q", err)
 			}
 			return
 		}
