@@ -1,0 +1,383 @@
+// Command simulate replays a workload trace through the scheduler's
+// discrete-event simulator and prints the resulting metrics.
+//
+//	simulate -trace FILE [-format swf|csv] [-gpus N | -nodes N -gpus-per-node G]
+//	         [-backfill easy|conservative|none] [-backfill-order priority|shortest]
+//	         [-jobs N] [-json] [-plot out.svg]
+//
+// Jobs are ordered first come, first served (scheduler.TierOrder: every
+// trace job has the same tier), as Parallel Workloads Archive simulators
+// do; -backfill none is plain FCFS.
+//
+// Cluster size: -gpus N is a flat pool of N nodes of one GPU, and a job of
+// p processors is p members of one GPU. -nodes N -gpus-per-node G gives N
+// nodes of G GPUs: a job of p <= G GPUs is one member of p GPUs, a larger
+// one ceil(p/G) members of G GPUs, so it is rounded up to whole nodes.
+// Without either, an SWF trace runs on a flat pool of its header's
+// MaxProcs (MaxNodes when MaxProcs is missing); a CSV trace needs a size.
+//
+// Trace mapping (SWF): submit = field 2, run = field 4, processors =
+// field 5 (field 8 when 5 is missing), time limit = field 9 (the run time
+// when missing). Jobs with no processors or no run time are skipped, and
+// so are jobs larger than the cluster; all are counted in "skipped". A job
+// that runs longer than its limit is killed at the limit.
+//
+// Output: a table, or with -json one object with the keys jobs, skipped,
+// makespan, utilization, meanWait, meanBoundedSlowdown, maxWait, stepP50
+// and stepP99 (durations in seconds), plus medianWait, p95Wait,
+// meanFlowTime, maxBoundedSlowdown, completed, killedAtLimit,
+// preemptions, unfinished, steps, gpus, gpuHours, jain, skippedBy and
+// teams. -plot draws utilization, queue length and per-team share over
+// time as SVG or PNG (by extension). Bad flags or files exit with status
+// 2 and one line on stderr.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gpusched/gpusched/internal/trace"
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/scheduler/sim"
+)
+
+func main() {
+	isTTY := false
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		isTTY = true
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, isTTY, time.Now))
+}
+
+// usageError is a bad flag or input: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+type options struct {
+	trace, format, backfill, order, plot string
+	gpus, nodes, perNode, jobs           int
+	json                                 bool
+}
+
+func parseFlags(args []string) (*options, error) {
+	var o options
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.trace, "trace", "", "workload trace file (SWF or CSV)")
+	fs.StringVar(&o.format, "format", "", "trace format: swf or csv (default: by file name)")
+	fs.IntVar(&o.gpus, "gpus", 0, "flat pool of N one-GPU nodes")
+	fs.IntVar(&o.nodes, "nodes", 0, "number of nodes (with -gpus-per-node)")
+	fs.IntVar(&o.perNode, "gpus-per-node", 0, "GPUs per node (with -nodes)")
+	fs.StringVar(&o.backfill, "backfill", "easy", "backfill: easy, conservative or none")
+	fs.StringVar(&o.order, "backfill-order", "priority", "backfill candidate order: priority or shortest")
+	fs.IntVar(&o.jobs, "jobs", 0, "simulate only the first N jobs (0: all)")
+	fs.BoolVar(&o.json, "json", false, "print one JSON object")
+	fs.StringVar(&o.plot, "plot", "", "write a chart to this .svg or .png file")
+	if err := fs.Parse(args); err != nil {
+		return nil, usagef("simulate: %v", err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, usagef("simulate: unexpected argument %q", fs.Arg(0))
+	case o.trace == "":
+		return nil, usagef("simulate: -trace is required")
+	case o.format != "" && o.format != "swf" && o.format != "csv":
+		return nil, usagef("simulate: -format must be swf or csv, got %q", o.format)
+	case o.gpus < 0 || o.nodes < 0 || o.perNode < 0 || o.jobs < 0:
+		return nil, usagef("simulate: -gpus, -nodes, -gpus-per-node and -jobs must be >= 0")
+	case o.gpus > 0 && (o.nodes > 0 || o.perNode > 0):
+		return nil, usagef("simulate: use either -gpus or -nodes with -gpus-per-node, not both")
+	case (o.nodes > 0) != (o.perNode > 0):
+		return nil, usagef("simulate: -nodes and -gpus-per-node go together")
+	case o.perNode > 64:
+		return nil, usagef("simulate: -gpus-per-node must be <= 64, got %d", o.perNode)
+	case o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".svg") && !strings.HasSuffix(strings.ToLower(o.plot), ".png"):
+		return nil, usagef("simulate: -plot file must end in .svg or .png, got %q", o.plot)
+	}
+	return &o, nil
+}
+
+func (o *options) config() (scheduler.Config, error) {
+	cfg := scheduler.Config{Order: scheduler.TierOrder{}}
+	switch o.backfill {
+	case "easy":
+		cfg.Backfill = scheduler.EASY
+	case "conservative":
+		cfg.Backfill = scheduler.Conservative
+	case "none":
+		cfg.Backfill = scheduler.NoBackfill
+	default:
+		return cfg, usagef("simulate: -backfill must be easy, conservative or none, got %q", o.backfill)
+	}
+	switch o.order {
+	case "priority":
+		cfg.BackfillOrder = scheduler.ByPriority
+	case "shortest":
+		cfg.BackfillOrder = scheduler.ShortestFirst
+	default:
+		return cfg, usagef("simulate: -backfill-order must be priority or shortest, got %q", o.order)
+	}
+	return cfg, nil
+}
+
+// workload is the simulator's input built from a trace.
+type workload struct {
+	jobs      []sim.Job
+	nodes     int
+	perNode   int
+	skipped   int
+	skippedBy map[string]int
+}
+
+// tooLarge counts jobs that need more GPUs than the cluster has.
+const tooLarge = "too-large"
+
+func load(o *options) (*workload, error) {
+	tr, err := trace.Read(o.trace, o.format)
+	if err != nil {
+		return nil, usagef("simulate: %v", oneLine(err))
+	}
+	w := &workload{skippedBy: map[string]int{}}
+	for _, s := range tr.Skipped {
+		w.skippedBy[s.Cause] = s.Count
+		w.skipped += s.Count
+	}
+	switch {
+	case o.gpus > 0:
+		w.nodes, w.perNode = o.gpus, 1
+	case o.nodes > 0:
+		w.nodes, w.perNode = o.nodes, o.perNode
+	case tr.MaxProcs > 0:
+		w.nodes, w.perNode = tr.MaxProcs, 1
+	case tr.MaxNodes > 0:
+		w.nodes, w.perNode = tr.MaxNodes, 1
+	default:
+		return nil, usagef("simulate: %s: no cluster size: give -gpus N or -nodes N -gpus-per-node G", o.trace)
+	}
+	jobs := tr.Jobs
+	if o.jobs > 0 && o.jobs < len(jobs) {
+		jobs = jobs[:o.jobs]
+	}
+	total := w.nodes * w.perNode
+	width := len(fmt.Sprint(len(jobs)))
+	w.jobs = make([]sim.Job, 0, len(jobs))
+	for i, j := range jobs {
+		m, per := sim.Shape(j.Procs, w.perNode)
+		if m*per > total {
+			w.skippedBy[tooLarge]++
+			w.skipped++
+			continue
+		}
+		kind := scheduler.Training
+		if j.Kind == trace.KindInference {
+			kind = scheduler.Inference
+		}
+		w.jobs = append(w.jobs, sim.Job{
+			// Trace positions, zero-padded: ID order is trace order, which
+			// breaks ties between jobs submitted at the same second.
+			ID:      fmt.Sprintf("%0*d", width, i),
+			Submit:  time.Duration(j.Submit) * time.Second,
+			Run:     time.Duration(j.Run) * time.Second,
+			Limit:   time.Duration(j.Limit) * time.Second,
+			Members: m, GPUsPerMember: per,
+			Team: j.Team, Tier: min(j.Tier, scheduler.DefaultTiers-1), Kind: kind,
+		})
+	}
+	return w, nil
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+func run(args []string, stdout, stderr io.Writer, isTTY bool, clock func() time.Time) int {
+	err := simulate(args, stdout, stderr, isTTY, clock)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, oneLine(err))
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+func simulate(args []string, stdout, stderr io.Writer, isTTY bool, clock func() time.Time) error {
+	o, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.config()
+	if err != nil {
+		return err
+	}
+	w, err := load(o)
+	if err != nil {
+		return err
+	}
+	opt := sim.Options{Clock: clock}
+	var bar *progress
+	if isTTY {
+		bar = &progress{w: stderr, clock: clock}
+		opt.Progress = bar.update
+	}
+	res, err := sim.Run(sim.Uniform(w.nodes, w.perNode), w.jobs, cfg, opt)
+	if bar != nil {
+		bar.done()
+	}
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	if o.plot != "" {
+		if err := writePlot(o.plot, res, w.nodes*w.perNode); err != nil {
+			return usagef("simulate: -plot: %v", oneLine(err))
+		}
+	}
+	if o.json {
+		return writeJSON(stdout, res, w)
+	}
+	return writeTable(stdout, res, w, o, cfg)
+}
+
+// progress draws a bar on a terminal, at most ten times a second.
+type progress struct {
+	w     io.Writer
+	clock func() time.Time
+	last  time.Time
+	drawn bool
+}
+
+func (p *progress) update(done, total int) {
+	now := p.clock()
+	if now.Sub(p.last) < 100*time.Millisecond && done < total {
+		return
+	}
+	p.last = now
+	const width = 40
+	filled := 0
+	if total > 0 {
+		filled = done * width / total
+	}
+	fmt.Fprintf(p.w, "\r[%s%s] %d/%d jobs", strings.Repeat("#", filled), strings.Repeat(" ", width-filled), done, total)
+	p.drawn = true
+}
+
+func (p *progress) done() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+func secs(d time.Duration) float64 { return d.Seconds() }
+
+// teamJSON is one team in the -json output.
+type teamJSON struct {
+	Team                string  `json:"team"`
+	Jobs                int     `json:"jobs"`
+	GPUHours            float64 `json:"gpuHours"`
+	Share               float64 `json:"share"`
+	MeanWait            float64 `json:"meanWait"`
+	MeanBoundedSlowdown float64 `json:"meanBoundedSlowdown"`
+}
+
+// summaryJSON is the -json output; the first nine keys are the contract.
+type summaryJSON struct {
+	Jobs                int            `json:"jobs"`
+	Skipped             int            `json:"skipped"`
+	Makespan            float64        `json:"makespan"`
+	Utilization         float64        `json:"utilization"`
+	MeanWait            float64        `json:"meanWait"`
+	MeanBoundedSlowdown float64        `json:"meanBoundedSlowdown"`
+	MaxWait             float64        `json:"maxWait"`
+	StepP50             float64        `json:"stepP50"`
+	StepP99             float64        `json:"stepP99"`
+	MedianWait          float64        `json:"medianWait"`
+	P95Wait             float64        `json:"p95Wait"`
+	MeanFlowTime        float64        `json:"meanFlowTime"`
+	MaxBoundedSlowdown  float64        `json:"maxBoundedSlowdown"`
+	Completed           int            `json:"completed"`
+	KilledAtLimit       int            `json:"killedAtLimit"`
+	Preemptions         int            `json:"preemptions"`
+	Unfinished          int            `json:"unfinished"`
+	Steps               int            `json:"steps"`
+	GPUs                int            `json:"gpus"`
+	GPUHours            float64        `json:"gpuHours"`
+	Jain                float64        `json:"jain"`
+	SkippedBy           map[string]int `json:"skippedBy"`
+	Teams               []teamJSON     `json:"teams"`
+}
+
+func writeJSON(out io.Writer, res *sim.Result, w *workload) error {
+	s := &res.Summary
+	j := summaryJSON{
+		Jobs: s.Jobs, Skipped: w.skipped, Makespan: secs(s.Makespan), Utilization: s.Utilization,
+		MeanWait: secs(s.MeanWait), MeanBoundedSlowdown: s.MeanBoundedSlowdown, MaxWait: secs(s.MaxWait),
+		StepP50: secs(s.StepP50), StepP99: secs(s.StepP99), MedianWait: secs(s.MedianWait),
+		P95Wait: secs(s.P95Wait), MeanFlowTime: secs(s.MeanFlowTime), MaxBoundedSlowdown: s.MaxBoundedSlowdown,
+		Completed: s.Completed, KilledAtLimit: s.KilledAtLimit, Preemptions: s.Preemptions,
+		Unfinished: s.Unfinished, Steps: s.Steps, GPUs: w.nodes * w.perNode, GPUHours: s.GPUHours,
+		Jain: s.Jain, SkippedBy: w.skippedBy, Teams: []teamJSON{},
+	}
+	for _, t := range s.Teams {
+		j.Teams = append(j.Teams, teamJSON{Team: t.Team, Jobs: t.Jobs, GPUHours: t.GPUHours, Share: t.Share,
+			MeanWait: secs(t.MeanWait), MeanBoundedSlowdown: t.MeanBoundedSlowdown})
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(&j)
+}
+
+func writeTable(out io.Writer, res *sim.Result, w *workload, o *options, cfg scheduler.Config) error {
+	s := &res.Summary
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	row := func(k, f string, args ...any) { fmt.Fprintf(tw, "%s\t"+f+"\n", append([]any{k}, args...)...) }
+	row("trace", "%s", o.trace)
+	row("cluster", "%d nodes × %d GPUs = %d GPUs", w.nodes, w.perNode, w.nodes*w.perNode)
+	row("policy", "FCFS, backfill %s, backfill order %s", cfg.Backfill, cfg.BackfillOrder)
+	row("jobs", "%d (%d skipped)", s.Jobs, w.skipped)
+	row("completed / killed at limit / unfinished", "%d / %d / %d", s.Completed, s.KilledAtLimit, s.Unfinished)
+	row("makespan", "%s (%.0f s)", s.Makespan, secs(s.Makespan))
+	row("utilization", "%.4f", s.Utilization)
+	row("wait mean / median / p95 / max", "%.1f / %.1f / %.1f / %.1f s", secs(s.MeanWait), secs(s.MedianWait), secs(s.P95Wait), secs(s.MaxWait))
+	row("bounded slowdown mean / max", "%.4f / %.1f", s.MeanBoundedSlowdown, s.MaxBoundedSlowdown)
+	row("mean flow time", "%.1f s", secs(s.MeanFlowTime))
+	row("preemptions", "%d", s.Preemptions)
+	row("Jain's index over teams", "%.4f (%d teams)", s.Jain, len(s.Teams))
+	row("steps", "%d, latency p50 %s, p99 %s", s.Steps, s.StepP50, s.StepP99)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(s.Teams) > 1 {
+		fmt.Fprintln(out)
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "team\tjobs\tGPU-hours\tshare\tmean wait (s)\tmean bsld\t")
+		for _, t := range topTeams(s.Teams, 15) {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.4f\t%.1f\t%.2f\t\n", teamLabel(t.Team), t.Jobs, t.GPUHours, t.Share, secs(t.MeanWait), t.MeanBoundedSlowdown)
+		}
+		if len(s.Teams) > 15 {
+			fmt.Fprintf(tw, "(%d more)\t\t\t\t\t\t\n", len(s.Teams)-15)
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+func teamLabel(t string) string {
+	if t == "" {
+		return "(none)"
+	}
+	return t
+}

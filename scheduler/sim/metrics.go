@@ -1,0 +1,291 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Summary aggregates the metrics of a run. Wait, bounded slowdown and
+// flow time are over the jobs that finished (completed, killed or
+// dropped); unfinished jobs are only counted.
+type Summary struct {
+	// Jobs is the number of input jobs; Finished those that finished,
+	// Unfinished those that never did.
+	Jobs, Finished, Unfinished int
+	// Completed, KilledAtLimit and Dropped split Finished by outcome.
+	Completed, KilledAtLimit, Dropped int
+	// Preemptions counts evictions with reason preempted; NodeDown those
+	// with reason node-down.
+	Preemptions, NodeDown int
+	// Steps counts the calls of Step.
+	Steps int
+	// Makespan is the last finish minus the first submit.
+	Makespan time.Duration
+	// Utilization is the GPU-seconds held by jobs (running or evicting)
+	// over GPUs × Makespan.
+	Utilization float64
+	// GPUHours is the GPU time held by jobs, in hours.
+	GPUHours float64
+	// Wait statistics (see [JobResult.Wait]); P95Wait is a nearest-rank
+	// percentile, MedianWait the middle value (mean of the two middle
+	// values for an even count).
+	MeanWait, MedianWait, P95Wait, MaxWait time.Duration
+	// MeanBoundedSlowdown and MaxBoundedSlowdown are over
+	// [JobResult.BoundedSlowdown].
+	MeanBoundedSlowdown, MaxBoundedSlowdown float64
+	// MeanFlowTime is the mean of Finish − Submit (job completion time).
+	MeanFlowTime time.Duration
+	// Teams holds per-team figures, sorted by team name.
+	Teams []TeamSummary
+	// Jain is Jain's fairness index (Σx)²/(n·Σx²) over the teams, with x
+	// a team's GPU-hours divided by its share in [Options.Teams] (1 for
+	// teams not listed there or with no share): 1 when every team got
+	// GPU time in proportion to its share, 1/n when one team got all.
+	// It is 1 for a single team and 0 when nothing ran.
+	Jain float64
+	// StepP50 and StepP99 are nearest-rank percentiles of the Step
+	// latency; zero without [Options.Clock].
+	StepP50, StepP99 time.Duration
+}
+
+// TeamSummary is one team's figures.
+type TeamSummary struct {
+	// Team is the team's name ("" for jobs without a team).
+	Team string
+	// Jobs counts the team's jobs.
+	Jobs int
+	// GPUHours is the GPU time its jobs held; Share its fraction of all
+	// GPU time held.
+	GPUHours, Share float64
+	// MeanWait and MeanBoundedSlowdown are over its finished jobs.
+	MeanWait            time.Duration
+	MeanBoundedSlowdown float64
+}
+
+// Point is the cluster over one interval of time, averaged over it.
+type Point struct {
+	// At is the middle of the interval, as an offset from [Options.Start].
+	At time.Duration
+	// Width is the length of the interval.
+	Width time.Duration
+	// Utilization is the mean fraction of the cluster's GPUs held.
+	Utilization float64
+	// Queue and Running are the mean numbers of pending and running jobs.
+	Queue, Running float64
+	// TeamShare[k] is team [Result.Teams][k]'s fraction of the GPU time
+	// held during the interval (all zero when nothing ran).
+	TeamShare []float64
+}
+
+func (r *runner) result() *Result {
+	out := &Result{Jobs: r.res}
+	s := &out.Summary
+	s.Jobs = len(r.jobs)
+	s.Steps = r.steps
+	s.GPUHours = r.gpuSec / 3600
+	nt := len(r.teamSec)
+	type acc struct {
+		jobs, done int
+		wait       time.Duration
+		bsld       float64
+	}
+	ta := make([]acc, nt)
+	waits := make([]time.Duration, 0, len(r.res))
+	first, last := time.Duration(math.MaxInt64), time.Duration(math.MinInt64)
+	var sumWait, sumFlow time.Duration
+	var sumB float64
+	for i := range r.res {
+		j := &r.res[i]
+		first = min(first, j.Submit)
+		k := r.st[i].team
+		ta[k].jobs++
+		s.Preemptions += j.Preemptions
+		switch j.Outcome {
+		case Unfinished:
+			s.Unfinished++
+			continue
+		case Completed:
+			s.Completed++
+		case Killed:
+			s.KilledAtLimit++
+		case Dropped:
+			s.Dropped++
+		}
+		s.Finished++
+		last = max(last, j.Finish)
+		waits = append(waits, j.Wait)
+		sumWait += j.Wait
+		sumFlow += j.Flow()
+		b := j.BoundedSlowdown()
+		sumB += b
+		s.MaxBoundedSlowdown = max(s.MaxBoundedSlowdown, b)
+		ta[k].done++
+		ta[k].wait += j.Wait
+		ta[k].bsld += b
+	}
+	s.NodeDown = r.nodeDown
+	if s.Finished > 0 {
+		n := time.Duration(s.Finished)
+		s.MeanWait = sumWait / n
+		s.MeanFlowTime = sumFlow / n
+		s.MeanBoundedSlowdown = sumB / float64(s.Finished)
+		slices.Sort(waits)
+		s.MaxWait = waits[len(waits)-1]
+		s.P95Wait = nearestRank(waits, 0.95)
+		m := len(waits) / 2
+		if len(waits)%2 == 1 {
+			s.MedianWait = waits[m]
+		} else {
+			s.MedianWait = (waits[m-1] + waits[m]) / 2
+		}
+		s.Makespan = last - first
+		if s.Makespan > 0 && r.gpus > 0 {
+			s.Utilization = r.gpuSec / (float64(r.gpus) * s.Makespan.Seconds())
+		}
+	}
+	out.Teams = r.samp.teams
+	weight := map[string]float64{}
+	for _, t := range r.opt.Teams {
+		if t.Share > 0 {
+			weight[t.Name] = t.Share
+		}
+	}
+	var sx, sxx float64
+	for k, name := range r.samp.teams {
+		ts := TeamSummary{Team: name, Jobs: ta[k].jobs, GPUHours: r.teamSec[k] / 3600}
+		if r.gpuSec > 0 {
+			ts.Share = r.teamSec[k] / r.gpuSec
+		}
+		if ta[k].done > 0 {
+			ts.MeanWait = ta[k].wait / time.Duration(ta[k].done)
+			ts.MeanBoundedSlowdown = ta[k].bsld / float64(ta[k].done)
+		}
+		s.Teams = append(s.Teams, ts)
+		w := weight[name]
+		if w == 0 {
+			w = 1
+		}
+		x := ts.GPUHours / w
+		sx += x
+		sxx += x * x
+	}
+	if sxx > 0 {
+		s.Jain = sx * sx / (float64(nt) * sxx)
+	}
+	if len(r.lat) > 0 {
+		lat := slices.Clone(r.lat)
+		slices.Sort(lat)
+		s.StepP50 = nearestRank(lat, 0.50)
+		s.StepP99 = nearestRank(lat, 0.99)
+	}
+	out.Series = r.samp.points(r.gpus)
+	return out
+}
+
+// nearestRank returns the p-quantile of sorted v by the nearest-rank
+// rule: the smallest value with at least p·n values at or below it.
+func nearestRank(v []time.Duration, p float64) time.Duration {
+	k := int(math.Ceil(p*float64(len(v)))) - 1
+	return v[min(max(k, 0), len(v)-1)]
+}
+
+// sampler keeps time-weighted averages of the cluster state in at most
+// max buckets of equal width from origin, doubling the width (merging
+// bucket pairs) whenever the run outgrows them.
+type sampler struct {
+	max    int
+	origin time.Duration
+	width  time.Duration
+	teams  []string
+	dt     []float64 // seconds covered per bucket
+	busy   []float64 // integrals per bucket
+	queue  []float64
+	run    []float64
+	team   []float64 // len(teams) per bucket
+}
+
+func newSampler(max int, origin time.Duration, teams []string) sampler {
+	return sampler{max: max, origin: origin, width: time.Second, teams: teams}
+}
+
+// add integrates a constant state over [from, to).
+func (s *sampler) add(from, to time.Duration, busy, queue, running int, teamBusy []int) {
+	if to <= from || from < s.origin {
+		return
+	}
+	for to-s.origin > s.width*time.Duration(s.max) {
+		s.merge()
+	}
+	nt := len(s.teams)
+	for from < to {
+		b := int((from - s.origin) / s.width)
+		end := min(to, s.origin+s.width*time.Duration(b+1))
+		for len(s.dt) <= b {
+			s.dt = append(s.dt, 0)
+			s.busy = append(s.busy, 0)
+			s.queue = append(s.queue, 0)
+			s.run = append(s.run, 0)
+			s.team = append(s.team, make([]float64, nt)...)
+		}
+		d := (end - from).Seconds()
+		s.dt[b] += d
+		s.busy[b] += float64(busy) * d
+		s.queue[b] += float64(queue) * d
+		s.run[b] += float64(running) * d
+		for k, g := range teamBusy {
+			s.team[b*nt+k] += float64(g) * d
+		}
+		from = end
+	}
+}
+
+// merge doubles the bucket width.
+func (s *sampler) merge() {
+	nt := len(s.teams)
+	n := (len(s.dt) + 1) / 2
+	for i := range n {
+		a, b := 2*i, 2*i+1
+		s.dt[i], s.busy[i], s.queue[i], s.run[i] = s.dt[a], s.busy[a], s.queue[a], s.run[a]
+		copy(s.team[i*nt:(i+1)*nt], s.team[a*nt:(a+1)*nt])
+		if b < len(s.dt) {
+			s.dt[i] += s.dt[b]
+			s.busy[i] += s.busy[b]
+			s.queue[i] += s.queue[b]
+			s.run[i] += s.run[b]
+			for k := range nt {
+				s.team[i*nt+k] += s.team[b*nt+k]
+			}
+		}
+	}
+	s.dt, s.busy, s.queue, s.run = s.dt[:n], s.busy[:n], s.queue[:n], s.run[:n]
+	s.team = s.team[:n*nt]
+	s.width *= 2
+}
+
+func (s *sampler) points(gpus int) []Point {
+	nt := len(s.teams)
+	var out []Point
+	for b, dt := range s.dt {
+		if dt <= 0 {
+			continue
+		}
+		p := Point{
+			At:        s.origin + s.width*time.Duration(b) + s.width/2,
+			Width:     s.width,
+			Queue:     s.queue[b] / dt,
+			Running:   s.run[b] / dt,
+			TeamShare: make([]float64, nt),
+		}
+		if gpus > 0 {
+			p.Utilization = s.busy[b] / (float64(gpus) * dt)
+		}
+		if s.busy[b] > 0 {
+			for k := range nt {
+				p.TeamShare[k] = s.team[b*nt+k] / s.busy[b]
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}

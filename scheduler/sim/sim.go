@@ -1,0 +1,686 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// Job is one job of a workload.
+type Job struct {
+	// ID names the job; IDs must be unique and non-empty. Step sees it as
+	// the job's ID, so it breaks ties between jobs of equal tier and
+	// submit time.
+	ID string
+	// Submit is the arrival time, as an offset from [Options.Start].
+	Submit time.Duration
+	// Run is the work the job does: how long it runs when nothing stops
+	// it. It must be positive.
+	Run time.Duration
+	// Limit is the time limit of one attempt; zero means none. A job whose
+	// remaining work exceeds its limit is evicted by the scheduler when
+	// the limit falls due (unless the policy ignores time limits).
+	Limit time.Duration
+	// Members and GPUsPerMember give the gang's shape; both must be >= 1.
+	Members       int
+	GPUsPerMember int
+	// Team owns the job ("" is a team of its own).
+	Team string
+	// Tier is the priority tier, 0 highest.
+	Tier int
+	// Kind is training or inference; it decides how much work an evicted
+	// job keeps (see the package documentation).
+	Kind scheduler.Kind
+	// GPUType, when set, restricts the job to nodes of that type.
+	GPUType string
+	// CheckpointGrace is how long the job needs to stop once evicted.
+	CheckpointGrace time.Duration
+}
+
+// NodeEvent changes the state of one node at a time: a failure (Down), a
+// drain (Draining) or a repair (Ready).
+type NodeEvent struct {
+	// At is the time of the change, as an offset from [Options.Start].
+	At time.Duration
+	// Node names a node of the cluster.
+	Node string
+	// State is the node's new state.
+	State topology.NodeState
+}
+
+// Options are the optional inputs of [Run]. The zero value is usable.
+type Options struct {
+	// Start is the absolute time of offset 0; the zero value means
+	// 2000-01-01T00:00:00Z.
+	Start time.Time
+	// NodeEvents are node failures, drains and repairs, in any order.
+	NodeEvents []NodeEvent
+	// CheckpointInterval, when positive, is how often training jobs
+	// checkpoint: an evicted and requeued training job keeps its work up
+	// to its last checkpoint. Zero means training jobs restart from
+	// scratch.
+	CheckpointInterval time.Duration
+	// Teams is passed to Step unchanged in every snapshot; team shares
+	// also weight Jain's fairness index (see [Summary.Jain]).
+	Teams []scheduler.Team
+	// Clock, when set, is read before and after every Step to measure its
+	// latency. Nil means no latency is measured.
+	Clock func() time.Time
+	// MaxPoints bounds the number of points of [Result.Series]; zero
+	// means 500.
+	MaxPoints int
+	// RecordRuns keeps every attempt of every job, with its allocation,
+	// in [JobResult.Runs].
+	RecordRuns bool
+	// Progress, when set, is called after every Step with the number of
+	// jobs finished so far and the number of jobs.
+	Progress func(finished, total int)
+	// Observe, when set, is called after every successful Step with the
+	// snapshot Step saw and its decision, before the decision is applied.
+	// It must not modify or keep either.
+	Observe func(snap *scheduler.Snapshot, d *scheduler.Decision)
+	// MaxStepsPerInstant bounds the Step calls at one instant (zero-grace
+	// evictions finish at the instant they are decided, which calls Step
+	// again). Zero means 64; exceeding it is an error.
+	MaxStepsPerInstant int
+}
+
+// DefaultStart is the absolute time of offset 0 when [Options.Start] is
+// zero.
+var DefaultStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Outcome is how a job's simulation ended.
+type Outcome uint8
+
+const (
+	// Unfinished jobs never completed: they waited forever (for example,
+	// a job too large for the cluster) when the events ran out.
+	Unfinished Outcome = iota
+	// Completed jobs did all their work.
+	Completed
+	// Killed jobs were evicted at their time limit and not requeued.
+	Killed
+	// Dropped jobs were evicted for another reason and not requeued.
+	Dropped
+)
+
+// String returns "unfinished", "completed", "killed" or "dropped".
+func (o Outcome) String() string {
+	switch o {
+	case Unfinished:
+		return "unfinished"
+	case Completed:
+		return "completed"
+	case Killed:
+		return "killed"
+	case Dropped:
+		return "dropped"
+	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
+}
+
+// Attempt is one stay of a job on GPUs, recorded when
+// [Options.RecordRuns] is set.
+type Attempt struct {
+	// Start is when the job was placed.
+	Start time.Duration
+	// Evicted is when it was told to stop, or zero-length (== End) when
+	// it completed.
+	Evicted time.Duration
+	// End is when it released its GPUs.
+	End time.Duration
+	// Reason is the eviction reason, "" when the attempt completed.
+	Reason scheduler.EvictReason
+	// Allocation is the GPUs it held.
+	Allocation topology.Allocation
+}
+
+// JobResult is what happened to one job. Times are offsets from
+// [Options.Start].
+type JobResult struct {
+	// ID is the job's ID.
+	ID string
+	// Team is the job's team.
+	Team string
+	// Outcome says how it ended.
+	Outcome Outcome
+	// Submit is the arrival time.
+	Submit time.Duration
+	// Start is the first start; it is meaningful when Attempts > 0.
+	Start time.Duration
+	// Finish is when it released its GPUs for the last time.
+	Finish time.Duration
+	// Run is the useful work done: Job.Run for a completed job; for a
+	// killed or dropped one, the time it ran in its last attempt plus the
+	// work kept from earlier attempts.
+	Run time.Duration
+	// Wait is Finish − Submit − Run: time spent queued, checkpointing
+	// and redoing lost work.
+	Wait time.Duration
+	// Attempts counts the placements of the job.
+	Attempts int
+	// Evictions counts its evictions, Preemptions those with reason
+	// preempted.
+	Evictions, Preemptions int
+	// Runs holds every attempt when [Options.RecordRuns] is set.
+	Runs []Attempt
+}
+
+// Flow returns Finish − Submit, the job completion time.
+func (r *JobResult) Flow() time.Duration { return r.Finish - r.Submit }
+
+// BoundedSlowdown returns max(1, (Wait+Run) / max(Run, 10 s)).
+func (r *JobResult) BoundedSlowdown() float64 {
+	return boundedSlowdown(r.Wait, r.Run)
+}
+
+func boundedSlowdown(wait, run time.Duration) float64 {
+	s := float64(wait+run) / float64(max(run, 10*time.Second))
+	return max(1, s)
+}
+
+// Result is the outcome of [Run].
+type Result struct {
+	// Jobs holds one result per input job, in input order.
+	Jobs []JobResult
+	// Summary aggregates the metrics.
+	Summary Summary
+	// Teams names the teams of Series' TeamShare columns, sorted.
+	Teams []string
+	// Series is the cluster over time, at most [Options.MaxPoints] points.
+	Series []Point
+}
+
+// state of a job in the simulation.
+const (
+	sFuture uint8 = iota
+	sPending
+	sRunning
+	sEvicting
+	sDone
+)
+
+type jstate struct {
+	state    uint8
+	pos      int32 // index in runner.active, -1 when not there
+	team     int32
+	epoch    uint32
+	started  time.Duration
+	evicted  time.Duration
+	progress time.Duration // work kept from earlier attempts
+	reason   scheduler.EvictReason
+	requeue  bool
+	alloc    topology.Allocation
+}
+
+type runner struct {
+	jobs   []Job
+	cfg    scheduler.Config
+	sched  *scheduler.Scheduler
+	opt    Options
+	start  time.Time
+	snap   scheduler.Snapshot
+	nodeOf map[string]int
+	held   []topology.GPUSet
+	byID   map[string]int32
+	st     []jstate
+	res    []JobResult
+	owner  []int32 // owner[k] is the job index of snap.Jobs[k]
+	q      queue
+	order  []int32 // job indices by submit time
+	next   int
+	nodeEv []NodeEvent
+
+	now      time.Duration
+	gpus     int
+	busy     int
+	teamBusy []int
+	gpuSec   float64
+	teamSec  []float64
+	pending  int
+	running  int
+	finished int
+	steps    int
+	nodeDown int
+	lat      []time.Duration
+	samp     sampler
+}
+
+// Run simulates the workload jobs on cluster c under policy cfg and
+// returns what happened. It returns an error for invalid input, when
+// Step returns one, or when a decision breaks the rules the simulator
+// checks (a GPU allocated twice, a placement of a job that is not
+// pending, an eviction of a job that is not running).
+func Run(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options) (*Result, error) {
+	r, err := newRunner(c, jobs, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.loop(); err != nil {
+		return nil, err
+	}
+	return r.result(), nil
+}
+
+func newRunner(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options) (*runner, error) {
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: cluster: %w", err)
+	}
+	start := opt.Start
+	if start.IsZero() {
+		start = DefaultStart
+	}
+	r := &runner{
+		jobs: jobs, cfg: cfg, sched: scheduler.New(cfg), opt: opt, start: start,
+		nodeOf: make(map[string]int, len(c.Nodes)),
+		byID:   make(map[string]int32, len(jobs)),
+		st:     make([]jstate, len(jobs)),
+		res:    make([]JobResult, len(jobs)),
+		order:  make([]int32, len(jobs)),
+	}
+	c.Nodes = slices.Clone(c.Nodes)
+	r.snap.Cluster = c
+	r.snap.Teams = opt.Teams
+	r.held = make([]topology.GPUSet, len(c.Nodes))
+	for i := range c.Nodes {
+		r.nodeOf[c.Nodes[i].Name] = i
+		r.gpus += c.Nodes[i].GPUs
+	}
+	teamIx := map[string]int32{}
+	for i := range jobs {
+		j := &jobs[i]
+		where := fmt.Sprintf("sim: jobs[%d] %q", i, j.ID)
+		switch {
+		case j.ID == "":
+			return nil, fmt.Errorf("sim: jobs[%d]: id is empty", i)
+		case j.Members < 1:
+			return nil, fmt.Errorf("%s: members must be >= 1, got %d", where, j.Members)
+		case j.GPUsPerMember < 1:
+			return nil, fmt.Errorf("%s: gpusPerMember must be >= 1, got %d", where, j.GPUsPerMember)
+		case j.Run <= 0:
+			return nil, fmt.Errorf("%s: run must be > 0, got %s", where, j.Run)
+		case j.Limit < 0:
+			return nil, fmt.Errorf("%s: limit must be >= 0, got %s", where, j.Limit)
+		case j.CheckpointGrace < 0:
+			return nil, fmt.Errorf("%s: checkpointGrace must be >= 0, got %s", where, j.CheckpointGrace)
+		}
+		if k, dup := r.byID[j.ID]; dup {
+			return nil, fmt.Errorf("%s: duplicate id (also jobs[%d])", where, k)
+		}
+		r.byID[j.ID] = int32(i)
+		if _, ok := teamIx[j.Team]; !ok {
+			teamIx[j.Team] = 0
+		}
+		r.order[i] = int32(i)
+		r.st[i].pos = -1
+		r.res[i] = JobResult{ID: j.ID, Team: j.Team, Submit: j.Submit}
+	}
+	teams := make([]string, 0, len(teamIx))
+	for t := range teamIx {
+		teams = append(teams, t)
+	}
+	slices.Sort(teams)
+	for k, t := range teams {
+		teamIx[t] = int32(k)
+	}
+	for i := range jobs {
+		r.st[i].team = teamIx[jobs[i].Team]
+	}
+	r.teamBusy = make([]int, len(teams))
+	r.teamSec = make([]float64, len(teams))
+	slices.SortStableFunc(r.order, func(a, b int32) int {
+		return cmpDur(jobs[a].Submit, jobs[b].Submit)
+	})
+	r.nodeEv = slices.Clone(opt.NodeEvents)
+	for k, e := range r.nodeEv {
+		if _, ok := r.nodeOf[e.Node]; !ok {
+			return nil, fmt.Errorf("sim: nodeEvents[%d]: unknown node %q", k, e.Node)
+		}
+		if e.State > topology.Down {
+			return nil, fmt.Errorf("sim: nodeEvents[%d]: unknown state %d", k, e.State)
+		}
+		r.q.push(event{at: e.At, kind: evNode, job: int32(k)})
+	}
+	maxPts := opt.MaxPoints
+	if maxPts <= 0 {
+		maxPts = 500
+	}
+	origin := time.Duration(0)
+	if len(jobs) > 0 {
+		origin = jobs[r.order[0]].Submit
+	}
+	if len(r.nodeEv) > 0 {
+		origin = min(origin, r.q.peek().at)
+	}
+	r.samp = newSampler(maxPts, origin, teams)
+	r.now = origin
+	return r, nil
+}
+
+func cmpDur(a, b time.Duration) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// nextTime returns the time of the next event or arrival.
+func (r *runner) nextTime() (time.Duration, bool) {
+	t, ok := time.Duration(0), false
+	if r.q.len() > 0 {
+		t, ok = r.q.peek().at, true
+	}
+	if r.next < len(r.order) {
+		if a := r.jobs[r.order[r.next]].Submit; !ok || a < t {
+			t, ok = a, true
+		}
+	}
+	return t, ok
+}
+
+func (r *runner) loop() error {
+	maxSteps := r.opt.MaxStepsPerInstant
+	if maxSteps <= 0 {
+		maxSteps = 64
+	}
+	last, rounds := time.Duration(-1<<63), 0
+	for {
+		t, ok := r.nextTime()
+		if !ok {
+			return nil
+		}
+		if t == last {
+			rounds++
+			if rounds >= maxSteps {
+				return fmt.Errorf("sim: more than %d Step calls at %s", maxSteps, t)
+			}
+		} else {
+			last, rounds = t, 0
+		}
+		r.advance(t)
+		changed, must := false, false
+		for r.q.len() > 0 && r.q.peek().at == t {
+			e := r.q.pop()
+			if r.apply(e) {
+				changed = true
+				must = must || e.kind == evLimit || e.kind == evNode
+			}
+		}
+		for r.next < len(r.order) && r.jobs[r.order[r.next]].Submit == t {
+			r.arrive(r.order[r.next])
+			r.next++
+			changed = true
+		}
+		// With nothing pending, Step could only evict, and the events
+		// that make evictions due (limits, node changes) force a Step.
+		if !changed || (r.pending == 0 && !must) {
+			continue
+		}
+		if err := r.step(); err != nil {
+			return err
+		}
+	}
+}
+
+// advance integrates the GPUs in use up to t.
+func (r *runner) advance(t time.Duration) {
+	if t <= r.now {
+		return
+	}
+	dt := (t - r.now).Seconds()
+	r.gpuSec += float64(r.busy) * dt
+	for k, b := range r.teamBusy {
+		r.teamSec[k] += float64(b) * dt
+	}
+	r.samp.add(r.now, t, r.busy, r.pending, r.running, r.teamBusy)
+	r.now = t
+}
+
+// apply applies one queued event and reports whether it changed anything
+// Step would see.
+func (r *runner) apply(e event) bool {
+	if e.kind == evNode {
+		ne := r.nodeEv[e.job]
+		r.snap.Cluster.Nodes[r.nodeOf[ne.Node]].State = ne.State
+		return true
+	}
+	s := &r.st[e.job]
+	if s.epoch != e.epoch {
+		return false
+	}
+	switch e.kind {
+	case evLimit:
+		return s.state == sRunning
+	case evComplete:
+		if s.state != sRunning {
+			return false
+		}
+		r.release(e.job, "")
+		r.finish(e.job, Completed, r.jobs[e.job].Run)
+		return true
+	case evEvicted:
+		if s.state != sEvicting {
+			return false
+		}
+		ran := s.evicted - s.started
+		r.release(e.job, s.reason)
+		if s.requeue {
+			kept := ran
+			if r.jobs[e.job].Kind == scheduler.Training {
+				kept = 0
+				if iv := r.opt.CheckpointInterval; iv > 0 {
+					kept = ran / iv * iv
+				}
+			}
+			s.progress = min(s.progress+kept, r.jobs[e.job].Run)
+			s.state = sPending
+			r.pending++
+			sj := &r.snap.Jobs[s.pos]
+			sj.State, sj.Allocation, sj.Started, sj.EvictedAt = scheduler.Pending, nil, time.Time{}, time.Time{}
+			return true
+		}
+		out := Dropped
+		if s.reason == scheduler.EvictTimeLimit {
+			out = Killed
+		}
+		r.finish(e.job, out, min(s.progress+ran, r.jobs[e.job].Run))
+		return true
+	}
+	return false
+}
+
+// release frees the GPUs of job i, which leaves the running or evicting
+// state.
+func (r *runner) release(i int32, reason scheduler.EvictReason) {
+	s := &r.st[i]
+	for _, a := range s.alloc {
+		n := r.nodeOf[a.Node]
+		r.held[n] &^= topology.SetOf(a.GPUs...)
+	}
+	g := r.jobs[i].Members * r.jobs[i].GPUsPerMember
+	r.busy -= g
+	r.teamBusy[s.team] -= g
+	if s.state == sRunning {
+		r.running--
+	}
+	if r.opt.RecordRuns {
+		runs := r.res[i].Runs
+		a := &runs[len(runs)-1]
+		a.End = r.now
+		a.Evicted = r.now
+		if s.state == sEvicting {
+			a.Evicted = s.evicted
+		}
+		a.Reason = reason
+	}
+	s.alloc = nil
+}
+
+// finish ends job i for good.
+func (r *runner) finish(i int32, out Outcome, work time.Duration) {
+	s := &r.st[i]
+	s.state = sDone
+	res := &r.res[i]
+	res.Outcome = out
+	res.Finish = r.now
+	res.Run = work
+	res.Wait = res.Finish - res.Submit - work
+	r.finished++
+	// Swap-remove from the snapshot.
+	last := len(r.snap.Jobs) - 1
+	p := s.pos
+	if int(p) != last {
+		r.snap.Jobs[p] = r.snap.Jobs[last]
+		r.owner[p] = r.owner[last]
+		r.st[r.owner[p]].pos = p
+	}
+	r.snap.Jobs[last] = scheduler.Job{}
+	r.snap.Jobs = r.snap.Jobs[:last]
+	r.owner = r.owner[:last]
+	s.pos = -1
+}
+
+func (r *runner) arrive(i int32) {
+	j := &r.jobs[i]
+	s := &r.st[i]
+	s.state = sPending
+	s.pos = int32(len(r.snap.Jobs))
+	r.pending++
+	r.snap.Jobs = append(r.snap.Jobs, scheduler.Job{
+		ID: j.ID, Team: j.Team, Tier: j.Tier, Kind: j.Kind,
+		Submitted: r.start.Add(j.Submit), Members: j.Members, GPUsPerMember: j.GPUsPerMember,
+		GPUType: j.GPUType, TimeLimit: j.Limit, CheckpointGrace: j.CheckpointGrace,
+	})
+	r.owner = append(r.owner, i)
+}
+
+func (r *runner) step() error {
+	r.snap.Now = r.start.Add(r.now)
+	var t0 time.Time
+	if r.opt.Clock != nil {
+		t0 = r.opt.Clock()
+	}
+	d, err := r.sched.Step(&r.snap)
+	if r.opt.Clock != nil {
+		r.lat = append(r.lat, r.opt.Clock().Sub(t0))
+	}
+	r.steps++
+	if err != nil {
+		return fmt.Errorf("sim: at %s: %w", r.now, err)
+	}
+	if r.opt.Observe != nil {
+		r.opt.Observe(&r.snap, d)
+	}
+	for k := range d.Evictions {
+		if err := r.evict(&d.Evictions[k]); err != nil {
+			return fmt.Errorf("sim: at %s: %w", r.now, err)
+		}
+	}
+	for k := range d.Placements {
+		if err := r.place(&d.Placements[k]); err != nil {
+			return fmt.Errorf("sim: at %s: %w", r.now, err)
+		}
+	}
+	if r.opt.Progress != nil {
+		r.opt.Progress(r.finished, len(r.jobs))
+	}
+	return nil
+}
+
+func (r *runner) evict(e *scheduler.Eviction) error {
+	i, ok := r.byID[e.Job]
+	if !ok || r.st[i].state != sRunning {
+		return fmt.Errorf("decision evicts job %q, which is not running", e.Job)
+	}
+	s := &r.st[i]
+	s.state = sEvicting
+	s.evicted = r.now
+	s.reason = e.Reason
+	s.requeue = e.Requeue
+	s.epoch++
+	r.running--
+	r.res[i].Evictions++
+	if e.Reason == scheduler.EvictPreempted {
+		r.res[i].Preemptions++
+	}
+	if e.Reason == scheduler.EvictNodeDown {
+		r.nodeDown++
+	}
+	sj := &r.snap.Jobs[s.pos]
+	sj.State = scheduler.Evicting
+	sj.EvictedAt = r.snap.Now
+	r.q.push(event{at: r.now + max(e.Grace, 0), kind: evEvicted, job: i, epoch: s.epoch})
+	return nil
+}
+
+var errEmptyAllocation = errors.New("empty allocation")
+
+func (r *runner) place(p *scheduler.Placement) error {
+	i, ok := r.byID[p.Job]
+	if !ok || r.st[i].state != sPending {
+		return fmt.Errorf("decision places job %q, which is not pending", p.Job)
+	}
+	j := &r.jobs[i]
+	if len(p.Allocation) == 0 {
+		return fmt.Errorf("placement of job %q: %w", p.Job, errEmptyAllocation)
+	}
+	if got := p.Allocation.Count(); got != j.Members*j.GPUsPerMember {
+		return fmt.Errorf("placement of job %q holds %d GPUs, want %d", p.Job, got, j.Members*j.GPUsPerMember)
+	}
+	for _, a := range p.Allocation {
+		n, ok := r.nodeOf[a.Node]
+		if !ok {
+			return fmt.Errorf("placement of job %q: unknown node %q", p.Job, a.Node)
+		}
+		node := &r.snap.Cluster.Nodes[n]
+		if node.State != topology.Ready {
+			return fmt.Errorf("placement of job %q on node %q, which is %s", p.Job, a.Node, node.State)
+		}
+		set := topology.SetOf(a.GPUs...)
+		if set.Len() != len(a.GPUs) || slices.ContainsFunc(a.GPUs, func(g int) bool { return g >= node.GPUs }) {
+			return fmt.Errorf("placement of job %q: bad GPU list %v on node %q", p.Job, a.GPUs, a.Node)
+		}
+		if set&r.held[n] != 0 {
+			return fmt.Errorf("placement of job %q: GPUs %v of node %q are already held", p.Job, (set & r.held[n]).Indices(), a.Node)
+		}
+		if set&topology.SetOf(node.Unhealthy...) != 0 {
+			return fmt.Errorf("placement of job %q: unhealthy GPUs of node %q", p.Job, a.Node)
+		}
+		r.held[n] |= set
+	}
+	s := &r.st[i]
+	s.state = sRunning
+	s.started = r.now
+	s.alloc = p.Allocation
+	r.pending--
+	r.running++
+	g := j.Members * j.GPUsPerMember
+	r.busy += g
+	r.teamBusy[s.team] += g
+	res := &r.res[i]
+	if res.Attempts == 0 {
+		res.Start = r.now
+	}
+	res.Attempts++
+	if r.opt.RecordRuns {
+		res.Runs = append(res.Runs, Attempt{Start: r.now, Allocation: p.Allocation.Clone()})
+	}
+	sj := &r.snap.Jobs[s.pos]
+	sj.State = scheduler.Running
+	sj.Started = r.snap.Now
+	sj.Allocation = p.Allocation
+	rem := j.Run - s.progress
+	if j.Limit > 0 && rem > j.Limit && !r.cfg.IgnoreTimeLimits {
+		r.q.push(event{at: r.now + j.Limit, kind: evLimit, job: i, epoch: s.epoch})
+	} else {
+		r.q.push(event{at: r.now + rem, kind: evComplete, job: i, epoch: s.epoch})
+	}
+	return nil
+}
