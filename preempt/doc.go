@@ -101,10 +101,14 @@
 // An 8-node cluster of 8 GPUs each runs one P3 job on 8 GPUs; a P1 job
 // needs 8 members of 8 GPUs:
 //
-//	cands := []preempt.Candidate{{ID: "p3", Tier: 3, Holds: holds, Grace: 5 * time.Minute}}
-//	elig := preempt.Eligible(preempt.DefaultMatrix(), 1, cands)
-//	sub := pick(cands, elig)
-//	victims, pl, ok := preempt.Select(ix, gang.NewRequest(8, 8), binpack.Pack{}, sub)
+//	running := []preempt.Candidate{{ID: "p3", Tier: 3, Holds: holds, Grace: 5 * time.Minute}}
+//	var cands []preempt.Candidate
+//	for _, i := range preempt.Eligible(preempt.DefaultMatrix(), 1, running) {
+//		cands = append(cands, running[i])
+//	}
+//	victims, pl, ok := preempt.Select(ix, gang.NewRequest(8, 8), binpack.Pack{}, cands)
 //	// ok, victims == [0] (the P3 job); pl covers all 64 GPUs and becomes
-//	// a reservation at now + 5m.
+//	// a reservation at now + preempt.MaxGrace(cands, victims) = now + 5m.
+//
+// The package example runs this scenario in full.
 package preempt
