@@ -77,6 +77,9 @@ func readKTH(t testing.TB) *trace.Trace {
 }
 
 func TestKTHPublished(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("replays 28,481 jobs twice; skipped in short mode and under the race detector")
+	}
 	tr := readKTH(t)
 	require.Len(t, tr.Jobs, 28481)
 	for _, tc := range []struct {

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func fixedClock() func() time.Time {
+	t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(time.Millisecond); return t }
+}
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb, false, fixedClock())
+	return code, out.String(), errb.String()
+}
+
+func TestJSONContract(t *testing.T) {
+	for _, tc := range []struct {
+		backfill string
+		makespan float64
+	}{
+		// Hand-worked in the simulator's golden tests: FCFS ends at 55,
+		// EASY at 37.
+		{"none", 55}, {"easy", 37}, {"conservative", 55},
+	} {
+		code, out, stderr := runCLI(t, "-trace", "testdata/small.swf", "-backfill", tc.backfill, "-json")
+		require.Equal(t, 0, code, stderr)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &m))
+		for _, k := range []string{"jobs", "skipped", "makespan", "utilization", "meanWait", "meanBoundedSlowdown", "maxWait", "stepP50", "stepP99"} {
+			require.Contains(t, m, k)
+		}
+		require.EqualValues(t, 4, m["jobs"])
+		require.EqualValues(t, 2, m["skipped"])
+		require.EqualValues(t, 4, m["gpus"])
+		require.InDelta(t, tc.makespan, m["makespan"], 1e-9, tc.backfill)
+		require.InDelta(t, 100/(4*tc.makespan), m["utilization"], 1e-9)
+		require.InDelta(t, 0.001, m["stepP50"], 1e-12) // the fake clock ticks 1 ms per read
+	}
+}
+
+func TestFlatPoolAndNodes(t *testing.T) {
+	// -gpus 2 leaves the 3- and 4-processor jobs too large: skipped.
+	code, out, stderr := runCLI(t, "-trace", "testdata/small.swf", "-gpus", "2", "-json")
+	require.Equal(t, 0, code, stderr)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	require.EqualValues(t, 2, m["jobs"])
+	require.EqualValues(t, 4, m["skipped"])
+
+	// CSV: 2 nodes × 8 GPUs; the 16-GPU job is 2 members of 8.
+	code, out, stderr = runCLI(t, "-trace", "testdata/small.csv", "-nodes", "2", "-gpus-per-node", "8", "-json", "-backfill", "none")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	require.EqualValues(t, 4, m["jobs"])
+	require.EqualValues(t, 16, m["gpus"])
+	teams := m["teams"].([]any)
+	require.Len(t, teams, 2)
+	// FCFS: 0 (8 GPUs) and 1 (4) start at 0; 2 (16) waits until 100 and
+	// ends at 120; 3 waits behind it and runs 120–620.
+	require.InDelta(t, 620, m["makespan"], 1e-9)
+}
+
+func TestTableAndPlot(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"out.svg", "out.png"} {
+		p := filepath.Join(dir, name)
+		code, out, stderr := runCLI(t, "-trace", "testdata/small.csv", "-nodes", "2", "-gpus-per-node", "8", "-plot", p)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, "utilization")
+		require.Contains(t, out, "bounded slowdown")
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		require.Positive(t, st.Size())
+	}
+}
+
+func TestProgressOnlyOnTerminal(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"-trace", "testdata/small.swf", "-json"}, &out, &errb, true, fixedClock()))
+	require.Contains(t, errb.String(), "jobs")
+	_, _, stderr := runCLI(t, "-trace", "testdata/small.swf", "-json")
+	require.Empty(t, stderr)
+}
+
+func TestErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"-trace", "testdata/missing.swf"},
+		{"-trace", "testdata/small.swf", "-backfill", "sometimes"},
+		{"-trace", "testdata/small.swf", "-backfill-order", "longest"},
+		{"-trace", "testdata/small.swf", "-format", "xml"},
+		{"-trace", "testdata/small.swf", "-gpus", "4", "-nodes", "2", "-gpus-per-node", "2"},
+		{"-trace", "testdata/small.swf", "-nodes", "2"},
+		{"-trace", "testdata/small.swf", "-plot", "out.pdf"},
+		{"-trace", "testdata/small.csv"},
+		{"-trace", "testdata/small.swf", "-bogus"},
+		{"-trace", "testdata/small.swf", "extra"},
+	} {
+		code, out, stderr := runCLI(t, args...)
+		require.Equal(t, 2, code, "%v", args)
+		require.Empty(t, out)
+		require.Equal(t, 1, strings.Count(stderr, "\n"), "%v: %q", args, stderr)
+	}
+}

@@ -1,0 +1,46 @@
+package sim_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/scheduler/sim"
+)
+
+// BenchmarkSimulateKTH replays the first 10,000 jobs of the KTH-SP2 log
+// on 100 one-GPU nodes with EASY backfill.
+func BenchmarkSimulateKTH(b *testing.B) {
+	jobs := simJobs(readKTH(b), 1)[:10000]
+	cfg := scheduler.Config{Backfill: scheduler.EASY, Order: scheduler.TierOrder{}}
+	for b.Loop() {
+		if _, err := sim.Run(sim.Uniform(100, 1), jobs, cfg, sim.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSimulateKTH100k replays 100,000 jobs: the KTH-SP2 log repeated
+// end to end (each copy shifted by the log's span), on 100 one-GPU nodes
+// with EASY backfill.
+func BenchmarkSimulateKTH100k(b *testing.B) {
+	one := simJobs(readKTH(b), 1)
+	span := one[len(one)-1].Submit + one[len(one)-1].Limit
+	jobs := make([]sim.Job, 0, 100000)
+	for c := 0; len(jobs) < cap(jobs); c++ {
+		for _, j := range one {
+			if len(jobs) == cap(jobs) {
+				break
+			}
+			j.ID = padID(len(jobs))
+			j.Submit += span * time.Duration(c)
+			jobs = append(jobs, j)
+		}
+	}
+	cfg := scheduler.Config{Backfill: scheduler.EASY, Order: scheduler.TierOrder{}}
+	for b.Loop() {
+		if _, err := sim.Run(sim.Uniform(100, 1), jobs, cfg, sim.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
