@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,6 +230,28 @@ func checkNoJobLost(w *world) error {
 		}
 		return nil
 	}
+	sorted := func(list string, ids []string) error {
+		if !slices.IsSorted(ids) {
+			return fmt.Errorf("%s not sorted by job ID: %v", list, ids)
+		}
+		return nil
+	}
+	var pl, ev, rs, pe []string
+	for _, x := range w.d.Placements {
+		pl = append(pl, x.Job)
+	}
+	for _, x := range w.d.Evictions {
+		ev = append(ev, x.Job)
+	}
+	for _, x := range w.d.Reservations {
+		rs = append(rs, x.Job)
+	}
+	for _, x := range w.d.Pending {
+		pe = append(pe, x.Job)
+	}
+	if err := errors.Join(sorted("placements", pl), sorted("evictions", ev), sorted("reservations", rs), sorted("pending", pe)); err != nil {
+		return err
+	}
 	for _, p := range w.d.Placements {
 		if err := note(p.Job, "placements"); err != nil {
 			return err
@@ -327,13 +350,18 @@ func gpuKeys(a topology.Allocation) map[string]bool {
 	return out
 }
 
-// checkWorkConserving is invariant 6: a job left waiting for GPUs does
-// not fit on what is free now once held GPUs, new placements and the
-// GPUs of reservations overlapping [now, now+limit) are taken away.
+// checkWorkConserving is invariant 6: a job left waiting for GPUs, or
+// given a reservation, does not fit on what is free now once held GPUs,
+// new placements and the GPUs of other reservations overlapping
+// [now, now+limit) are taken away.
 func checkWorkConserving(w *world) error {
-	for _, p := range w.d.Pending {
+	waits := slices.Clone(w.d.Pending)
+	for _, r := range w.d.Reservations {
+		waits = append(waits, scheduler.Wait{Job: r.Job, Reason: "reserved", Message: "reserved at " + r.Start.Format(time.RFC3339)})
+	}
+	for _, p := range waits {
 		switch p.Reason {
-		case scheduler.ReasonInsufficientGPUs, scheduler.ReasonTopology, scheduler.ReasonBehindReservation:
+		case scheduler.ReasonInsufficientGPUs, scheduler.ReasonTopology, scheduler.ReasonBehindReservation, "reserved":
 		default:
 			continue
 		}
@@ -353,6 +381,9 @@ func checkWorkConserving(w *world) error {
 			return nil
 		}
 		for _, u := range w.uses() {
+			if u.who == "reserved "+j.ID {
+				continue
+			}
 			if u.from.IsZero() || u.from.Before(end) {
 				if err := take(u.alloc); err != nil {
 					return err
@@ -406,8 +437,9 @@ func forModes(t *testing.T, check func(t *rapid.T, cfg scheduler.Config)) {
 func propertyOf(c func(*world) error) func(t *rapid.T, cfg scheduler.Config) {
 	return func(t *rapid.T, cfg scheduler.Config) {
 		s := gen.Snapshot(t)
-		if err := c(newWorld(s, step(t, cfg, s), cfg)); err != nil {
-			t.Fatal(err)
+		d := step(t, cfg, s)
+		if err := c(newWorld(s, d, cfg)); err != nil {
+			t.Fatalf("%v\n%s", err, dump(s, d))
 		}
 	}
 }
@@ -515,4 +547,60 @@ func TestAllocationOrderChangesPlacement(t *testing.T) {
 	d2, err := scheduler.New(scheduler.Config{}).Step(snap("b", "a"))
 	require.NoError(t, err)
 	require.Equal(t, d1.Placements, d2.Placements)
+}
+
+// dump formats a snapshot and its decision compactly for failure reports.
+func dump(s *scheduler.Snapshot, d *scheduler.Decision) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "levels %v\n", s.Cluster.Levels)
+	for _, n := range s.Cluster.Nodes {
+		fmt.Fprintf(&b, "node %s gpus=%d type=%s %v %s unhealthy=%v\n", n.Name, n.GPUs, n.GPUType, n.Domains, n.State, n.Unhealthy)
+	}
+	for _, j := range s.Jobs {
+		fmt.Fprintf(&b, "job %s %s tier=%d %dx%d type=%q limit=%s grace=%s topo=%+v %s started=%s evictedAt=%s alloc=%s\n",
+			j.ID, j.State, j.Tier, j.Members, j.GPUsPerMember, j.GPUType, j.TimeLimit, j.CheckpointGrace, j.Topology, j.Placement,
+			j.Started.Sub(s.Now), j.EvictedAt.Sub(s.Now), j.Allocation)
+	}
+	for _, p := range d.Placements {
+		fmt.Fprintf(&b, "placed %s %s\n", p.Job, p.Allocation)
+	}
+	for _, e := range d.Evictions {
+		fmt.Fprintf(&b, "evicted %s %s grace=%s\n", e.Job, e.Reason, e.Grace)
+	}
+	for _, r := range d.Reservations {
+		fmt.Fprintf(&b, "reserved %s at +%s %s\n", r.Job, r.Start.Sub(s.Now), r.Allocation)
+	}
+	for _, w := range d.Pending {
+		fmt.Fprintf(&b, "pending %s %s: %s\n", w.Job, w.Reason, w.Message)
+	}
+	return b.String()
+}
+
+// TestFittingJobIsPlaced is the smallest case found of invariant 6
+// failing under conservative backfill. On nodes n0, n1 (2 GPUs) and n2
+// (1 GPU), R holds n0 for an hour and Q holds n2 for ten minutes. A
+// (2×2) is reserved at +1h on n0 and n1; B (1×1, no limit) does not fit
+// now and is reserved after A; D (1×1, spread) is reserved at +10m on
+// n2. C (1×1, 30 minutes) fits now on n1, which is free until A's
+// reservation at +1h, and must start.
+func TestFittingJobIsPlaced(t *testing.T) {
+	now := gen.Now
+	node := func(name string, gpus int) topology.Node { return topology.Node{Name: name, GPUs: gpus} }
+	job := func(id string, tier, members, gpus int, limit time.Duration, age int) scheduler.Job {
+		return scheduler.Job{ID: id, Tier: tier, Members: members, GPUsPerMember: gpus, TimeLimit: limit,
+			Submitted: now.Add(-time.Duration(age) * time.Minute)}
+	}
+	r := job("R", 0, 1, 2, time.Hour, 100)
+	r.State, r.Started, r.Allocation = scheduler.Running, now, topology.Allocation{{Node: "n0", GPUs: []int{0, 1}}}
+	q := job("Q", 0, 1, 1, 10*time.Minute, 100)
+	q.State, q.Started, q.Allocation = scheduler.Running, now, topology.Allocation{{Node: "n2", GPUs: []int{0}}}
+	d := job("D", 1, 1, 1, 0, 3)
+	d.Placement = scheduler.Spread
+	snap := &scheduler.Snapshot{Now: now, Cluster: topology.Cluster{Nodes: []topology.Node{node("n0", 2), node("n1", 2), node("n2", 1)}},
+		Jobs: []scheduler.Job{r, q, job("A", 0, 2, 2, 2*time.Hour, 5), job("B", 1, 1, 1, 0, 4), d, job("C", 2, 1, 1, 30*time.Minute, 2)}}
+	cfg := scheduler.Config{Backfill: scheduler.Conservative, Order: scheduler.TierOrder{}}
+	dec, err := scheduler.New(cfg).Step(snap)
+	require.NoError(t, err)
+	require.NoError(t, checkWorkConserving(newWorld(snap, dec, cfg)), dump(snap, dec))
+	require.Equal(t, []scheduler.Placement{{Job: "C", Allocation: topology.Allocation{{Node: "n1", GPUs: []int{0}}}}}, dec.Placements, dump(snap, dec))
 }
