@@ -389,3 +389,24 @@ func (p *Profile) preferBusy(pl gang.Placement, r gang.Request, t, d time.Durati
 	out.Slots = append(out.Slots, second.Slots...)
 	return out
 }
+
+// WithReservations runs fn while the index shows, for a run of d starting
+// now, only the GPUs that no reservation holds before now+d, then restores
+// the index. fn must leave the index as it found it.
+func (p *Profile) WithReservations(d time.Duration, fn func()) {
+	p.blockNow(d)
+	defer p.restore()
+	fn()
+}
+
+// Reserved returns the GPUs of node n that some reservation holds at any
+// moment of [t0, t1). O(events of n).
+func (p *Profile) Reserved(n topology.NodeID, t0, t1 time.Duration) topology.GPUSet {
+	var s topology.GPUSet
+	for _, e := range p.nodes[n] {
+		if e.reserve && e.start < t1 && e.end > t0 {
+			s |= e.set
+		}
+	}
+	return s
+}

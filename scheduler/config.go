@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpusched/gpusched/binpack"
 	"github.com/gpusched/gpusched/fairshare"
+	"github.com/gpusched/gpusched/preempt"
 )
 
 // BackfillMode chooses how blocked jobs get reservations and whether
@@ -116,8 +117,23 @@ type Config struct {
 	// Spread scores nodes for jobs with placement spread (default
 	// binpack.Spread).
 	Spread binpack.Scorer
-	// Tiers is the number of priority tiers (default 4).
+	// Tiers is the number of priority tiers (default 4, or the size of
+	// Preemption when that is set).
 	Tiers int
+	// Preemption is the preemption matrix: Preemption[p][v] lets a pending
+	// job of tier p preempt a running job of tier v. Nil means
+	// preempt.Ordered(Tiers): each tier preempts every lower one, and tier
+	// 0 is never preempted.
+	Preemption preempt.Matrix
+	// DisablePreemption turns preemption off.
+	DisablePreemption bool
+}
+
+func (c *Config) matrix() preempt.Matrix {
+	if c.Preemption != nil {
+		return c.Preemption
+	}
+	return preempt.Ordered(c.tiers())
 }
 
 // FairShare configures fair-share priority.
@@ -142,6 +158,9 @@ func (c *Config) order() Orderer {
 func (c *Config) tiers() int {
 	if c.Tiers > 0 {
 		return c.Tiers
+	}
+	if c.Preemption != nil {
+		return c.Preemption.Tiers()
 	}
 	return DefaultTiers
 }

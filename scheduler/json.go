@@ -105,7 +105,12 @@ type mkErr func(field, msg string) error
 
 func snapshotErr(field, msg string) error { return &ValidationError{Field: field, Msg: msg} }
 
-func configErr(field, msg string) error { return fmt.Errorf("config: %s: %s", field, msg) }
+func configErr(field, msg string) error {
+	if strings.HasPrefix(msg, "must ") {
+		return fmt.Errorf("config: %s %s", field, msg)
+	}
+	return fmt.Errorf("config: %s: %s", field, msg)
+}
 
 // DecodeSnapshot reads one snapshot in the JSON form of the step command
 // and validates it with [Validate]. Decoding is strict: unknown fields,
@@ -668,8 +673,7 @@ type PolicyFile struct {
 	FairShare FairShare
 	// Preemption is the "preemption": {"matrix": ...} key: row = preemptor
 	// tier, column = victim tier, cells true/false or 1/0. Nil means the
-	// default matrix. Config has no preemption setting yet, so
-	// [PolicyFile.Config] checks it and otherwise ignores it.
+	// default matrix; it becomes Config.Preemption.
 	Preemption preempt.Matrix
 }
 
@@ -781,9 +785,7 @@ func decodeMatrix(rows [][]json.RawMessage) (preempt.Matrix, error) {
 	return m, nil
 }
 
-// Config checks p and returns the scheduling policy it describes. The
-// preemption matrix is checked but not applied: Config has no field for
-// it yet.
+// Config checks p and returns the scheduling policy it describes.
 func (p PolicyFile) Config() (Config, error) {
 	if int(p.Backfill) >= len(backfillNames) {
 		return Config{}, configErr("backfill", fmt.Sprintf("unknown mode %d", p.Backfill))
@@ -820,6 +822,7 @@ func (p PolicyFile) Config() (Config, error) {
 		IgnoreTimeLimits: !p.EnforceTimeLimits,
 		BackfillOrder:    p.BackfillOrder,
 		FairShare:        p.FairShare,
+		Preemption:       p.Preemption,
 	}, nil
 }
 

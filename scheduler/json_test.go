@@ -211,7 +211,7 @@ func TestDecodePolicy(t *testing.T) {
 	cfg, err = p.Config()
 	require.NoError(t, err)
 	require.Equal(t, Config{Backfill: Conservative, Reservations: 3, IgnoreTimeLimits: true, BackfillOrder: ShortestFirst,
-		FairShare: p.FairShare}, cfg)
+		FairShare: p.FairShare, Preemption: preempt.Matrix{{false, true}, {false, false}}}, cfg)
 
 	cfg, err = DecodeConfig(strings.NewReader(`{"backfill":"none"}`))
 	require.NoError(t, err)
@@ -225,12 +225,12 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"unknown nested key", `{"fairshare":{"halfLife":"1h","decay":2}}`, `config: json: unknown field "decay"`},
 		{"bad backfill", `{"backfill":"eager"}`, `config: backfill: unknown value "eager" (want "easy", "conservative" or "none")`},
 		{"bad order", `{"backfillOrder":"longest"}`, `config: backfillOrder: unknown value "longest" (want "priority" or "shortest")`},
-		{"negative reservations", `{"reservations":-1}`, `config: reservations: must be >= 0, got -1`},
+		{"negative reservations", `{"reservations":-1}`, `config: reservations must be >= 0, got -1`},
 		{"wrong type", `{"reservations":"1"}`, `config: reservations: want an integer, got string`},
 		{"wrong nested type", `{"fairshare":{"weights":{"age":"high"}}}`, `config: fairshare.weights.age: want a number, got string`},
 		{"bad half-life", `{"fairshare":{"halfLife":"1 week"}}`, `config: fairshare.halfLife: bad duration "1 week"`},
-		{"negative age max", `{"fairshare":{"ageMax":"-1h"}}`, `config: fairshare.ageMax: must be >= 0, got -1h0m0s`},
-		{"negative weight", `{"fairshare":{"weights":{"size":-1}}}`, `config: fairshare.weights.size: must be a finite number >= 0, got -1`},
+		{"negative age max", `{"fairshare":{"ageMax":"-1h"}}`, `config: fairshare.ageMax must be >= 0, got -1h0m0s`},
+		{"negative weight", `{"fairshare":{"weights":{"size":-1}}}`, `config: fairshare.weights.size must be a finite number >= 0, got -1`},
 		{"matrix not square", `{"preemption":{"matrix":[[false,true],[false]]}}`, `config: preemption.matrix[1]: row has 1 entries, want 2 (the matrix must be square)`},
 		{"empty matrix", `{"preemption":{"matrix":[]}}`, `config: preemption.matrix: no tiers (want at least one row)`},
 		{"bad matrix cell", `{"preemption":{"matrix":[[false,2],[false,false]]}}`, `config: preemption.matrix[0][1]: want true, false, 1 or 0, got 2`},
@@ -251,5 +251,5 @@ func TestDecodePolicyErrors(t *testing.T) {
 	_, err := PolicyFile{Backfill: 9}.Config()
 	require.EqualError(t, err, "config: backfill: unknown mode 9")
 	_, err = PolicyFile{Reservations: -2}.Config()
-	require.EqualError(t, err, "config: reservations: must be >= 0, got -2")
+	require.EqualError(t, err, "config: reservations must be >= 0, got -2")
 }

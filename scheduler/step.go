@@ -10,6 +10,7 @@ import (
 	"github.com/gpusched/gpusched/binpack"
 	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -70,11 +71,25 @@ type run struct {
 	most map[shapeKey]int
 	// memo of shapes known not to fit now even ignoring reservations.
 	noFitAtAll map[shapeKey]int
+	// preemption candidates (running jobs by ID), those already chosen,
+	// the largest grace among them, and shapes preemption cannot help.
+	cands     []preempt.Candidate
+	candJobs  []*Job
+	gone      map[int]bool
+	maxGrace  time.Duration
+	noPreempt map[preemptKey]int
+	// evictEnd is the latest offset at which an evicting job is gone.
+	evictEnd time.Duration
 	// pending jobs' places in ID order, and their waits in that order.
 	rank  map[*Job]int32
 	waits []Wait
 	// messages already formatted, by what they say.
 	msgs map[msgKey]string
+}
+
+type preemptKey struct {
+	shape shapeKey
+	tier  int
 }
 
 type msgKey struct {
@@ -89,12 +104,17 @@ type resvInfo struct {
 	end   time.Duration
 }
 
+// shapeKey identifies jobs that fit or fail alike. blocks and resv pin
+// down the reservations a job must respect: with resv reservations made
+// so far, the blocks of them that start within its run are the blocks
+// earliest-starting ones, the same set for every job with equal counts.
 type shapeKey struct {
 	class    topology.Class
 	g        int
 	req, pre int
 	mode     PlacementMode
 	blocks   int
+	resv     int
 }
 
 func newRun(cfg *Config, snap *Snapshot) (*run, error) {
@@ -104,7 +124,7 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	}
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
-		msgs: map[msgKey]string{}}
+		msgs: map[msgKey]string{}, gone: map[int]bool{}, noPreempt: map[preemptKey]int{}}
 	for i := range snap.Teams {
 		if q := snap.Teams[i].Quota; q != nil {
 			r.quotas[snap.Teams[i].Name] = q
@@ -113,13 +133,20 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	for i, l := range snap.Cluster.Levels {
 		r.levels[l] = i
 	}
-	held := r.heldJobs()
-	for _, j := range held {
+	// Hold running allocations node by node in ID order, so that the
+	// index's buckets do not depend on the order of the input.
+	held := make([]topology.GPUSet, ix.NumNodes())
+	for _, j := range r.heldJobs() {
 		r.inUse[j.Team] += j.GPUs()
 		for _, a := range j.Allocation {
 			n, _ := ix.Lookup(a.Node)
-			if err := ix.TakeSet(n, topology.SetOf(a.GPUs...)); err != nil {
-				return nil, &ValidationError{Field: fmt.Sprintf("jobs %q: allocation", j.ID), Msg: err.Error()}
+			held[n] |= topology.SetOf(a.GPUs...)
+		}
+	}
+	for n, s := range held {
+		if s != 0 {
+			if err := ix.TakeSet(topology.NodeID(n), s); err != nil {
+				return nil, &ValidationError{Field: "jobs", Msg: err.Error()}
 			}
 		}
 	}
@@ -187,6 +214,9 @@ func (r *run) evict() {
 					end = r.offset(limitAt)
 				}
 			}
+		}
+		if j.State == Evicting || len(r.d.Evictions) > 0 && r.d.Evictions[len(r.d.Evictions)-1].Job == j.ID {
+			r.evictEnd = max(r.evictEnd, end)
 		}
 		for _, a := range j.Allocation {
 			n, _ := r.ix.Lookup(a.Node)
@@ -318,7 +348,7 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 		return skipped
 	}
 	d := dur(j.TimeLimit)
-	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement, blocks: r.blocks(d)}
+	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement, blocks: r.blocks(d), resv: len(r.reserve)}
 	if m, known := r.noFit[key]; !known || j.Members < m {
 		pl, out := r.prof.PlaceNow(req, d, r.scorer(j))
 		if out == gang.Placed {
@@ -328,6 +358,11 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 		}
 		if !known || j.Members < m {
 			r.noFit[key] = j.Members
+		}
+	}
+	if r.preempts(j) {
+		if done := r.preempt(j, req, d, mayReserve); done {
+			return blocked
 		}
 	}
 	if mayReserve {
@@ -342,6 +377,126 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 	}
 	r.explain(j, req, d, key)
 	return blocked
+}
+
+// preempts reports whether j's tier may preempt any tier at all.
+func (r *run) preempts(j *Job) bool {
+	if r.cfg.DisablePreemption {
+		return false
+	}
+	m := r.cfg.matrix()
+	for v := range m.Tiers() {
+		if m.CanPreempt(j.Tier, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// candidates lists the running jobs that may be preempted, built on first
+// use after the evictions of this Step.
+func (r *run) candidates() {
+	if r.candJobs != nil {
+		return
+	}
+	r.candJobs = []*Job{}
+	evicted := make(map[string]bool, len(r.d.Evictions))
+	for _, e := range r.d.Evictions {
+		evicted[e.Job] = true
+	}
+	for _, j := range r.heldJobs() {
+		if j.State != Running || evicted[j.ID] {
+			continue
+		}
+		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,
+			WorkLost: preempt.WorkSince(r.snap.Now, j.Started, time.Time{})}
+		if q := r.quotas[j.Team]; q != nil && r.inUse[j.Team] > q.GPUs {
+			c.Borrowed = true
+		}
+		for _, a := range j.Allocation {
+			n, _ := r.ix.Lookup(a.Node)
+			c.Holds = append(c.Holds, preempt.Hold{Node: n, GPUs: topology.SetOf(a.GPUs...)})
+		}
+		r.cands = append(r.cands, c)
+		r.candJobs = append(r.candJobs, j)
+		r.maxGrace = max(r.maxGrace, j.CheckpointGrace)
+	}
+}
+
+// preempt tries to make room for j by evicting lower-tier jobs. It
+// reports true when it has recorded j's outcome (a reservation on the
+// freed GPUs, or a wait for evictions already under way).
+func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
+	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement}, tier: j.Tier}
+	if m, failed := r.noPreempt[pk]; failed && j.Members >= m {
+		return false
+	}
+	r.candidates()
+	sc := r.scorer(j)
+	m := r.cfg.matrix()
+	var idx []int
+	var sub []preempt.Candidate
+	window := addDur(d, r.maxGrace)
+	for i := range r.cands {
+		c := &r.cands[i]
+		if r.gone[i] || !m.CanPreempt(j.Tier, c.Tier) || m.CanPreempt(c.Tier, j.Tier) {
+			continue
+		}
+		cc := *c
+		cc.Holds = nil
+		for _, h := range c.Holds {
+			if free := h.GPUs &^ r.prof.Reserved(h.Node, 0, window); free != 0 {
+				cc.Holds = append(cc.Holds, preempt.Hold{Node: h.Node, GPUs: free})
+			}
+		}
+		idx = append(idx, i)
+		sub = append(sub, cc)
+	}
+	var victims []int
+	var pl gang.Placement
+	ok := false
+	if len(sub) > 0 {
+		r.prof.WithReservations(window, func() {
+			victims, pl, ok = preempt.Select(r.ix, req, sc, sub)
+		})
+	}
+	if !ok || len(victims) == 0 {
+		if cur, seen := r.noPreempt[pk]; !seen || j.Members < cur {
+			r.noPreempt[pk] = j.Members
+		}
+		return false
+	}
+	grace := time.Duration(0)
+	for _, v := range victims {
+		grace = max(grace, sub[v].Grace)
+	}
+	// Preempt only when waiting would be worse: the start without
+	// preemption, judged by time limits and the evictions already under
+	// way, is later than the victims' grace.
+	st, canWait := r.prof.Earliest(req, d, sc, 0)
+	if !preempt.Worth(max(grace, r.evictEnd), st.At, canWait) {
+		if canWait && st.At <= r.evictEnd && !mayReserve {
+			r.wait(j, ReasonAwaitingPreemption, fmt.Sprintf("waits for evicting jobs to checkpoint; expected to start at %s", r.at(st.At).Format(time.RFC3339)), r.at(st.At))
+			return true
+		}
+		return false
+	}
+	start := max(grace, 1)
+	for _, v := range victims {
+		i := idx[v]
+		r.gone[i] = true
+		vj := r.candJobs[i]
+		r.d.Evictions = append(r.d.Evictions, Eviction{Job: vj.ID, Reason: EvictPreempted, By: j.ID, Grace: vj.CheckpointGrace, Requeue: true})
+		for _, h := range r.cands[i].Holds {
+			r.prof.AddRelease(h.Node, h.GPUs, max(vj.CheckpointGrace, 1))
+		}
+		r.evictEnd = max(r.evictEnd, max(vj.CheckpointGrace, 1))
+		r.inUse[vj.Team] -= vj.GPUs()
+	}
+	r.prof.Reserve(pl, start, d)
+	r.reserve = append(r.reserve, resvInfo{job: j.ID, start: start, end: addDur(start, d)})
+	r.d.Reservations = append(r.d.Reservations, Reservation{Job: j.ID, Start: r.at(start), Allocation: pl.Allocation(r.ix)})
+	return true
 }
 
 // overQuota says why j's team may not start it now, or "".
@@ -389,7 +544,7 @@ func (r *run) blocks(d time.Duration) int {
 // explain records why j, which does not fit now honouring reservations,
 // waits.
 func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
-	key.blocks = 0
+	key.blocks, key.resv = 0, 0
 	out := gang.NoCapacity
 	if m, known := r.noFitAtAll[key]; known && j.Members >= m {
 		out = gang.NoCapacity

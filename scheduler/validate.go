@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/gpusched/gpusched/topology"
 )
@@ -18,8 +19,15 @@ type ValidationError struct {
 	Msg   string
 }
 
-// Error formats the error as "snapshot: FIELD: MSG".
-func (e *ValidationError) Error() string { return "snapshot: " + e.Field + ": " + e.Msg }
+// Error formats the error as "snapshot: FIELD: MSG", or "snapshot:
+// FIELD MSG" when MSG states a rule ("must ..."), as in
+// `snapshot: jobs[3] "C": gpusPerMember must be >= 1, got 0`.
+func (e *ValidationError) Error() string {
+	if strings.HasPrefix(e.Msg, "must ") || strings.HasPrefix(e.Msg, "is ") {
+		return "snapshot: " + e.Field + " " + e.Msg
+	}
+	return "snapshot: " + e.Field + ": " + e.Msg
+}
 
 func verr(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Msg: fmt.Sprintf(format, args...)}
@@ -33,7 +41,7 @@ func Validate(s *Snapshot) error { return validate(s, DefaultTiers) }
 
 func validate(s *Snapshot, tiers int) error {
 	if s.Now.IsZero() {
-		return verr("now", "missing")
+		return verr("now", "is missing")
 	}
 	if err := s.Cluster.Validate(); err != nil {
 		return &ValidationError{Field: "cluster", Msg: err.Error()}
@@ -152,7 +160,7 @@ func validate(s *Snapshot, tiers int) error {
 			continue
 		}
 		if len(j.Allocation) == 0 {
-			return verr(f()+": allocation", "a %s job must have an allocation", j.State)
+			return verr(f()+": allocation", "must be given for %s job", article(j.State.String()))
 		}
 		total := 0
 		for k, a := range j.Allocation {
@@ -204,4 +212,11 @@ func claimant(s *Snapshot, node string, g int) int {
 		}
 	}
 	return -1
+}
+
+func article(w string) string {
+	if w != "" && strings.ContainsRune("aeiou", rune(w[0])) {
+		return "an " + w
+	}
+	return "a " + w
 }

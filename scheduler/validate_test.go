@@ -94,8 +94,8 @@ func TestValidationErrors(t *testing.T) {
 			field: `jobs[0] "A": allocation`, msg: "holds 2 GPUs, want members × gpusPerMember = 4"},
 		{name: "allocation not whole members", json: snapJSON(`{"id":"A","members":2,"gpusPerMember":2,"state":"running","allocation":[{"node":"n0","gpus":[0]},{"node":"n1","gpus":[0,1,2]}]}`),
 			field: `jobs[0] "A": allocation[0].gpus`, msg: "not a whole number of members"},
-		{name: "running job without allocation", json: snapJSON(`{"id":"A","gpusPerMember":1,"state":"running"}`), field: `jobs[0] "A": allocation`, msg: "a running job must have an allocation"},
-		{name: "evicting job without allocation", json: snapJSON(`{"id":"A","gpusPerMember":1,"state":"evicting"}`), field: `jobs[0] "A": allocation`, msg: "evicting job must have an allocation"},
+		{name: "running job without allocation", json: snapJSON(`{"id":"A","gpusPerMember":1,"state":"running"}`), field: `jobs[0] "A": allocation`, msg: "must be given for a running job"},
+		{name: "evicting job without allocation", json: snapJSON(`{"id":"A","gpusPerMember":1,"state":"evicting"}`), field: `jobs[0] "A": allocation`, msg: "must be given for an evicting job"},
 		{name: "pending job with allocation", json: snapJSON(`{"id":"A","gpusPerMember":1,"allocation":[{"node":"n0","gpus":[0]}]}`), field: `jobs[0] "A": allocation`, msg: "a pending job holds no allocation"},
 		{name: "unknown team parent", json: snapWith(`"teams":[{"name":"t","share":1,"parent":"org"}]`), field: `teams[0] "t": parent`, msg: `unknown team "org"`},
 		{name: "team cycle", json: snapWith(`"teams":[{"name":"a","parent":"b"},{"name":"b","parent":"a"}]`), field: `teams[0] "a": parent`, msg: "cycle"},
@@ -142,7 +142,7 @@ func TestValidationErrors(t *testing.T) {
 			s.Teams = []Team{{Name: "a", Parent: "c"}, {Name: "b", Parent: "a"}, {Name: "c", Parent: "b"}}
 			return s
 		}, field: `teams[0] "a": parent`, msg: "cycle"},
-		{name: "Go: running job without allocation", snap: func() *Snapshot { s := baseSnap(); s.Jobs[0].State = Running; return s }, field: `jobs[0] "A": allocation`, msg: "must have an allocation"},
+		{name: "Go: running job without allocation", snap: func() *Snapshot { s := baseSnap(); s.Jobs[0].State = Running; return s }, field: `jobs[0] "A": allocation`, msg: "must be given for a running job"},
 		{name: "Go: GPU claimed twice within one job", snap: func() *Snapshot {
 			s := baseSnap()
 			s.Jobs[0].State, s.Jobs[0].Members = Running, 2
@@ -165,7 +165,11 @@ func TestValidationErrors(t *testing.T) {
 			require.True(t, errors.As(err, &ve), "want a *ValidationError, got %T: %v", err, err)
 			require.Equal(t, tt.field, ve.Field, "message: %s", err)
 			require.Contains(t, ve.Msg, tt.msg)
-			require.Equal(t, "snapshot: "+ve.Field+": "+ve.Msg, err.Error())
+			sep := ": "
+			if strings.HasPrefix(ve.Msg, "must ") || strings.HasPrefix(ve.Msg, "is ") {
+				sep = " "
+			}
+			require.Equal(t, "snapshot: "+ve.Field+sep+ve.Msg, err.Error())
 			require.NotContains(t, err.Error(), "\n")
 		})
 	}
