@@ -218,7 +218,7 @@ func (r *run) evict() {
 		if j.State == Evicting || len(r.d.Evictions) > 0 && r.d.Evictions[len(r.d.Evictions)-1].Job == j.ID {
 			r.evictEnd = max(r.evictEnd, end)
 		}
-		for _, a := range j.Allocation {
+		for _, a := range j.Allocation.Canonical() { // node order, not input order
 			n, _ := r.ix.Lookup(a.Node)
 			r.prof.AddRelease(n, topology.SetOf(a.GPUs...), end)
 		}
@@ -417,6 +417,8 @@ func (r *run) candidates() {
 			n, _ := r.ix.Lookup(a.Node)
 			c.Holds = append(c.Holds, preempt.Hold{Node: n, GPUs: topology.SetOf(a.GPUs...)})
 		}
+		// Node order, not input order, so that decisions do not depend on it.
+		slices.SortFunc(c.Holds, func(a, b preempt.Hold) int { return int(a.Node) - int(b.Node) })
 		r.cands = append(r.cands, c)
 		r.candJobs = append(r.candJobs, j)
 		r.maxGrace = max(r.maxGrace, j.CheckpointGrace)
