@@ -477,6 +477,11 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	// way, is later than the victims' grace.
 	st, canWait := r.prof.Earliest(req, d, sc, 0)
 	if !preempt.Worth(max(grace, r.evictEnd), st.At, canWait) {
+		// Larger jobs of this shape and tier start no sooner by waiting
+		// and need at least these victims: do not search again for them.
+		if cur, seen := r.noPreempt[pk]; !seen || j.Members < cur {
+			r.noPreempt[pk] = j.Members
+		}
 		if canWait && st.At <= r.evictEnd && !mayReserve {
 			r.wait(j, ReasonAwaitingPreemption, fmt.Sprintf("waits for evicting jobs to checkpoint; expected to start at %s", r.at(st.At).Format(time.RFC3339)), r.at(st.At))
 			return true
