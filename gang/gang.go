@@ -30,12 +30,17 @@ type Request struct {
 	// Avoid, when set, excludes nodes (for anti-affinity). Avoided nodes
 	// are skipped one by one, so placement costs grow with their number.
 	Avoid func(topology.NodeID) bool
+	// SpreadLevel, when not NoLevel, is the level whose domains the
+	// members of a scored (non-consolidating) gang are spread across;
+	// otherwise they are spread across nodes. Members double up only
+	// when no unused node (or domain) has room.
+	SpreadLevel int
 }
 
 // NewRequest returns a request for members × gpus with no GPU-type or
 // topology constraint.
 func NewRequest(members, gpus int) Request {
-	return Request{Members: members, GPUsPerMember: gpus, Required: NoLevel, Preferred: NoLevel}
+	return Request{Members: members, GPUsPerMember: gpus, Required: NoLevel, Preferred: NoLevel, SpreadLevel: NoLevel}
 }
 
 // GPUs returns Members × GPUsPerMember.
@@ -170,7 +175,7 @@ func fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.S
 		if consolidate {
 			n, k, ok = pickConsolidated(ix, r, l, d, left)
 		} else {
-			n, ok = pickScored(ix, r, l, d, s)
+			n, ok = pickSpread(ix, r, l, d, s, p.Slots)
 			k = 1
 		}
 		if !ok {
@@ -243,6 +248,30 @@ func firstUsable(ix *topology.Index, r Request, l int, d topology.DomainID, need
 		}
 	}
 	return -1, false
+}
+
+// pickSpread picks a node for the next member of a scored gang, first
+// among nodes (or SpreadLevel domains) that hold no member of it yet,
+// then among all.
+func pickSpread(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer, taken []Slot) (topology.NodeID, bool) {
+	if len(taken) > 0 {
+		fresh := r
+		fresh.Avoid = func(n topology.NodeID) bool {
+			if r.Avoid != nil && r.Avoid(n) {
+				return true
+			}
+			for _, t := range taken {
+				if t.Node == n || (r.SpreadLevel >= 0 && ix.DomainOf(r.SpreadLevel, t.Node) == ix.DomainOf(r.SpreadLevel, n)) {
+					return true
+				}
+			}
+			return false
+		}
+		if n, ok := pickScored(ix, fresh, l, d, s); ok {
+			return n, true
+		}
+	}
+	return pickScored(ix, r, l, d, s)
 }
 
 // pickScored returns the first usable node of the best-scoring class.

@@ -78,6 +78,8 @@ type run struct {
 	gone      map[int]bool
 	maxGrace  time.Duration
 	noPreempt map[preemptKey]int
+	// groups counts, per service group, its members on each node.
+	groups map[string]map[topology.NodeID]int
 	// evictEnd is the latest offset at which an evicting job is gone.
 	evictEnd time.Duration
 	// pending jobs' places in ID order, and their waits in that order.
@@ -124,7 +126,8 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	}
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
-		msgs: map[msgKey]string{}, gone: map[int]bool{}, noPreempt: map[preemptKey]int{}}
+		msgs: map[msgKey]string{}, gone: map[int]bool{}, noPreempt: map[preemptKey]int{},
+		groups: map[string]map[topology.NodeID]int{}}
 	for i := range snap.Teams {
 		if q := snap.Teams[i].Quota; q != nil {
 			r.quotas[snap.Teams[i].Name] = q
@@ -141,6 +144,9 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 		for _, a := range j.Allocation {
 			n, _ := ix.Lookup(a.Node)
 			held[n] |= topology.SetOf(a.GPUs...)
+			if j.Group != "" && j.State == Running {
+				r.addGroup(j.Group, n, len(a.GPUs)/j.GPUsPerMember)
+			}
 		}
 	}
 	for n, s := range held {
@@ -267,6 +273,11 @@ func (r *run) request(j *Job) (gang.Request, bool) {
 			req.Preferred = l
 		}
 	}
+	if j.Placement == Spread && j.SpreadLevel != "" {
+		if l, has := r.levels[j.SpreadLevel]; has {
+			req.SpreadLevel = l
+		}
+	}
 	return req, ok
 }
 
@@ -349,11 +360,16 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 	}
 	d := dur(j.TimeLimit)
 	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement, blocks: r.blocks(d), resv: len(r.reserve)}
+	if j.Placement == Spread && j.Group != "" {
+		if pl, ok := r.placeApart(j, req, d); ok {
+			r.placed(j, pl)
+			return placed
+		}
+	}
 	if m, known := r.noFit[key]; !known || j.Members < m {
 		pl, out := r.prof.PlaceNow(req, d, r.scorer(j))
 		if out == gang.Placed {
-			r.d.Placements = append(r.d.Placements, Placement{Job: j.ID, Allocation: pl.Allocation(r.ix)})
-			r.inUse[j.Team] += j.GPUs()
+			r.placed(j, pl)
 			return placed
 		}
 		if !known || j.Members < m {
@@ -377,6 +393,63 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 	}
 	r.explain(j, req, d, key)
 	return blocked
+}
+
+// placed records the placement of j.
+func (r *run) placed(j *Job, pl gang.Placement) {
+	r.d.Placements = append(r.d.Placements, Placement{Job: j.ID, Allocation: pl.Allocation(r.ix)})
+	r.inUse[j.Team] += j.GPUs()
+	if j.Group != "" {
+		for _, sl := range pl.Slots {
+			r.addGroup(j.Group, sl.Node, sl.Members)
+		}
+	}
+}
+
+func (r *run) addGroup(group string, n topology.NodeID, members int) {
+	m := r.groups[group]
+	if m == nil {
+		m = map[topology.NodeID]int{}
+		r.groups[group] = m
+	}
+	m[n] += members
+}
+
+// placeApart places a spread job of a group away from the group's other
+// members: first on nodes (or domains of its spread level) holding none
+// of them, then on those holding at most one, and so on, so replicas
+// double up as little as capacity allows. It reports false when even the
+// most crowded place would be needed; Step then places the job without
+// the constraint.
+func (r *run) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placement, bool) {
+	nodes := r.groups[j.Group]
+	if len(nodes) == 0 {
+		return gang.Placement{}, false
+	}
+	lvl := req.SpreadLevel
+	count := func(n topology.NodeID) int { return nodes[n] }
+	most := 0
+	if lvl == gang.NoLevel {
+		for _, c := range nodes {
+			most = max(most, c)
+		}
+	} else {
+		doms := map[topology.DomainID]int{}
+		for n, c := range nodes {
+			doms[r.ix.DomainOf(lvl, n)] += c
+		}
+		for _, c := range doms {
+			most = max(most, c)
+		}
+		count = func(n topology.NodeID) int { return doms[r.ix.DomainOf(lvl, n)] }
+	}
+	for k := 1; k <= most; k++ {
+		req.Avoid = func(n topology.NodeID) bool { return count(n) >= k }
+		if pl, out := r.prof.PlaceNow(req, d, r.scorer(j)); out == gang.Placed {
+			return pl, true
+		}
+	}
+	return gang.Placement{}, false
 }
 
 // preempts reports whether j's tier may preempt any tier at all.
@@ -406,6 +479,12 @@ func (r *run) candidates() {
 	}
 	for _, j := range r.heldJobs() {
 		if j.State != Running || evicted[j.ID] {
+			continue
+		}
+		// A job that ends by its time limit no later than its checkpoint
+		// grace would end is never worth preempting, and evicting it would
+		// hold its GPUs longer than reservations made on them expect.
+		if j.TimeLimit > 0 && !j.Started.IsZero() && !j.Started.Add(j.TimeLimit).After(r.snap.Now.Add(j.CheckpointGrace)) {
 			continue
 		}
 		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,
@@ -495,7 +574,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		vj := r.candJobs[i]
 		r.d.Evictions = append(r.d.Evictions, Eviction{Job: vj.ID, Reason: EvictPreempted, By: j.ID, Grace: vj.CheckpointGrace, Requeue: true})
 		for _, h := range r.cands[i].Holds {
-			r.prof.AddRelease(h.Node, h.GPUs, max(vj.CheckpointGrace, 1))
+			r.prof.MoveRelease(h.Node, h.GPUs, max(vj.CheckpointGrace, 1))
 		}
 		r.evictEnd = max(r.evictEnd, max(vj.CheckpointGrace, 1))
 		r.inUse[vj.Team] -= vj.GPUs()

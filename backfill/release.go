@@ -1,0 +1,23 @@
+package backfill
+
+import (
+	"time"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// MoveRelease records that the held GPUs s of node n now become free at
+// offset at instead of when an earlier AddRelease said: an evicted job
+// holds its GPUs until its checkpoint grace ends, even if its time limit
+// would have ended sooner. O(events of n + log E).
+func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
+	evs := p.nodes[n]
+	for i := range evs {
+		if !evs[i].reserve {
+			evs[i].set &^= s
+		}
+	}
+	// Stale timeline entries only make a sweep recompute the node, which
+	// reads the events above, so they need not be removed.
+	p.AddRelease(n, s, at)
+}

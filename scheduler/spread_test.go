@@ -1,0 +1,125 @@
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+var spreadNow = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+
+func uniformCluster(nodes, gpus, perDomain int) topology.Cluster {
+	c := topology.Cluster{Levels: []string{"rack"}}
+	for i := range nodes {
+		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%02d", i), GPUs: gpus,
+			Domains: map[string]string{"rack": fmt.Sprintf("r%d", i/perDomain)}})
+	}
+	return c
+}
+
+// perPlace counts the members of the placed jobs on each node (or on each
+// rack when byRack).
+func perPlace(d *Decision, byRack bool, perDomain int) map[string]int {
+	out := map[string]int{}
+	for _, p := range d.Placements {
+		for _, a := range p.Allocation {
+			k := a.Node
+			if byRack {
+				var i int
+				fmt.Sscanf(a.Node, "n%d", &i)
+				k = fmt.Sprintf("r%d", i/perDomain)
+			}
+			out[k]++
+		}
+	}
+	return out
+}
+
+// TestSpreadGroupDoublesUpAsLittleAsPossible: k replicas of one group on
+// an empty cluster of n equal nodes land ceil(k/n) at most on any node
+// (or rack with spreadLevel), as long as that many fit on one node.
+func TestSpreadGroupDoublesUpAsLittleAsPossible(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		nodes := rapid.IntRange(1, 12).Draw(t, "nodes")
+		gpus := rapid.SampledFrom([]int{4, 8}).Draw(t, "gpus")
+		per := rapid.IntRange(1, 4).Draw(t, "perRack")
+		byRack := rapid.Bool().Draw(t, "byRack")
+		g := rapid.SampledFrom([]int{1, 2}).Draw(t, "g")
+		places := nodes
+		if byRack {
+			places = (nodes + per - 1) / per
+		}
+		k := rapid.IntRange(1, 3*places).Draw(t, "replicas")
+		snap := &Snapshot{Now: spreadNow, Cluster: uniformCluster(nodes, gpus, per)}
+		for i := range k {
+			j := Job{ID: fmt.Sprintf("web-%02d", i), Members: 1, GPUsPerMember: g, Placement: Spread, Group: "web",
+				Kind: Inference, Submitted: spreadNow.Add(time.Duration(i) * time.Second)}
+			if byRack {
+				j.SpreadLevel = "rack"
+			}
+			snap.Jobs = append(snap.Jobs, j)
+		}
+		d, err := New(Config{Order: TierOrder{}}).Step(snap)
+		require.NoError(t, err)
+		want := (k + places - 1) / places
+		if byRack && nodes%per != 0 {
+			// The last rack is smaller; only check the node rule there.
+			return
+		}
+		room := gpus // GPUs of one place
+		if byRack {
+			room = per * gpus
+		}
+		if want*g > room {
+			return // that many do not fit on one place
+		}
+		require.Len(t, d.Placements, k, "all replicas fit")
+		for place, c := range perPlace(d, byRack, per) {
+			require.LessOrEqual(t, c, want, "%s holds %d replicas, want at most %d: %v", place, c, want, d.Placements)
+		}
+	})
+}
+
+// TestSpreadJobMembersOnDistinctNodes: the members of one spread job go to
+// different nodes while there are enough, and double up only after.
+func TestSpreadJobMembersOnDistinctNodes(t *testing.T) {
+	for _, tc := range []struct {
+		nodes, members int
+		maxPerNode     int
+	}{{4, 3, 1}, {4, 4, 1}, {3, 6, 2}, {2, 5, 3}} {
+		snap := &Snapshot{Now: spreadNow, Cluster: uniformCluster(tc.nodes, 8, 1), Jobs: []Job{
+			{ID: "svc", Members: tc.members, GPUsPerMember: 1, Placement: Spread, Submitted: spreadNow},
+		}}
+		d, err := New(Config{}).Step(snap)
+		require.NoError(t, err)
+		require.Len(t, d.Placements, 1)
+		counts := map[string]int{}
+		for _, a := range d.Placements[0].Allocation {
+			counts[a.Node] += len(a.GPUs)
+		}
+		for n, c := range counts {
+			require.LessOrEqual(t, c, tc.maxPerNode, "%d members on %d nodes: %s has %d", tc.members, tc.nodes, n, c)
+		}
+	}
+}
+
+// TestSpreadAvoidsRunningReplicas: a replica goes to a node without one
+// of its group, even when pack would prefer the fuller node.
+func TestSpreadAvoidsRunningReplicas(t *testing.T) {
+	snap := &Snapshot{Now: spreadNow, Cluster: uniformCluster(2, 8, 1), Jobs: []Job{
+		{ID: "web-0", Members: 1, GPUsPerMember: 1, Placement: Spread, Group: "web", State: Running,
+			Started: spreadNow.Add(-time.Hour), Allocation: topology.Allocation{{Node: "n00", GPUs: []int{0}}}},
+		{ID: "other", Members: 1, GPUsPerMember: 4, State: Running,
+			Started: spreadNow.Add(-time.Hour), Allocation: topology.Allocation{{Node: "n01", GPUs: []int{0, 1, 2, 3}}}},
+		{ID: "web-1", Members: 1, GPUsPerMember: 1, Placement: Spread, Group: "web", Submitted: spreadNow},
+	}}
+	d, err := New(Config{}).Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Placements, 1)
+	require.Equal(t, "n01", d.Placements[0].Allocation[0].Node)
+}
