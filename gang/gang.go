@@ -277,48 +277,50 @@ func pickSpread(ix *topology.Index, r Request, l int, d topology.DomainID, s bin
 // pickScored returns the first usable node of the best-scoring class.
 func pickScored(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer) (topology.NodeID, bool) {
 	g := r.GPUsPerMember
-	types := ix.Types()
-	classes := []topology.Class{r.Class}
-	if r.Class == topology.AnyType && len(types) > 1 {
-		classes = classes[:0]
-		for i := range types {
-			classes = append(classes, topology.Class(i+1))
+	// Candidate classes: the job's own class, or every GPU type for a job
+	// that takes any, so the scorer sees the type.
+	type cand struct {
+		c   topology.Class
+		typ string
+	}
+	var buf [4]cand
+	cands := buf[:0]
+	for i := range ix.NumTypes() {
+		c, typ := ix.TypeClass(i)
+		if r.Class == topology.AnyType || c == r.Class {
+			cands = append(cands, cand{c, typ})
 		}
 	}
 	best, bestScore, found := topology.NodeID(-1), int64(0), false
-	for _, c := range classes {
-		typ := ""
-		if len(types) == 1 {
-			typ = types[0]
-		} else if c != topology.AnyType {
-			typ = types[int(c)-1]
-		}
-		for f := g; f <= ix.MaxGPUs(); f++ {
-			if ix.NodesWithFree(l, d, c, f) == 0 {
+	// Fewer free GPUs first, then type order: a later candidate wins only
+	// with a strictly higher score.
+	for f := g; f <= ix.MaxGPUs(); f++ {
+		for _, k := range cands {
+			if ix.NodesWithFree(l, d, k.c, f) == 0 {
 				continue
 			}
-			sc := s.Score(binpack.Candidate{Free: f, Request: g, GPUType: typ})
+			sc := s.Score(binpack.Candidate{Free: f, Request: g, GPUType: k.typ})
 			if found && sc <= bestScore {
 				continue
 			}
-			var n topology.NodeID
-			ok := false
-			if r.Avoid == nil {
-				n, ok = ix.First(l, d, c, f)
-			} else {
-				for m := range ix.Bucket(l, d, c, f) {
-					if !r.Avoid(m) {
-						n, ok = m, true
-						break
-					}
-				}
-			}
-			if ok {
+			if n, ok := firstNotAvoided(ix, r, l, d, k.c, f); ok {
 				best, bestScore, found = n, sc, true
 			}
 		}
 	}
 	return best, found
+}
+
+func firstNotAvoided(ix *topology.Index, r Request, l int, d topology.DomainID, c topology.Class, f int) (topology.NodeID, bool) {
+	if r.Avoid == nil {
+		return ix.First(l, d, c, f)
+	}
+	for m := range ix.Bucket(l, d, c, f) {
+		if !r.Avoid(m) {
+			return m, true
+		}
+	}
+	return -1, false
 }
 
 // Allocation converts a placement to node names and GPU indices, in node

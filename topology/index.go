@@ -565,3 +565,15 @@ func (ix *Index) Release(n NodeID, s GPUSet) {
 func (ix *Index) SetHeld(n NodeID, s GPUSet) {
 	ix.setHeld(n, s&FirstN(int(ix.nodes[n].gpus)))
 }
+
+// NumTypes returns the number of distinct GPU types.
+func (ix *Index) NumTypes() int { return len(ix.types) }
+
+// TypeClass returns the class of the i-th GPU type of [Index.Types] and
+// its name. With a single type its class is AnyType.
+func (ix *Index) TypeClass(i int) (Class, string) {
+	if ix.classes == 1 {
+		return AnyType, ix.types[i]
+	}
+	return Class(1 + i), ix.types[i]
+}
