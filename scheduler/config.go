@@ -127,6 +127,11 @@ type Config struct {
 	Preemption preempt.Matrix
 	// DisablePreemption turns preemption off.
 	DisablePreemption bool
+	// Admit decides whether a job may start at all (default
+	// QuotaAdmitter: the teams' quotas).
+	Admit Admitter
+	// Victims chooses preemption victims (default preempt.Select).
+	Victims VictimSelector
 }
 
 func (c *Config) matrix() preempt.Matrix {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/binpack"
-	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/topology"
@@ -538,8 +537,15 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	ok := false
 	if len(sub) > 0 {
 		r.prof.WithReservations(window, func() {
-			victims, pl, ok = preempt.Select(r.ix, req, sc, sub)
+			if r.cfg.Victims != nil {
+				victims, pl, ok = r.cfg.Victims.Select(r.ix, req, sc, sub)
+			} else {
+				victims, pl, ok = preempt.Select(r.ix, req, sc, sub)
+			}
 		})
+	}
+	if ok && !r.validPreemption(req, sub, victims, pl) {
+		ok = false // a custom selector answered nonsense: do not act on it
 	}
 	if !ok || len(victims) == 0 {
 		if cur, seen := r.noPreempt[pk]; !seen || j.Members < cur {
@@ -585,18 +591,54 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	return true
 }
 
+// validPreemption checks a victim selector's answer: distinct victims in
+// range, and a whole placement on ready nodes of the job's class using
+// only GPUs that are free now or held by the victims.
+func (r *run) validPreemption(req gang.Request, cands []preempt.Candidate, victims []int, pl gang.Placement) bool {
+	freed := map[topology.NodeID]topology.GPUSet{}
+	seen := map[int]bool{}
+	for _, v := range victims {
+		if v < 0 || v >= len(cands) || seen[v] {
+			return false
+		}
+		seen[v] = true
+		for _, h := range cands[v].Holds {
+			freed[h.Node] |= h.GPUs
+		}
+	}
+	members := 0
+	used := map[topology.NodeID]topology.GPUSet{}
+	for _, sl := range pl.Slots {
+		if used[sl.Node]&sl.GPUs != 0 {
+			return false
+		}
+		used[sl.Node] |= sl.GPUs
+		if sl.Node < 0 || int(sl.Node) >= r.ix.NumNodes() || r.ix.State(sl.Node) != topology.Ready || !r.ix.InClass(sl.Node, req.Class) {
+			return false
+		}
+		ok := r.ix.FreeSet(sl.Node) | (freed[sl.Node] & r.ix.Healthy(sl.Node))
+		if sl.GPUs&^ok != 0 || sl.Members < 1 || sl.GPUs.Len() != sl.Members*req.GPUsPerMember {
+			return false
+		}
+		members += sl.Members
+	}
+	return members == req.Members
+}
+
 // overQuota says why j's team may not start it now, or "".
 func (r *run) overQuota(j *Job) string {
-	q := r.quotas[j.Team]
-	if q == nil {
-		return ""
+	var a Admitter = QuotaAdmitter{quotas: r.quotas}
+	if r.cfg.Admit != nil {
+		a = r.cfg.Admit
 	}
-	fq := fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}
-	ok, why := fq.AdmitTeam(j.Team, r.inUse[j.Team], j.GPUs(), r.ix.FreeGPUs(topology.ClusterLevel, 0, topology.AnyType))
-	if ok {
-		return ""
+	u := Usage{TeamGPUs: r.inUse[j.Team], IdleGPUs: r.ix.FreeGPUs(topology.ClusterLevel, 0, topology.AnyType)}
+	if ok, why := a.Admit(r.snap, j, u); !ok {
+		if why == "" {
+			why = "not admitted by the admission policy"
+		}
+		return why
 	}
-	return why
+	return ""
 }
 
 func addDur(a, b time.Duration) time.Duration {

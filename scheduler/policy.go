@@ -1,0 +1,82 @@
+package scheduler
+
+import (
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/fairshare"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/preempt"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// Usage is what an [Admitter] knows about the cluster when it is asked
+// about a job.
+type Usage struct {
+	// TeamGPUs is the number of GPUs the job's team holds: running and
+	// evicting jobs, and jobs placed earlier in this Step.
+	TeamGPUs int
+	// IdleGPUs is the number of GPUs free now in the whole cluster.
+	IdleGPUs int
+}
+
+// Admitter decides whether a pending job may start now at all, before
+// any placement is tried: quotas, budgets, maintenance windows. A job it
+// refuses waits with reason quota and the message it returns, and blocks
+// no other job. Admit must be a pure function of its arguments and must
+// not modify them; it is called once per pending job per Step, so it
+// should cost O(1). The default is [QuotaAdmitter].
+type Admitter interface {
+	Admit(s *Snapshot, j *Job, u Usage) (ok bool, why string)
+}
+
+// AdmitFunc adapts a function to [Admitter].
+type AdmitFunc func(s *Snapshot, j *Job, u Usage) (bool, string)
+
+// Admit calls f(s, j, u).
+func (f AdmitFunc) Admit(s *Snapshot, j *Job, u Usage) (bool, string) { return f(s, j, u) }
+
+// QuotaAdmitter applies the teams' quotas of the snapshot (Team.Quota):
+// a team within its nominal GPUs always starts jobs; above nominal it may
+// borrow idle GPUs up to its borrowing limit. Teams without a quota (or
+// with a zero quota) are not limited. See [fairshare.Quota].
+type QuotaAdmitter struct {
+	quotas map[string]*Quota
+}
+
+// Admit applies j's team quota.
+func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
+	var q *Quota
+	if a.quotas != nil {
+		q = a.quotas[j.Team]
+	} else {
+		for i := range s.Teams {
+			if s.Teams[i].Name == j.Team {
+				q = s.Teams[i].Quota
+			}
+		}
+	}
+	if q == nil {
+		return true, ""
+	}
+	return fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}.AdmitTeam(j.Team, u.TeamGPUs, j.GPUs(), u.IdleGPUs)
+}
+
+// VictimSelector chooses which running jobs to preempt so that gang r
+// fits. cands are the running jobs that r's tier may preempt under the
+// matrix, with GPUs already reserved for others left out; Select must
+// return indices into cands, the placement r would get once they are
+// gone, and whether any choice makes room. It must leave ix exactly as it
+// found it (free GPUs on a copy of your own view, or Release what you
+// take) and keep no state. The default, [preempt.Select], frees the
+// cheapest jobs first and drops every victim that is not needed.
+type VictimSelector interface {
+	Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) (victims []int, pl gang.Placement, ok bool)
+}
+
+// VictimFunc adapts a function with the signature of [preempt.Select] to
+// [VictimSelector].
+type VictimFunc func(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool)
+
+// Select calls f.
+func (f VictimFunc) Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
+	return f(ix, r, s, cands)
+}
