@@ -79,17 +79,29 @@ func readKTH(t testing.TB) *trace.Trace {
 
 // TestKTHPublished replays the filtered KTH-SP2 log (28,481 jobs) on a
 // flat pool of 100 one-GPU nodes, FCFS with EASY backfill and requested
-// times as limits, and compares with Gaussier et al. (SC'15), whose pyss
-// runs give mean bounded slowdown 92.5765 (max 14805.2, mean flow time
-// 15696.8 s) for EASY and 69.4054 for EASY-SJBF.
+// times as limits. It first compares every job's start with textbook EASY
+// computed on processor counts ([textbookEASY], same event order), then
+// with Gaussier et al. (SC'15), whose pyss runs give mean bounded slowdown
+// 92.5765 (max 14805.2, mean flow time 15696.8 s) for EASY and 69.4054
+// for EASY-SJBF.
 //
-// The maximum and the mean flow time agree within 0.5%. The mean bounded
-// slowdown does not (measured 91.8504 for EASY, 0.78% low, and 67.9566 for
-// EASY-SJBF, 2.1% low): the schedules differ for a few short jobs, whose
-// slowdowns dominate the mean. Processing the events of one instant one
-// at a time instead of in one batch moves EASY only to 91.74, so event
-// batching is not the cause; that comparison is skipped with the numbers
-// until the remaining difference is explained.
+// EASY-SJBF starts every job as the textbook replay does (mean 67.9566).
+// EASY does not: a backfilled job that ends before the head's reservation
+// starts may take free GPUs the reservation does not hold, where EASY
+// would count it against the reserved ones, so a later long job that fits
+// the extra processors is refused ("fits now but would delay the
+// reservation"). The first case is job 220 of the log, at 197h34m49s;
+// 522 jobs start differently and the mean is 91.8504 against the
+// textbook's 92.7882. That placement choice is made by the backfill
+// profile, not by the simulator, and the comparison skips until it
+// prefers later-reserved GPUs for such jobs.
+//
+// Against pyss, textbook EASY on counts gives 92.7882 (0.23% above the
+// published value, inside the 0.5% tolerance) when an instant's events
+// are applied together, and 92.6770 when they are applied one at a time
+// in pyss's order (arrivals before completions, a pass after each). For
+// EASY-SJBF both give about 67.96, 2.1% below the published 69.4054; that
+// gap is not explained, so the SJBF mean is skipped with the numbers.
 func TestKTHPublished(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("replays 28,481 jobs twice; skipped in short mode and under the race detector")
@@ -117,6 +129,20 @@ func TestKTHPublished(t *testing.T) {
 			if tc.max > 0 {
 				require.InEpsilon(t, tc.max, s.MaxBoundedSlowdown, 0.005)
 				require.InEpsilon(t, tc.flow, s.MeanFlowTime.Seconds(), 0.005)
+			}
+			want := textbookEASY(tr, 100, tc.cfg.BackfillOrder == scheduler.ShortestFirst)
+			differ, first := 0, -1
+			for i := range want {
+				if got := int64(res.Jobs[i].Start / time.Second); got != want[i] {
+					differ++
+					if first < 0 || want[i] < want[first] {
+						first = i
+					}
+				}
+			}
+			if differ > 0 {
+				t.Skipf("%d jobs start differently from textbook EASY on counts, first job %d of the log (%s, textbook %ds); see the test comment",
+					differ, first, res.Jobs[first].Start, want[first])
 			}
 			if !within(tc.bsld, s.MeanBoundedSlowdown) {
 				t.Skipf("mean bounded slowdown %.4f differs from the published %.4f by %.2f%% (more than 0.5%%); see the test comment",
