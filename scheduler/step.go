@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"time"
@@ -40,12 +41,24 @@ func (s *Scheduler) Step(snap *Snapshot) (*Decision, error) {
 	if err := validate(snap, s.cfg.tiers()); err != nil {
 		return nil, err
 	}
+	custom := s.cfg.Order != nil || s.cfg.Admit != nil || s.cfg.Victims != nil || s.cfg.Pack != nil || s.cfg.Spread != nil
+	var seed maphash.Seed
+	var before uint64
+	if custom {
+		seed = maphash.MakeSeed()
+		before = fingerprint(seed, snap)
+	}
 	r, err := newRun(&s.cfg, snap)
 	if err != nil {
 		return nil, err
 	}
 	r.evict()
-	r.schedule()
+	if err := r.schedule(); err != nil {
+		return nil, err
+	}
+	if custom && fingerprint(seed, snap) != before {
+		return nil, ErrPolicyModifiedSnapshot
+	}
 	return r.decision(), nil
 }
 
@@ -241,7 +254,7 @@ func (r *run) downNode(j *Job) string {
 }
 
 // pendingJobs returns pointers to the pending jobs in scheduling order.
-func (r *run) pendingJobs() []*Job {
+func (r *run) pendingJobs() ([]*Job, error) {
 	jobs := make([]*Job, 0, len(r.snap.Jobs))
 	for i := range r.snap.Jobs {
 		if r.snap.Jobs[i].State == Pending {
@@ -254,8 +267,20 @@ func (r *run) pendingJobs() []*Job {
 		r.rank[j] = int32(i)
 	}
 	r.waits = make([]Wait, len(jobs))
+	n := len(jobs)
 	r.cfg.order().Order(r.snap, jobs)
-	return jobs
+	if len(jobs) != n {
+		return nil, errPolicyOrder
+	}
+	seen := make([]bool, n)
+	for _, j := range jobs {
+		k, ok := r.rank[j]
+		if !ok || seen[k] {
+			return nil, errPolicyOrder
+		}
+		seen[k] = true
+	}
+	return jobs, nil
 }
 
 func (r *run) request(j *Job) (gang.Request, bool) {
@@ -291,8 +316,11 @@ func (r *run) scorer(j *Job) binpack.Scorer {
 }
 
 // schedule walks the pending jobs in order.
-func (r *run) schedule() {
-	jobs := r.pendingJobs()
+func (r *run) schedule() error {
+	jobs, err := r.pendingJobs()
+	if err != nil {
+		return err
+	}
 	maxResv := r.cfg.reservations()
 	var blockedBy *Job // first blocked job, for strict order
 	var strictMsg string
@@ -321,6 +349,7 @@ func (r *run) schedule() {
 			_ = r.try(j, false)
 		}
 	}
+	return nil
 }
 
 func compareDur(a, b time.Duration) int {

@@ -1,0 +1,88 @@
+package scheduler
+
+import (
+	"errors"
+	"hash/maphash"
+	"math"
+)
+
+// ErrPolicyModifiedSnapshot is returned by Step when a policy (an
+// Orderer, Admitter, scorer or victim selector) changed the snapshot it
+// was shown. Policies must treat the snapshot as read-only; Step checks
+// this instead of copying the snapshot for every call.
+var ErrPolicyModifiedSnapshot = errors.New("scheduler: a policy modified the snapshot")
+
+// errPolicyOrder is returned when an Orderer did not return a permutation
+// of the jobs it was given.
+var errPolicyOrder = errors.New("scheduler: the Orderer did not return a permutation of the pending jobs")
+
+// fingerprint hashes every field of the snapshot that Step reads, so that
+// Step can tell whether a policy changed it. O(size of the snapshot).
+func fingerprint(seed maphash.Seed, s *Snapshot) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	i64 := func(v int64) {
+		var b [8]byte
+		for k := range b {
+			b[k] = byte(v >> (8 * k))
+		}
+		h.Write(b[:])
+	}
+	str := func(v string) {
+		i64(int64(len(v)))
+		h.WriteString(v)
+	}
+	i64(s.Now.UnixNano())
+	for _, l := range s.Cluster.Levels {
+		str(l)
+	}
+	for i := range s.Cluster.Nodes {
+		n := &s.Cluster.Nodes[i]
+		str(n.Name)
+		str(n.GPUType)
+		i64(int64(n.GPUs))
+		i64(int64(n.State))
+		i64(int64(len(n.Domains)))
+		for _, l := range s.Cluster.Levels {
+			str(n.Domains[l])
+		}
+		for _, g := range n.Unhealthy {
+			i64(int64(g))
+		}
+	}
+	for i := range s.Teams {
+		t := &s.Teams[i]
+		str(t.Name)
+		str(t.Parent)
+		i64(int64(math.Float64bits(t.Share)))
+		i64(int64(math.Float64bits(t.Usage)))
+		if t.Quota != nil {
+			i64(int64(t.Quota.GPUs))
+			i64(int64(t.Quota.BorrowLimit))
+		}
+	}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		str(j.ID)
+		str(j.Team)
+		str(j.GPUType)
+		str(j.Topology.Required)
+		str(j.Topology.Preferred)
+		str(j.Group)
+		str(j.SpreadLevel)
+		i64(int64(j.Tier) | int64(j.Kind)<<16 | int64(j.State)<<24 | int64(j.Placement)<<32)
+		i64(int64(j.Members)<<32 | int64(j.GPUsPerMember))
+		i64(int64(j.TimeLimit))
+		i64(int64(j.CheckpointGrace))
+		i64(j.Submitted.UnixNano())
+		i64(j.Started.UnixNano())
+		i64(j.EvictedAt.UnixNano())
+		for _, a := range j.Allocation {
+			str(a.Node)
+			for _, g := range a.GPUs {
+				i64(int64(g))
+			}
+		}
+	}
+	return h.Sum64()
+}

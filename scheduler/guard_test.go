@@ -1,0 +1,61 @@
+package scheduler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func guardSnap() *Snapshot {
+	return &Snapshot{Now: spreadNow, Cluster: uniformCluster(2, 8, 1), Jobs: []Job{
+		{ID: "a", Members: 1, GPUsPerMember: 4, Submitted: spreadNow},
+		{ID: "b", Members: 1, GPUsPerMember: 8, Submitted: spreadNow.Add(time.Second)},
+	}}
+}
+
+// A policy that writes into the snapshot is caught: Step returns an
+// error and no decision, rather than a decision built on corrupted input.
+func TestPolicyThatModifiesTheSnapshotIsCaught(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"orderer": {Order: OrderFunc(func(_ *Snapshot, jobs []*Job) { jobs[0].Members = 2 })},
+		"orderer-nodes": {Order: OrderFunc(func(s *Snapshot, _ []*Job) {
+			s.Cluster.Nodes[0].GPUs = 4
+		})},
+		"admitter": {Admit: AdmitFunc(func(s *Snapshot, j *Job, _ Usage) (bool, string) {
+			j.GPUsPerMember = 1
+			return true, ""
+		})},
+	} {
+		t.Run(name, func(t *testing.T) {
+			snap := guardSnap()
+			d, err := New(cfg).Step(snap)
+			require.ErrorIs(t, err, ErrPolicyModifiedSnapshot)
+			require.Nil(t, d)
+		})
+	}
+}
+
+// An Orderer must return a permutation of the jobs it was given.
+func TestOrdererMustPermute(t *testing.T) {
+	for name, ord := range map[string]OrderFunc{
+		"duplicate": func(_ *Snapshot, jobs []*Job) { jobs[1] = jobs[0] },
+		"foreign":   func(_ *Snapshot, jobs []*Job) { jobs[0] = &Job{ID: "x"} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, err := New(Config{Order: ord}).Step(guardSnap())
+			require.ErrorIs(t, err, errPolicyOrder)
+			require.Nil(t, d)
+		})
+	}
+}
+
+// A well-behaved custom policy passes the guard.
+func TestReadOnlyPolicyPasses(t *testing.T) {
+	cfg := Config{Order: OrderFunc(func(_ *Snapshot, jobs []*Job) {
+		jobs[0], jobs[1] = jobs[1], jobs[0] // b first
+	})}
+	d, err := New(cfg).Step(guardSnap())
+	require.NoError(t, err)
+	require.Len(t, d.Placements, 2)
+}
