@@ -69,9 +69,6 @@ type run struct {
 	ix   *topology.Index
 	prof *backfill.Profile
 	d    Decision
-	// empty answers "could this ever fit" on the cluster with all ready
-	// and draining nodes' healthy GPUs free; built on first use.
-	empty   *topology.Index
 	levels  map[string]int
 	reserve []resvInfo
 	// memo of shapes known not to fit now, by shape and blocking class.
@@ -90,6 +87,8 @@ type run struct {
 	gone      map[int]bool
 	maxGrace  time.Duration
 	noPreempt map[preemptKey]int
+	// holds is scratch space for one job's GPUs, node by node.
+	holds []preempt.Hold
 	// groups counts, per service group, its members on each node.
 	groups map[string]map[topology.NodeID]int
 	// evictEnd is the latest offset at which an evicting job is gone.
@@ -236,9 +235,15 @@ func (r *run) evict() {
 		if j.State == Evicting || len(r.d.Evictions) > 0 && r.d.Evictions[len(r.d.Evictions)-1].Job == j.ID {
 			r.evictEnd = max(r.evictEnd, end)
 		}
-		for _, a := range j.Allocation.Canonical() { // node order, not input order
+		// In node order, not input order, so that nothing depends on it.
+		r.holds = r.holds[:0]
+		for _, a := range j.Allocation {
 			n, _ := r.ix.Lookup(a.Node)
-			r.prof.AddRelease(n, topology.SetOf(a.GPUs...), end)
+			r.holds = append(r.holds, preempt.Hold{Node: n, GPUs: topology.SetOf(a.GPUs...)})
+		}
+		slices.SortFunc(r.holds, func(a, b preempt.Hold) int { return int(a.Node) - int(b.Node) })
+		for _, h := range r.holds {
+			r.prof.AddRelease(h.Node, h.GPUs, end)
 		}
 	}
 }
@@ -783,26 +788,27 @@ func (r *run) never(j *Job, req gang.Request) string {
 
 // mostMembers is the largest gang of req's member size, class and required
 // level that fits the cluster with every job gone: ready and draining
-// nodes, healthy GPUs.
+// nodes, healthy GPUs. One pass over the nodes per distinct shape.
 func (r *run) mostMembers(req gang.Request) int {
-	if r.empty == nil {
-		c := r.snap.Cluster
-		c.Nodes = slices.Clone(c.Nodes)
-		for i := range c.Nodes {
-			if c.Nodes[i].State == topology.Draining {
-				c.Nodes[i].State = topology.Ready
+	g := req.GPUsPerMember
+	if req.Required == gang.NoLevel {
+		total := 0
+		for n := range r.ix.NumNodes() {
+			id := topology.NodeID(n)
+			if r.ix.State(id) != topology.Down && r.ix.InClass(id, req.Class) {
+				total += r.ix.Healthy(id).Len() / g
 			}
 		}
-		r.empty, _ = topology.NewIndex(&c)
+		return total
 	}
-	if req.Required == gang.NoLevel {
-		return r.empty.Capacity(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember)
+	per := make([]int, r.ix.NumDomains(req.Required))
+	for n := range r.ix.NumNodes() {
+		id := topology.NodeID(n)
+		if r.ix.State(id) != topology.Down && r.ix.InClass(id, req.Class) {
+			per[r.ix.DomainOf(req.Required, id)] += r.ix.Healthy(id).Len() / g
+		}
 	}
-	most := 0
-	for d := range r.empty.NumDomains(req.Required) {
-		most = max(most, r.empty.Capacity(req.Required, topology.DomainID(d), req.Class, req.GPUsPerMember))
-	}
-	return most
+	return slices.Max(per)
 }
 
 // wait records why j waits, in its slot of the ID order.
