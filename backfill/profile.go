@@ -54,9 +54,18 @@ type Profile struct {
 	starts   *btree.BTreeG[tev] // reservation starts
 	nodes    [][]nev            // per node: its events
 	seq      int32
-	// Sweep scratch, reused between queries.
+	// Sweep scratch, reused between queries: the held GPUs of each node
+	// the current sweep changed, savedAt[n] (or -1) its place in saved,
+	// and per-node stamps to refresh a node once per step of a sweep.
 	saved   []savedHeld
-	touched []bool
+	savedAt []int32
+	stamp   []uint32
+	stampN  uint32
+	nodeBuf []topology.NodeID
+	// Earliest answers remembered per request shape while the profile
+	// only tightens; see [Profile.Earliest].
+	memo     map[shape][]memoGroup
+	lastFree int
 }
 
 // tev is a timeline entry: at time at, node n changes.
@@ -91,13 +100,20 @@ type savedHeld struct {
 // queries the caller may change ix (place jobs) as it likes, and must
 // tell the profile when placed GPUs will be released.
 func NewProfile(ix *topology.Index) *Profile {
-	return &Profile{
+	p := &Profile{
 		ix:       ix,
 		timeline: btree.NewG(32, tevLess),
 		starts:   btree.NewG(32, tevLess),
 		nodes:    make([][]nev, ix.NumNodes()),
-		touched:  make([]bool, ix.NumNodes()),
+		savedAt:  make([]int32, ix.NumNodes()),
+		stamp:    make([]uint32, ix.NumNodes()),
+		memo:     map[shape][]memoGroup{},
 	}
+	for i := range p.savedAt {
+		p.savedAt[i] = -1
+	}
+	p.lastFree = p.freeNow()
+	return p
 }
 
 // Index returns the live index the profile is layered over.
@@ -107,12 +123,20 @@ func (p *Profile) Index() *topology.Index { return p.ix }
 // offset at. Releases at or before now, at Forever, or on nodes that are
 // not ready are ignored. O(log E).
 func (p *Profile) AddRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
+	if p.addRelease(n, s, at) {
+		p.forget()
+	}
+}
+
+// addRelease records a release and reports whether it did.
+func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) bool {
 	if at <= 0 || at == Forever || s == 0 || p.ix.State(n) != topology.Ready {
-		return
+		return false
 	}
 	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s})
 	p.seq++
 	p.timeline.ReplaceOrInsert(tev{at: at, seq: p.seq, n: n})
+	return true
 }
 
 // Reserve promises the GPUs of pl for [start, start+d). The caller must
@@ -153,21 +177,15 @@ func (p *Profile) usable(n topology.NodeID, base topology.GPUSet, t, d time.Dura
 
 // touch saves node n's held GPUs the first time a sweep changes it.
 func (p *Profile) touch(n topology.NodeID) topology.GPUSet {
-	if !p.touched[n] {
-		p.touched[n] = true
+	if p.savedAt[n] < 0 {
+		p.savedAt[n] = int32(len(p.saved))
 		p.saved = append(p.saved, savedHeld{n: n, held: p.ix.Held(n)})
 	}
-	return p.baseOf(n)
+	return p.ix.Healthy(n) &^ p.saved[p.savedAt[n]].held
 }
 
-func (p *Profile) baseOf(n topology.NodeID) topology.GPUSet {
-	for i := len(p.saved) - 1; i >= 0; i-- {
-		if p.saved[i].n == n {
-			return p.ix.Healthy(n) &^ p.saved[i].held
-		}
-	}
-	return p.ix.FreeSet(n)
-}
+// touched reports whether the current sweep changed node n.
+func (p *Profile) touched(n topology.NodeID) bool { return p.savedAt[n] >= 0 }
 
 // setUsable makes the index show exactly u free on node n.
 func (p *Profile) setUsable(n topology.NodeID, u topology.GPUSet) {
@@ -179,7 +197,7 @@ func (p *Profile) restore() {
 	for i := len(p.saved) - 1; i >= 0; i-- {
 		s := p.saved[i]
 		p.ix.SetHeld(s.n, s.held)
-		p.touched[s.n] = false
+		p.savedAt[s.n] = -1
 	}
 	p.saved = p.saved[:0]
 }
@@ -191,15 +209,47 @@ func (p *Profile) refresh(n topology.NodeID, t, d time.Duration) {
 }
 
 // blockNow applies, for a window [0, d), every reservation that starts
-// before d.
+// before d. Only nodes with free GPUs now can change (at time 0 a node's
+// usable GPUs are its free ones minus reserved ones), so it walks
+// whichever is shorter: the nodes with free GPUs, or the reservation
+// starts.
 func (p *Profile) blockNow(d time.Duration) {
-	end := add(0, d)
-	p.starts.AscendLessThan(tev{at: end, seq: -1}, func(e tev) bool {
-		if !p.touched[e.n] {
-			p.refresh(e.n, 0, d)
+	if p.starts.Len() == 0 {
+		return
+	}
+	withFree := 0
+	for f := 1; f <= p.ix.MaxGPUs(); f++ {
+		withFree += p.ix.NodesWithFree(topology.ClusterLevel, 0, topology.AnyType, f)
+	}
+	if withFree < p.starts.Len() {
+		nodes := p.nodeBuf[:0]
+		for f := 1; f <= p.ix.MaxGPUs(); f++ {
+			for n := range p.ix.Bucket(topology.ClusterLevel, 0, topology.AnyType, f) {
+				nodes = append(nodes, n)
+			}
+		}
+		slices.Sort(nodes)
+		for _, n := range nodes {
+			p.blockNode(n, d)
+		}
+		p.nodeBuf = nodes[:0]
+		return
+	}
+	p.starts.AscendLessThan(tev{at: d, seq: -1}, func(e tev) bool {
+		if !p.touched(e.n) && p.ix.FreeSet(e.n) != 0 {
+			p.blockNode(e.n, d)
 		}
 		return true
 	})
+}
+
+// blockNode removes from node n's free GPUs those reserved before d.
+func (p *Profile) blockNode(n topology.NodeID, d time.Duration) {
+	free := p.ix.FreeSet(n)
+	if u := p.usable(n, free, 0, d); u != free {
+		p.touch(n)
+		p.setUsable(n, u)
+	}
 }
 
 // Start is the answer of [Profile.Earliest].
@@ -213,9 +263,15 @@ type Start struct {
 // PlaceNow places r for a run of d starting now on GPUs that are free now
 // and reserved by nobody before now+d, holds them in the index, and
 // records their release at d. It reports false, changing nothing, when r
-// does not fit that way. Cost: O(R·e·L) for the R reservations that start
-// before d, plus one [gang.Place].
+// does not fit that way. Cost: O(G) when the free GPUs of r's class
+// cannot hold it; otherwise O(min(F, R)·e·L) for the F nodes with free
+// GPUs and the R reservations that start before d, plus one [gang.Place].
 func (p *Profile) PlaceNow(r gang.Request, d time.Duration, s binpack.Scorer) (gang.Placement, gang.Outcome) {
+	p.sync()
+	defer p.settle()
+	if p.cannotFitNow(r) {
+		return gang.Placement{}, gang.NoCapacity
+	}
 	if p.starts.Len() == 0 {
 		pl, out := gang.Place(p.ix, r, s)
 		if out == gang.Placed {
@@ -241,15 +297,29 @@ func (p *Profile) PlaceNow(r gang.Request, d time.Duration, s binpack.Scorer) (g
 	return pl, out
 }
 
+// cannotFitNow reports whether r, well formed, has fewer members' room
+// on the free GPUs of its class than it needs: then no placement now
+// exists, whatever the reservations, and [gang.Place] would say
+// NoCapacity. O(G).
+func (p *Profile) cannotFitNow(r gang.Request) bool {
+	if _, ok := p.memoShape(gang.Request{Members: r.Members, GPUsPerMember: r.GPUsPerMember, Class: r.Class, Required: r.Required, Preferred: r.Preferred}); !ok {
+		return false
+	}
+	return p.ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) < r.Members
+}
+
 func (p *Profile) recordRelease(pl gang.Placement, d time.Duration) {
 	for _, sl := range pl.Slots {
-		p.AddRelease(sl.Node, sl.GPUs, d)
+		p.addRelease(sl.Node, sl.GPUs, d)
 	}
 }
 
 // FitsNow reports whether r would fit for a run of d starting now, as
 // PlaceNow would find, without changing anything.
 func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gang.Outcome {
+	if p.cannotFitNow(r) {
+		return gang.NoCapacity
+	}
 	p.blockNow(d)
 	pl, out := gang.Place(p.ix, r, s)
 	if out == gang.Placed {
@@ -264,18 +334,77 @@ func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gan
 // now and free by t so that GPUs free now stay available for backfill.
 // It reports false when r never fits (before Forever). The index is left
 // as it was. See the type comment for its cost.
+//
+// Answers are remembered by request shape (class, GPUs per member,
+// required level; requests that avoid nodes are not remembered): while
+// the profile only tightens, a later query with at least as many members
+// and at least as long a run starts its sweep at the remembered answer,
+// and one remembered never to fit is answered at once. Those shortcuts
+// are exact; [Profile.AddRelease], [Profile.MoveRelease], [Profile.Forget]
+// and GPUs freed in the index between queries drop what was remembered.
 func (p *Profile) Earliest(r gang.Request, d time.Duration, s binpack.Scorer, notBefore time.Duration) (Start, bool) {
+	p.sync()
+	defer p.settle()
+	t := max(notBefore, 0)
+	k, memo := p.memoShape(r)
+	if !memo {
+		return p.earliest(r, d, s, t)
+	}
+	lb := p.lowerBound(k, r.Members, d)
+	if lb == Forever {
+		return Start{}, false
+	}
+	// An answer from no later than the bound is the answer from 0, which
+	// bounds later queries.
+	exact := t <= lb
+	st, ok := p.earliest(r, d, s, max(t, lb))
+	if exact {
+		at := st.At
+		if !ok {
+			at = Forever
+		}
+		p.remember(k, r.Members, d, at)
+	}
+	return st, ok
+}
+
+// Forget drops the answers [Profile.Earliest] remembered. A caller that
+// frees held GPUs in the index between queries without the count of free
+// GPUs rising (taking as many elsewhere) must call it; the profile
+// notices other loosening itself.
+func (p *Profile) Forget() { p.forget() }
+
+// nextStamp starts a step of a sweep in which each node is refreshed at
+// most once.
+func (p *Profile) nextStamp() uint32 {
+	p.stampN++
+	if p.stampN == 0 {
+		clear(p.stamp)
+		p.stampN = 1
+	}
+	return p.stampN
+}
+
+// refreshOnce refreshes node n for [t, t+d) unless this step did.
+func (p *Profile) refreshOnce(n topology.NodeID, st uint32, t, d time.Duration) {
+	if p.stamp[n] != st {
+		p.stamp[n] = st
+		p.refresh(n, t, d)
+	}
+}
+
+func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t time.Duration) (Start, bool) {
 	defer p.restore()
 	need := r.GPUs()
-	t := max(notBefore, 0)
 	// Bring the index to time t for the window [t, t+d): every node with a
 	// release before t or a reservation overlapping the window.
+	st := p.nextStamp()
 	p.timeline.AscendLessThan(tev{at: t + 1, seq: -1}, func(e tev) bool {
-		p.refresh(e.n, t, d)
+		p.refreshOnce(e.n, st, t, d)
 		return true
 	})
 	p.starts.AscendLessThan(tev{at: add(t, d), seq: -1}, func(e tev) bool {
-		p.refresh(e.n, t, d)
+		p.refreshOnce(e.n, st, t, d)
 		return true
 	})
 	try := func(t time.Duration) (Start, bool) {
@@ -296,16 +425,17 @@ func (p *Profile) Earliest(r gang.Request, d time.Duration, s binpack.Scorer, no
 	// Sweep the moments when capacity grows.
 	var found Start
 	ok := false
-	var batch []topology.NodeID
+	batch := p.nodeBuf[:0]
 	cur := time.Duration(-1)
 	flush := func(nt time.Duration) bool {
+		st := p.nextStamp()
 		// Nodes whose reservations start inside (t+d, nt+d] now block.
 		p.starts.AscendRange(tev{at: add(t, d), seq: -1}, tev{at: add(nt, d), seq: -1}, func(e tev) bool {
-			p.refresh(e.n, nt, d)
+			p.refreshOnce(e.n, st, nt, d)
 			return true
 		})
 		for _, n := range batch {
-			p.refresh(n, nt, d)
+			p.refreshOnce(n, st, nt, d)
 		}
 		batch = batch[:0]
 		t = nt
@@ -325,6 +455,7 @@ func (p *Profile) Earliest(r gang.Request, d time.Duration, s binpack.Scorer, no
 	if !ok && cur >= 0 && cur > t {
 		flush(cur)
 	}
+	p.nodeBuf = batch[:0]
 	return found, ok
 }
 
@@ -394,6 +525,8 @@ func (p *Profile) preferBusy(pl gang.Placement, r gang.Request, t, d time.Durati
 // now, only the GPUs that no reservation holds before now+d, then restores
 // the index. fn must leave the index as it found it.
 func (p *Profile) WithReservations(d time.Duration, fn func()) {
+	p.sync()
+	defer p.settle()
 	p.blockNow(d)
 	defer p.restore()
 	fn()

@@ -71,6 +71,7 @@ type run struct {
 	d    Decision
 	levels  map[string]int
 	reserve []resvInfo
+	starts  []time.Duration // reservation starts, sorted
 	// memo of shapes known not to fit now, by shape and blocking class.
 	noFit map[shapeKey]int
 	// quotas by team, and GPUs each team holds (running, evicting, placed).
@@ -87,6 +88,8 @@ type run struct {
 	gone      map[int]bool
 	maxGrace  time.Duration
 	noPreempt map[preemptKey]int
+	// delayMsg caches the names of delayed reservations.
+	delayMsg map[[2]int]string
 	// holds is scratch space for one job's GPUs, node by node.
 	holds []preempt.Hold
 	// groups counts, per service group, its members on each node.
@@ -138,7 +141,7 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
 		msgs: map[msgKey]string{}, gone: map[int]bool{}, noPreempt: map[preemptKey]int{},
-		groups: map[string]map[topology.NodeID]int{}}
+		groups: map[string]map[topology.NodeID]int{}, delayMsg: map[[2]int]string{}}
 	for i := range snap.Teams {
 		if q := snap.Teams[i].Quota; q != nil {
 			r.quotas[snap.Teams[i].Name] = q
@@ -417,7 +420,7 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 	if mayReserve {
 		if st, ok := r.prof.Earliest(req, d, r.scorer(j), 0); ok {
 			r.prof.Reserve(st.Placement, st.At, d)
-			r.reserve = append(r.reserve, resvInfo{job: j.ID, start: st.At, end: addDur(st.At, d)})
+			r.addReservation(resvInfo{job: j.ID, start: st.At, end: addDur(st.At, d)})
 			r.d.Reservations = append(r.d.Reservations, Reservation{
 				Job: j.ID, Start: r.at(st.At), Allocation: st.Placement.Allocation(r.ix),
 			})
@@ -620,7 +623,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		r.inUse[vj.Team] -= vj.GPUs()
 	}
 	r.prof.Reserve(pl, start, d)
-	r.reserve = append(r.reserve, resvInfo{job: j.ID, start: start, end: addDur(start, d)})
+	r.addReservation(resvInfo{job: j.ID, start: start, end: addDur(start, d)})
 	r.d.Reservations = append(r.d.Reservations, Reservation{Job: j.ID, Start: r.at(start), Allocation: pl.Allocation(r.ix)})
 	return true
 }
@@ -693,14 +696,17 @@ func (r *run) at(off time.Duration) time.Time {
 
 // blocks is the number of reservations that start before d: jobs of one
 // shape with the same count see the same reserved GPUs.
+// O(log R).
 func (r *run) blocks(d time.Duration) int {
-	n := 0
-	for _, rs := range r.reserve {
-		if rs.start < d {
-			n++
-		}
-	}
+	n, _ := slices.BinarySearch(r.starts, d)
 	return n
+}
+
+// addReservation records a reservation made in this Step.
+func (r *run) addReservation(rs resvInfo) {
+	r.reserve = append(r.reserve, rs)
+	i, _ := slices.BinarySearch(r.starts, rs.start)
+	r.starts = slices.Insert(r.starts, i, rs.start)
 }
 
 // explain records why j, which does not fit now honouring reservations,
@@ -748,8 +754,20 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 	r.wait(j, why, msg, time.Time{})
 }
 
-// delayed names the reservations that start within d.
+// delayed names the reservations that start within d. With the same
+// reservations made so far, the same count starts within d, so the text
+// is formatted once per (count, reservations).
 func (r *run) delayed(d time.Duration) string {
+	key := [2]int{r.blocks(d), len(r.reserve)}
+	if msg, ok := r.delayMsg[key]; ok {
+		return msg
+	}
+	msg := r.formatDelayed(d)
+	r.delayMsg[key] = msg
+	return msg
+}
+
+func (r *run) formatDelayed(d time.Duration) string {
 	var names []string
 	for _, rs := range r.reserve {
 		if rs.start < d {
