@@ -38,6 +38,15 @@ func (s *Scheduler) Config() Config { return s.cfg }
 // else give it a reservation if the backfill mode has one left for it,
 // else record why it waits.
 func (s *Scheduler) Step(snap *Snapshot) (*Decision, error) {
+	r, err := s.step(snap)
+	if err != nil {
+		return nil, err
+	}
+	return r.decision(), nil
+}
+
+// step runs the pipeline and returns its state, for Step and Explain.
+func (s *Scheduler) step(snap *Snapshot) (*run, error) {
 	if err := validate(snap, s.cfg.tiers()); err != nil {
 		return nil, err
 	}
@@ -59,7 +68,7 @@ func (s *Scheduler) Step(snap *Snapshot) (*Decision, error) {
 	if custom && fingerprint(seed, snap) != before {
 		return nil, ErrPolicyModifiedSnapshot
 	}
-	return r.decision(), nil
+	return r, nil
 }
 
 // run is the state of one Step.
@@ -90,6 +99,8 @@ type run struct {
 	noPreempt map[preemptKey]int
 	// delayMsg caches the names of delayed reservations.
 	delayMsg map[[2]int]string
+	// order is the pending jobs in priority order.
+	order []*Job
 	// holds is scratch space for one job's GPUs, node by node.
 	holds []preempt.Hold
 	// groups counts, per service group, its members on each node.
@@ -329,6 +340,7 @@ func (r *run) schedule() error {
 	if err != nil {
 		return err
 	}
+	r.order = jobs
 	maxResv := r.cfg.reservations()
 	var blockedBy *Job // first blocked job, for strict order
 	var strictMsg string

@@ -2,6 +2,13 @@
 // standard input and writes the decision in JSON on standard output.
 //
 //	step [-config policy.json] < snapshot.json > decision.json
+//	step [-config policy.json] -explain JOB < snapshot.json
+//
+// With -explain it prints, instead of the decision, an account of why one
+// job is where it is: its outcome and reason, its place in the queue and
+// priority factors, how many nodes pass each of its constraints, its
+// best topology domain, its team's quota and the reservations it would
+// delay (JSON, or text with -text).
 //
 // It exits 0 on success. On invalid input (bad JSON, an unknown field, a
 // bad policy file, a snapshot that fails validation) or a usage error it
@@ -11,6 +18,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,13 +33,15 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-const usage = "usage: step [-config policy.json] < snapshot.json > decision.json"
+const usage = "usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json"
 
 // run is the whole command; it returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("step", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	config := fs.String("config", "", "policy file (JSON)")
+	explain := fs.String("explain", "", "explain why this job is where it is")
+	text := fs.Bool("text", false, "with -explain, print text instead of JSON")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, usage)
@@ -58,13 +68,29 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	d, err := scheduler.New(cfg).Step(snap)
-	if err != nil {
-		return fail(stderr, err)
-	}
 	var buf bytes.Buffer
-	if err := scheduler.EncodeDecision(&buf, d); err != nil {
-		return fail(stderr, err)
+	if *explain != "" {
+		e, err := scheduler.New(cfg).Explain(snap, *explain)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		if *text {
+			buf.WriteString(e.String())
+		} else {
+			enc := json.NewEncoder(&buf)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(e); err != nil {
+				return fail(stderr, err)
+			}
+		}
+	} else {
+		d, err := scheduler.New(cfg).Step(snap)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		if err := scheduler.EncodeDecision(&buf, d); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	if _, err := stdout.Write(buf.Bytes()); err != nil {
 		fmt.Fprintln(stderr, oneLine("write: "+err.Error()))

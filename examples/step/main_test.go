@@ -130,11 +130,11 @@ func TestErrors(t *testing.T) {
 		{name: "missing policy file", in: "design.json", args: []string{"-config", "testdata/nope.json"},
 			want: `config: open testdata/nope.json: no such file or directory`},
 		{name: "unknown flag", in: "design.json", args: []string{"-backfill", "easy"},
-			want: `flag provided but not defined: -backfill; usage: step [-config policy.json] < snapshot.json > decision.json`},
+			want: `flag provided but not defined: -backfill; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
 		{name: "flag without value", in: "design.json", args: []string{"-config"},
-			want: `flag needs an argument: -config; usage: step [-config policy.json] < snapshot.json > decision.json`},
+			want: `flag needs an argument: -config; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
 		{name: "extra argument", in: "design.json", args: []string{"snapshot.json"},
-			want: `unexpected argument "snapshot.json"; usage: step [-config policy.json] < snapshot.json > decision.json`},
+			want: `unexpected argument "snapshot.json"; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,5 +154,26 @@ func TestHelp(t *testing.T) {
 	code, stdout, stderr := runFile(t, "", "-h")
 	require.Equal(t, 0, code)
 	require.Empty(t, stdout)
-	require.Equal(t, "usage: step [-config policy.json] < snapshot.json > decision.json\n", stderr)
+	require.Equal(t, "usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json\n", stderr)
+}
+
+func TestExplain(t *testing.T) {
+	code, stdout, stderr := runFile(t, "design.json", "-explain", "C")
+	require.Equal(t, 0, code, stderr)
+	var e map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &e))
+	require.Equal(t, "C", e["job"])
+	require.Equal(t, "reserved", e["outcome"])
+	require.EqualValues(t, 12, e["members"])
+	require.Contains(t, e, "nodes")
+
+	code, stdout, stderr = runFile(t, "design.json", "-explain", "C", "-text")
+	require.Equal(t, 0, code, stderr)
+	require.True(t, strings.HasPrefix(stdout, "job C: reserved"), stdout)
+	require.Contains(t, stdout, "asks 12×8 H100 GPUs")
+
+	code, stdout, stderr = runFile(t, "design.json", "-explain", "nope")
+	require.Equal(t, 2, code)
+	require.Empty(t, stdout)
+	require.Equal(t, "explain: no job \"nope\" in the snapshot\n", stderr)
 }

@@ -1,0 +1,248 @@
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/fairshare"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// Explanation is a structured account of why one job is where it is after
+// a Step: its outcome, its place in the queue and its priority factors,
+// and how the cluster measures against what it asks for. Counts describe
+// the cluster as it stands after the Step's placements.
+type Explanation struct {
+	Job string `json:"job"`
+	// Outcome is "placed", "reserved", "pending", "running", "evicted" or
+	// "evicting".
+	Outcome string `json:"outcome"`
+	// Reason and Message repeat the decision's pending or eviction entry.
+	Reason  string    `json:"reason,omitempty"`
+	Message string    `json:"message,omitempty"`
+	Start   time.Time `json:"start,omitzero"`
+	// Rank is the job's 1-based position among the Pending pending jobs
+	// in the order Step considered them (0 when not pending).
+	Rank    int `json:"rank,omitempty"`
+	Pending int `json:"pending,omitempty"`
+	// Priority holds the multifactor priority and its factors; nil when a
+	// custom Orderer ranks jobs.
+	Priority *PriorityFactors `json:"priority,omitempty"`
+	// Shape is members × GPUs per member (and GPU type).
+	Members       int    `json:"members"`
+	GPUsPerMember int    `json:"gpusPerMember"`
+	GPUType       string `json:"gpuType,omitempty"`
+	// Nodes counts how many nodes pass each constraint in turn.
+	Nodes NodeFunnel `json:"nodes"`
+	// MembersFitNow is how many members of its size fit on the free GPUs
+	// of its type now (ignoring reservations and topology).
+	MembersFitNow int `json:"membersFitNow"`
+	// Topology, when the job requires a level, says how its best domain
+	// measures up.
+	Topology *DomainFit `json:"topology,omitempty"`
+	// Quota, when its team has one, gives the numbers the quota checks.
+	Quota *QuotaUse `json:"quota,omitempty"`
+	// Delays lists the reservations it would delay if it started now.
+	Delays []string `json:"delays,omitempty"`
+}
+
+// PriorityFactors are the inputs and result of the default multifactor
+// priority for one job.
+type PriorityFactors struct {
+	Tier      int     `json:"tier"`
+	FairShare float64 `json:"fairShare"`
+	Age       float64 `json:"age"`
+	Size      float64 `json:"size"`
+	Priority  float64 `json:"priority"`
+}
+
+// NodeFunnel counts nodes through the job's constraints.
+type NodeFunnel struct {
+	Total int `json:"total"`
+	// Ready nodes take new work (not draining, not down).
+	Ready int `json:"ready"`
+	// OfType are ready nodes of the requested GPU type (all when none).
+	OfType int `json:"ofType"`
+	// BigEnough have at least GPUsPerMember healthy GPUs.
+	BigEnough int `json:"bigEnough"`
+	// FreeEnough have at least GPUsPerMember free GPUs now.
+	FreeEnough int `json:"freeEnough"`
+}
+
+// DomainFit describes the best domain of the required level for the job.
+type DomainFit struct {
+	Level   string `json:"level"`
+	Domains int    `json:"domains"`
+	// Best is the domain that holds the most members now, and BestFit
+	// how many.
+	Best    string `json:"best"`
+	BestFit int    `json:"bestFit"`
+}
+
+// QuotaUse is a team's quota and what it holds.
+type QuotaUse struct {
+	Team        string `json:"team"`
+	Nominal     int    `json:"nominal"`
+	BorrowLimit int    `json:"borrowLimit"`
+	InUse       int    `json:"inUse"`
+}
+
+// Explain runs Step on snap and explains the outcome for one job. It
+// costs one Step plus O(N) for the node counts.
+func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
+	r, err := s.step(snap)
+	if err != nil {
+		return nil, err
+	}
+	var j *Job
+	for i := range snap.Jobs {
+		if snap.Jobs[i].ID == job {
+			j = &snap.Jobs[i]
+		}
+	}
+	if j == nil {
+		return nil, fmt.Errorf("explain: no job %q in the snapshot", job)
+	}
+	d := r.decision()
+	e := &Explanation{Job: j.ID, Members: j.Members, GPUsPerMember: j.GPUsPerMember, GPUType: j.GPUType}
+	e.Outcome = j.State.String()
+	for _, p := range d.Placements {
+		if p.Job == job {
+			e.Outcome = "placed"
+		}
+	}
+	for _, rs := range d.Reservations {
+		if rs.Job == job {
+			e.Outcome, e.Start = "reserved", rs.Start
+		}
+	}
+	for _, w := range d.Pending {
+		if w.Job == job {
+			e.Reason, e.Message, e.Start = string(w.Reason), w.Message, w.Start
+		}
+	}
+	for _, ev := range d.Evictions {
+		if ev.Job == job {
+			e.Outcome, e.Reason = "evicted", string(ev.Reason)
+			if ev.By != "" {
+				e.Message = "preempted by " + ev.By
+			}
+		}
+	}
+	if j.State == Pending {
+		e.Pending = len(r.order)
+		for i, o := range r.order {
+			if o == j {
+				e.Rank = i + 1
+			}
+		}
+		if s.cfg.Order == nil {
+			e.Priority = s.factors(snap, j)
+		}
+	}
+	req, ok := r.request(j)
+	r.funnel(e, j, req, ok)
+	if q := r.quotas[j.Team]; q != nil {
+		e.Quota = &QuotaUse{Team: j.Team, Nominal: q.GPUs, BorrowLimit: q.BorrowLimit, InUse: r.inUse[j.Team]}
+	}
+	if e.Reason == string(ReasonBehindReservation) {
+		for _, rs := range r.reserve {
+			if rs.start < dur(j.TimeLimit) && rs.job != j.ID {
+				e.Delays = append(e.Delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339)))
+			}
+		}
+	}
+	return e, nil
+}
+
+// factors recomputes the default order's priority for j.
+func (s *Scheduler) factors(snap *Snapshot, j *Job) *PriorityFactors {
+	fs := Factors(snap)
+	total := 0
+	for _, n := range snap.Cluster.Nodes {
+		total += n.GPUs
+	}
+	w := s.cfg.FairShare.Weights
+	jf := fairshare.JobFactors{Tier: j.Tier, FairShare: fs.Value(j.Team, s.cfg.FairShare.Algorithm),
+		Age: snap.Now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: total}
+	return &PriorityFactors{Tier: j.Tier, FairShare: jf.FairShare, Age: fairshare.AgeFactor(jf.Age, w.Resolved().AgeMax),
+		Size: fairshare.SizeFactor(jf.GPUs, jf.ClusterGPUs), Priority: w.Priority(jf)}
+}
+
+// funnel fills the node counts and the topology fit.
+func (r *run) funnel(e *Explanation, j *Job, req gang.Request, typeKnown bool) {
+	g := j.GPUsPerMember
+	for n := range r.ix.NumNodes() {
+		id := topology.NodeID(n)
+		e.Nodes.Total++
+		if r.ix.State(id) != topology.Ready {
+			continue
+		}
+		e.Nodes.Ready++
+		if !typeKnown || !r.ix.InClass(id, req.Class) {
+			continue
+		}
+		e.Nodes.OfType++
+		if r.ix.Healthy(id).Len() >= g {
+			e.Nodes.BigEnough++
+		}
+		if r.ix.Free(id) >= g {
+			e.Nodes.FreeEnough++
+		}
+	}
+	if !typeKnown || g > r.ix.MaxGPUs() {
+		return
+	}
+	e.MembersFitNow = r.ix.Capacity(topology.ClusterLevel, 0, req.Class, g)
+	if req.Required != gang.NoLevel {
+		df := &DomainFit{Level: j.Topology.Required, Domains: r.ix.NumDomains(req.Required)}
+		for dm := range df.Domains {
+			if c := r.ix.Capacity(req.Required, topology.DomainID(dm), req.Class, g); c > df.BestFit || df.Best == "" {
+				df.Best, df.BestFit = r.ix.DomainName(req.Required, topology.DomainID(dm)), c
+			}
+		}
+		e.Topology = df
+	}
+}
+
+// String renders the explanation as a few lines of text.
+func (e *Explanation) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %s: %s", e.Job, e.Outcome)
+	if e.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", e.Reason)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	if !e.Start.IsZero() {
+		fmt.Fprintf(&b, "; start %s", e.Start.Format(time.RFC3339))
+	}
+	b.WriteByte('\n')
+	typ := ""
+	if e.GPUType != "" {
+		typ = " " + e.GPUType
+	}
+	fmt.Fprintf(&b, "  asks %d×%d%s GPUs; %d such members fit on free GPUs now\n", e.Members, e.GPUsPerMember, typ, e.MembersFitNow)
+	fmt.Fprintf(&b, "  nodes: %d total, %d ready, %d of its type, %d with %d+ healthy GPUs, %d with %d+ free\n",
+		e.Nodes.Total, e.Nodes.Ready, e.Nodes.OfType, e.Nodes.BigEnough, e.GPUsPerMember, e.Nodes.FreeEnough, e.GPUsPerMember)
+	if t := e.Topology; t != nil {
+		fmt.Fprintf(&b, "  topology: one %s of %d; the best, %s, holds %d of %d members now\n", t.Level, t.Domains, t.Best, t.BestFit, e.Members)
+	}
+	if q := e.Quota; q != nil {
+		fmt.Fprintf(&b, "  quota: team %s holds %d of %d nominal + %d borrowable GPUs\n", q.Team, q.InUse, q.Nominal, q.BorrowLimit)
+	}
+	if e.Rank > 0 {
+		fmt.Fprintf(&b, "  queue: %d of %d pending", e.Rank, e.Pending)
+		if p := e.Priority; p != nil {
+			fmt.Fprintf(&b, "; tier %d, priority %.1f (fair-share %.3f, age %.3f, size %.3f)", p.Tier, p.Priority, p.FairShare, p.Age, p.Size)
+		}
+		b.WriteByte('\n')
+	}
+	for _, dl := range e.Delays {
+		fmt.Fprintf(&b, "  would delay the reservation of %s\n", dl)
+	}
+	return b.String()
+}
