@@ -73,11 +73,11 @@ func (s *Scheduler) step(snap *Snapshot) (*run, error) {
 
 // run is the state of one Step.
 type run struct {
-	cfg  *Config
-	snap *Snapshot
-	ix   *topology.Index
-	prof *backfill.Profile
-	d    Decision
+	cfg     *Config
+	snap    *Snapshot
+	ix      *topology.Index
+	prof    *backfill.Profile
+	d       Decision
 	levels  map[string]int
 	reserve []resvInfo
 	starts  []time.Duration // reservation starts, sorted
