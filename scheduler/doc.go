@@ -46,9 +46,32 @@
 //
 // # Extension points
 //
-// [Orderer] ranks jobs; [binpack.Scorer] (Config.Pack, Config.Spread)
-// chooses nodes; [BackfillMode] and [BackfillOrder] choose the reservation
-// strategy. Each has a default; Config{} uses them all.
+// Each is a small interface with a default and a function adapter:
+//
+//	Orderer        Order(s, jobs)             ranks pending jobs     default Multifactor
+//	Admitter       Admit(s, job, usage)       quota / admission      default QuotaAdmitter
+//	binpack.Scorer Score(candidate)           chooses nodes          default binpack.Pack
+//	VictimSelector Select(ix, req, sc, cands) chooses victims        default preempt.Select
+//
+// and [BackfillMode], [BackfillOrder] and Config.Preemption choose the
+// reservation strategy and the preemption matrix. A policy must not
+// modify the snapshot or keep state between Steps: when any custom policy
+// is set, Step fingerprints the snapshot before and after and returns
+// [ErrPolicyModifiedSnapshot] rather than a decision built on changed
+// input, and it checks that an Orderer returns a permutation and that a
+// victim selector's answer is a valid placement before acting on it.
+//
+// A wrapping policy is plain Go; "shortest job first inside each tier,
+// otherwise the default":
+//
+//	sjf := scheduler.OrderFunc(func(s *scheduler.Snapshot, jobs []*scheduler.Job) {
+//		scheduler.Multifactor{}.Order(s, jobs)
+//		slices.SortStableFunc(jobs, func(a, b *scheduler.Job) int {
+//			return cmp.Or(cmp.Compare(a.Tier, b.Tier), cmp.Compare(a.TimeLimit, b.TimeLimit))
+//		})
+//	})
+//
+// [Scheduler.Explain] tells, for one job, why it is where it is.
 //
 // # Cost
 //
