@@ -1,0 +1,36 @@
+package main
+
+import (
+	"time"
+
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/preempt"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// minRuntime is a scheduler.VictimSelector that never preempts a job
+// within Min of its start. Step knows no checkpoints, so a candidate's
+// WorkLost is the time since it started; minRuntime drops the candidates
+// below Min, lets preempt.Select choose among the rest and maps the
+// chosen indices back to the caller's slice.
+type minRuntime struct {
+	Min time.Duration
+}
+
+// Select implements scheduler.VictimSelector.
+func (m minRuntime) Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
+	var keep []preempt.Candidate
+	var orig []int // orig[k] is the index in cands of keep[k]
+	for i, c := range cands {
+		if c.WorkLost >= m.Min {
+			keep = append(keep, c)
+			orig = append(orig, i)
+		}
+	}
+	victims, pl, ok := preempt.Select(ix, r, s, keep)
+	for k, v := range victims {
+		victims[k] = orig[v]
+	}
+	return victims, pl, ok
+}
