@@ -30,10 +30,12 @@ type Request struct {
 	// Avoid, when set, excludes nodes (for anti-affinity). Avoided nodes
 	// are skipped one by one, so placement costs grow with their number.
 	Avoid func(topology.NodeID) bool
-	// SpreadLevel, when not NoLevel, is the level whose domains the
-	// members of a scored (non-consolidating) gang are spread across;
-	// otherwise they are spread across nodes. Members double up only
-	// when no unused node (or domain) has room.
+	// Distinct puts the members of a scored (non-consolidating) gang on
+	// different nodes, or different domains of SpreadLevel when that is
+	// not NoLevel; members double up only when no unused node (or
+	// domain) has room. Without it, each member goes to the best-scoring
+	// node, which may be the one the previous member took.
+	Distinct    bool
 	SpreadLevel int
 }
 
@@ -175,7 +177,11 @@ func fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.S
 		if consolidate {
 			n, k, ok = pickConsolidated(ix, r, l, d, left)
 		} else {
-			n, ok = pickSpread(ix, r, l, d, s, p.Slots)
+			if r.Distinct {
+				n, ok = pickSpread(ix, r, l, d, s, p.Slots)
+			} else {
+				n, ok = pickScored(ix, r, l, d, s)
+			}
 			k = 1
 		}
 		if !ok {

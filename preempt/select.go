@@ -34,6 +34,10 @@ type Candidate struct {
 	// time since it started (the newest start loses least); [WorkSince]
 	// computes either.
 	WorkLost time.Duration
+	// Ran is how long the job has been running (since its start). It
+	// plays no part in the cost order; it is there for selectors with
+	// rules such as a minimum runtime.
+	Ran time.Duration
 	// Grace is the job's checkpoint grace period: how long it may run
 	// after being told to stop.
 	Grace time.Duration

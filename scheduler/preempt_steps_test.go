@@ -9,64 +9,10 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/gpusched/gpusched/internal/gen"
+	"github.com/gpusched/gpusched/internal/host"
 	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/scheduler"
 )
-
-// hostStep applies d to s the way a host does and advances time to the
-// next moment something happens: placements start, evictions begin, and
-// evicting jobs whose grace has passed are gone (requeued as pending when
-// the eviction says so).
-func hostStep(s *scheduler.Snapshot, d *scheduler.Decision) *scheduler.Snapshot {
-	next := gen.Clone(s)
-	byID := map[string]*scheduler.Job{}
-	for i := range next.Jobs {
-		byID[next.Jobs[i].ID] = &next.Jobs[i]
-	}
-	requeue := map[string]bool{}
-	for _, p := range d.Placements {
-		j := byID[p.Job]
-		j.State, j.Started, j.Allocation = scheduler.Running, s.Now, p.Allocation.Clone()
-	}
-	for _, e := range d.Evictions {
-		j := byID[e.Job]
-		j.State, j.EvictedAt = scheduler.Evicting, s.Now
-		requeue[e.Job] = e.Requeue
-	}
-	// The next moment: an eviction's end, a time limit, a reservation.
-	at := s.Now.Add(time.Hour)
-	soonest := func(t time.Time) {
-		if t.After(s.Now) && t.Before(at) {
-			at = t
-		}
-	}
-	for _, j := range next.Jobs {
-		switch j.State {
-		case scheduler.Evicting:
-			soonest(j.EvictedAt.Add(j.CheckpointGrace))
-		case scheduler.Running:
-			if j.TimeLimit > 0 {
-				soonest(j.Started.Add(j.TimeLimit))
-			}
-		}
-	}
-	for _, r := range d.Reservations {
-		soonest(r.Start)
-	}
-	next.Now = at
-	kept := next.Jobs[:0]
-	for _, j := range next.Jobs {
-		if j.State == scheduler.Evicting && (j.EvictedAt.IsZero() || !j.EvictedAt.Add(j.CheckpointGrace).After(at)) {
-			if !requeue[j.ID] {
-				continue
-			}
-			j.State, j.Allocation, j.Started, j.EvictedAt = scheduler.Pending, nil, time.Time{}, time.Time{}
-		}
-		kept = append(kept, j)
-	}
-	next.Jobs = kept
-	return next
-}
 
 // TestPreemptionOverSteps drives Step through several host steps and
 // checks the preemption rules of DESIGN invariant 4 on every decision:
@@ -80,6 +26,8 @@ func TestPreemptionOverSteps(t *testing.T) {
 	preemptions, again := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
 		s := gen.Snapshot(t)
+		h := host.New(s.Cluster, s.Jobs...)
+		h.Teams = s.Teams
 		cfg := scheduler.Config{Order: scheduler.TierOrder{}}
 		seen := map[[2]string]bool{}     // victim, preemptor
 		ahead := map[string]bool{}       // preemptors overtaken since they preempted
@@ -171,7 +119,10 @@ func TestPreemptionOverSteps(t *testing.T) {
 					t.Fatalf("step %d at %s: the victims %v of %s are gone but it has not started for %d steps: %s%s", step, s.Now.Format(time.RFC3339), victims, p, late[p], why(d, p), dump)
 				}
 			}
-			s = hostStep(s, d)
+			h.Apply(s.Now, d)
+			now := h.Next(s.Now, d, time.Hour)
+			h.Advance(now)
+			s = h.Snapshot(now)
 		}
 	})
 	if preemptions == 0 {

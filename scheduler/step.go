@@ -316,8 +316,9 @@ func (r *run) request(j *Job) (gang.Request, bool) {
 			req.Preferred = l
 		}
 	}
-	if j.Placement == Spread && j.SpreadLevel != "" {
-		if l, has := r.levels[j.SpreadLevel]; has {
+	if j.Placement == Spread {
+		req.Distinct = true
+		if l, has := r.levels[j.SpreadLevel]; has && j.SpreadLevel != "" {
 			req.SpreadLevel = l
 		}
 	}
@@ -536,7 +537,8 @@ func (r *run) candidates() {
 			continue
 		}
 		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,
-			WorkLost: preempt.WorkSince(r.snap.Now, j.Started, time.Time{})}
+			WorkLost: preempt.WorkSince(r.snap.Now, j.Started, time.Time{}),
+			Ran:      preempt.WorkSince(r.snap.Now, j.Started, time.Time{})}
 		if q := r.quotas[j.Team]; q != nil && r.inUse[j.Team] > q.GPUs {
 			c.Borrowed = true
 		}

@@ -21,11 +21,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/host"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -34,66 +34,6 @@ func main() {
 	if err := run(os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
-	}
-}
-
-// host is the system around the scheduler: it owns the jobs, knows how
-// long each really runs, and applies decisions.
-type host struct {
-	cluster topology.Cluster
-	jobs    []scheduler.Job
-	actual  map[string]time.Duration // real run time, unknown to Step
-	arrive  []scheduler.Job          // future submissions
-	requeue map[string]bool
-}
-
-func (h *host) job(id string) *scheduler.Job {
-	for i := range h.jobs {
-		if h.jobs[i].ID == id {
-			return &h.jobs[i]
-		}
-	}
-	return nil
-}
-
-// advance brings the host's state to now: runs that ended and evictions
-// whose grace is over leave the cluster, new jobs arrive.
-func (h *host) advance(now time.Time) []string {
-	var events []string
-	kept := h.jobs[:0]
-	for _, j := range h.jobs {
-		switch {
-		case j.State == scheduler.Running && !j.Started.Add(h.actual[j.ID]).After(now):
-			events = append(events, fmt.Sprintf("%s finished at %s", j.ID, j.Started.Add(h.actual[j.ID]).Format("15:04")))
-			continue
-		case j.State == scheduler.Evicting && !j.EvictedAt.Add(j.CheckpointGrace).After(now):
-			if !h.requeue[j.ID] {
-				events = append(events, fmt.Sprintf("%s is gone (killed)", j.ID))
-				continue
-			}
-			events = append(events, fmt.Sprintf("%s is gone and requeued", j.ID))
-			j.State, j.Allocation, j.Started, j.EvictedAt = scheduler.Pending, nil, time.Time{}, time.Time{}
-		}
-		kept = append(kept, j)
-	}
-	h.jobs = kept
-	for len(h.arrive) > 0 && !h.arrive[0].Submitted.After(now) {
-		events = append(events, fmt.Sprintf("%s submitted", h.arrive[0].ID))
-		h.jobs = append(h.jobs, h.arrive[0])
-		h.arrive = h.arrive[1:]
-	}
-	return events
-}
-
-func (h *host) apply(now time.Time, d *scheduler.Decision) {
-	for _, p := range d.Placements {
-		j := h.job(p.Job)
-		j.State, j.Started, j.Allocation = scheduler.Running, now, p.Allocation
-	}
-	for _, e := range d.Evictions {
-		j := h.job(e.Job)
-		j.State, j.EvictedAt = scheduler.Evicting, now
-		h.requeue[e.Job] = e.Requeue
 	}
 }
 
@@ -121,20 +61,19 @@ func run(w io.Writer) error {
 	a.State, a.Started, a.Allocation = scheduler.Running, at(2, 0), alloc(0, 8)
 	b := job("B", 4, 24*time.Hour, at(5, 30))
 	b.State, b.Started, b.Allocation = scheduler.Running, at(6, 0), alloc(8, 12)
-	h := &host{cluster: cluster, requeue: map[string]bool{},
-		jobs: []scheduler.Job{a, b},
-		// The host knows how long each job really runs; Step only sees
-		// time limits. F overestimates (asks 10 h, needs 1 h); G
-		// underestimates (asks 1 h, needs 3 h).
-		actual: map[string]time.Duration{"A": 12 * time.Hour, "B": 24 * time.Hour, "C": 4 * time.Hour,
-			"D": 2 * time.Hour, "E": time.Hour, "F": time.Hour, "G": 3 * time.Hour},
-		arrive: []scheduler.Job{
-			job("C", 12, 4*time.Hour, at(7, 10)),
-			job("E", 4, time.Hour, at(7, 20)),
-			job("D", 1, 2*time.Hour, at(7, 30)),
-			job("F", 1, 10*time.Hour, at(7, 40)),
-			job("G", 1, time.Hour, at(7, 50)),
-		}}
+	h := host.New(cluster, a, b)
+	// The host knows how long each job really runs; Step only sees time
+	// limits. F overestimates (asks 10 h, needs 1 h); G underestimates
+	// (asks 1 h, needs 3 h).
+	h.Actual = map[string]time.Duration{"A": 12 * time.Hour, "B": 24 * time.Hour, "C": 4 * time.Hour,
+		"D": 2 * time.Hour, "E": time.Hour, "F": time.Hour, "G": 3 * time.Hour}
+	h.Arrive = []scheduler.Job{
+		job("C", 12, 4*time.Hour, at(7, 10)),
+		job("E", 4, time.Hour, at(7, 20)),
+		job("D", 1, 2*time.Hour, at(7, 30)),
+		job("F", 1, 10*time.Hour, at(7, 40)),
+		job("G", 1, time.Hour, at(7, 50)),
+	}
 
 	// TierOrder (tier, then submit time) instead of the default
 	// fair-share order: every job here belongs to one team, and the
@@ -146,8 +85,8 @@ func run(w io.Writer) error {
 	fmt.Fprintf(w, "queue:   C 96 GPUs 4h, E 32 GPUs 1h, D 8 GPUs 2h, F 8 GPUs asks 10h (needs 1h), G 8 GPUs asks 1h (needs 3h)\n")
 
 	for _, now := range []time.Time{at(8, 0), at(9, 0), at(10, 0), at(11, 0), at(14, 0)} {
-		events := h.advance(now)
-		snap := &scheduler.Snapshot{Now: now, Cluster: h.cluster, Jobs: slices.Clone(h.jobs)}
+		events := h.Advance(now)
+		snap := h.Snapshot(now)
 		d, err := s.Step(snap)
 		if err != nil {
 			return err
@@ -155,13 +94,13 @@ func run(w io.Writer) error {
 		if err := show(w, now, h, events, d); err != nil {
 			return err
 		}
-		h.apply(now, d)
+		h.Apply(now, d)
 	}
 	fmt.Fprintln(w, "\nC started at 14:00 as reserved: backfill used the gap without delaying it.")
 	return nil
 }
 
-func show(w io.Writer, now time.Time, h *host, events []string, d *scheduler.Decision) error {
+func show(w io.Writer, now time.Time, h *host.Host, events []string, d *scheduler.Decision) error {
 	fmt.Fprintf(w, "\n%s step", now.Format("15:04"))
 	if len(events) > 0 {
 		fmt.Fprintf(w, " (%s)", strings.Join(events, "; "))
@@ -170,13 +109,13 @@ func show(w io.Writer, now time.Time, h *host, events []string, d *scheduler.Dec
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  job\tGPUs\tlimit\tdecision\twhen / where / why")
 	limit := func(id string) string {
-		if j := h.job(id); j != nil {
-			return fmtDur(j.TimeLimit)
+		if j := h.Job(id); j != nil {
+			return host.Duration(j.TimeLimit)
 		}
 		return ""
 	}
 	gpus := func(id string) int {
-		if j := h.job(id); j != nil {
+		if j := h.Job(id); j != nil {
 			return j.GPUs()
 		}
 		return 0
@@ -185,53 +124,15 @@ func show(w io.Writer, now time.Time, h *host, events []string, d *scheduler.Dec
 		fmt.Fprintf(tw, "  %s\t%d\t%s\tevict %s\tnow, requeue=%t\n", e.Job, gpus(e.Job), limit(e.Job), e.Reason, e.Requeue)
 	}
 	for _, p := range d.Placements {
-		j := h.job(p.Job)
+		j := h.Job(p.Job)
 		fmt.Fprintf(tw, "  %s\t%d\t%s\tstart\tnow, ends by %s, on %s\n", p.Job, p.Allocation.Count(), limit(p.Job),
-			now.Add(j.TimeLimit).Format("15:04"), compact(p.Allocation))
+			now.Add(j.TimeLimit).Format("15:04"), host.Compact(p.Allocation))
 	}
 	for _, r := range d.Reservations {
-		fmt.Fprintf(tw, "  %s\t%d\t%s\treserved\tfrom %s on %s\n", r.Job, r.Allocation.Count(), limit(r.Job), r.Start.Format("15:04"), compact(r.Allocation))
+		fmt.Fprintf(tw, "  %s\t%d\t%s\treserved\tfrom %s on %s\n", r.Job, r.Allocation.Count(), limit(r.Job), r.Start.Format("15:04"), host.Compact(r.Allocation))
 	}
 	for _, p := range d.Pending {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\n", p.Job, gpus(p.Job), limit(p.Job), p.Reason, p.Message)
 	}
 	return tw.Flush()
-}
-
-func fmtDur(d time.Duration) string {
-	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
-}
-
-// compact formats an allocation with runs of whole nodes merged:
-// "n00-n07 n12[0-3]".
-func compact(a topology.Allocation) string {
-	a = a.Canonical()
-	var parts []string
-	for i := 0; i < len(a); {
-		if len(a[i].GPUs) != 8 {
-			parts = append(parts, topology.Allocation{a[i]}.String())
-			i++
-			continue
-		}
-		j := i
-		for j+1 < len(a) && len(a[j+1].GPUs) == 8 && next(a[j].Node) == a[j+1].Node {
-			j++
-		}
-		if j == i {
-			parts = append(parts, a[i].Node)
-		} else {
-			parts = append(parts, a[i].Node+"-"+a[j].Node)
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, " ")
-}
-
-// next returns the name of the node after n ("n07" -> "n08").
-func next(n string) string {
-	var i int
-	if _, err := fmt.Sscanf(n, "n%02d", &i); err != nil {
-		return ""
-	}
-	return fmt.Sprintf("n%02d", i+1)
 }

@@ -10,9 +10,8 @@ import (
 )
 
 // minRuntime is a scheduler.VictimSelector that never preempts a job
-// within Min of its start. Step knows no checkpoints, so a candidate's
-// WorkLost is the time since it started; minRuntime drops the candidates
-// below Min, lets preempt.Select choose among the rest and maps the
+// within Min of its start: it drops the candidates that have run (Ran)
+// less than Min, lets preempt.Select choose among the rest and maps the
 // chosen indices back to the caller's slice.
 type minRuntime struct {
 	Min time.Duration
@@ -23,7 +22,7 @@ func (m minRuntime) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 	var keep []preempt.Candidate
 	var orig []int // orig[k] is the index in cands of keep[k]
 	for i, c := range cands {
-		if c.WorkLost >= m.Min {
+		if c.Ran >= m.Min {
 			keep = append(keep, c)
 			orig = append(orig, i)
 		}

@@ -28,6 +28,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/host"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -36,66 +37,6 @@ func main() {
 	if err := run(os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
-	}
-}
-
-// host is the system around the scheduler: it owns the jobs, knows how
-// long each really runs, and applies decisions.
-type host struct {
-	cluster topology.Cluster
-	jobs    []scheduler.Job
-	actual  map[string]time.Duration // real run time, unknown to Step
-	arrive  []scheduler.Job          // future submissions
-	requeue map[string]bool
-}
-
-func (h *host) job(id string) *scheduler.Job {
-	for i := range h.jobs {
-		if h.jobs[i].ID == id {
-			return &h.jobs[i]
-		}
-	}
-	return nil
-}
-
-// advance brings the host's state to now: runs that ended and evictions
-// whose grace is over leave the cluster, new jobs arrive.
-func (h *host) advance(now time.Time) []string {
-	var events []string
-	kept := h.jobs[:0]
-	for _, j := range h.jobs {
-		switch {
-		case j.State == scheduler.Running && !j.Started.Add(h.actual[j.ID]).After(now):
-			events = append(events, fmt.Sprintf("%s finished at %s", j.ID, j.Started.Add(h.actual[j.ID]).Format("15:04")))
-			continue
-		case j.State == scheduler.Evicting && !j.EvictedAt.Add(j.CheckpointGrace).After(now):
-			if !h.requeue[j.ID] {
-				events = append(events, fmt.Sprintf("%s is gone (killed)", j.ID))
-				continue
-			}
-			events = append(events, fmt.Sprintf("%s is gone and requeued", j.ID))
-			j.State, j.Allocation, j.Started, j.EvictedAt = scheduler.Pending, nil, time.Time{}, time.Time{}
-		}
-		kept = append(kept, j)
-	}
-	h.jobs = kept
-	for len(h.arrive) > 0 && !h.arrive[0].Submitted.After(now) {
-		events = append(events, fmt.Sprintf("%s submitted", h.arrive[0].ID))
-		h.jobs = append(h.jobs, h.arrive[0])
-		h.arrive = h.arrive[1:]
-	}
-	return events
-}
-
-func (h *host) apply(now time.Time, d *scheduler.Decision) {
-	for _, p := range d.Placements {
-		j := h.job(p.Job)
-		j.State, j.Started, j.Allocation = scheduler.Running, now, p.Allocation
-	}
-	for _, e := range d.Evictions {
-		j := h.job(e.Job)
-		j.State, j.EvictedAt = scheduler.Evicting, now
-		h.requeue[e.Job] = e.Requeue
 	}
 }
 
@@ -122,13 +63,11 @@ func run(w io.Writer) error {
 	x := job("X", "batch", 3, 1, 24*time.Hour, at(8, 30))
 	x.CheckpointGrace = 5 * time.Minute
 	x.State, x.Started, x.Allocation = scheduler.Running, at(9, 0), topology.Allocation{node(7)}
-	h := &host{cluster: cluster, requeue: map[string]bool{},
-		jobs:   []scheduler.Job{x},
-		actual: map[string]time.Duration{"X": 24 * time.Hour, "P": 12 * time.Hour},
-		arrive: []scheduler.Job{job("P", "research", 1, 8, 12*time.Hour, at(9, 55))},
-	}
+	h := host.New(cluster, x)
+	h.Actual = map[string]time.Duration{"X": 24 * time.Hour, "P": 12 * time.Hour}
+	h.Arrive = []scheduler.Job{job("P", "research", 1, 8, 12*time.Hour, at(9, 55))}
 	for _, now := range []time.Time{at(10, 0), at(10, 2), at(10, 5)} {
-		if err := h.step(w, s, now); err != nil {
+		if err := step(w, h, s, now); err != nil {
 			return err
 		}
 	}
@@ -141,16 +80,14 @@ func run(w io.Writer) error {
 	y := job("Y", "batch", 3, 1, 24*time.Hour, at(8, 30))
 	y.CheckpointGrace = 5 * time.Minute
 	y.State, y.Started, y.Allocation = scheduler.Running, at(9, 0), topology.Allocation{node(2)}
-	h = &host{cluster: cluster, requeue: map[string]bool{},
-		jobs: []scheduler.Job{serve, y},
-		actual: map[string]time.Duration{"serve": 1000 * time.Hour, "Y": 24 * time.Hour,
-			"Q56": 12 * time.Hour, "R48": 12 * time.Hour},
-		arrive: []scheduler.Job{
-			job("Q56", "research", 1, 7, 12*time.Hour, at(9, 50)),
-			job("R48", "research", 1, 6, 12*time.Hour, at(9, 55)),
-		},
+	h = host.New(cluster, serve, y)
+	h.Actual = map[string]time.Duration{"serve": 1000 * time.Hour, "Y": 24 * time.Hour,
+		"Q56": 12 * time.Hour, "R48": 12 * time.Hour}
+	h.Arrive = []scheduler.Job{
+		job("Q56", "research", 1, 7, 12*time.Hour, at(9, 50)),
+		job("R48", "research", 1, 6, 12*time.Hour, at(9, 55)),
 	}
-	if err := h.step(w, s, at(10, 0)); err != nil {
+	if err := step(w, h, s, at(10, 0)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nQ56 would fit only by evicting serve (P0): it waits and takes no victim.")
@@ -159,9 +96,9 @@ func run(w io.Writer) error {
 }
 
 // step runs one Step at now, prints it and applies the decision.
-func (h *host) step(w io.Writer, s *scheduler.Scheduler, now time.Time) error {
-	events := h.advance(now)
-	snap := &scheduler.Snapshot{Now: now, Cluster: h.cluster, Jobs: slices.Clone(h.jobs)}
+func step(w io.Writer, h *host.Host, s *scheduler.Scheduler, now time.Time) error {
+	events := h.Advance(now)
+	snap := h.Snapshot(now)
 	d, err := s.Step(snap)
 	if err != nil {
 		return err
@@ -169,13 +106,13 @@ func (h *host) step(w io.Writer, s *scheduler.Scheduler, now time.Time) error {
 	if err := show(w, now, h, events, d); err != nil {
 		return err
 	}
-	h.apply(now, d)
+	h.Apply(now, d)
 	return nil
 }
 
 // holders names the jobs that are evicting, or evicted by d, and hold
 // GPUs of a: the reason a reserved job is not placed yet.
-func (h *host) holders(a topology.Allocation, d *scheduler.Decision) []string {
+func holders(h *host.Host, a topology.Allocation, d *scheduler.Decision) []string {
 	held := map[string]bool{}
 	for _, g := range a {
 		for _, i := range g.GPUs {
@@ -183,7 +120,7 @@ func (h *host) holders(a topology.Allocation, d *scheduler.Decision) []string {
 		}
 	}
 	var out []string
-	for _, j := range h.jobs {
+	for _, j := range h.Jobs {
 		evicted := j.State == scheduler.Evicting || slices.ContainsFunc(d.Evictions, func(e scheduler.Eviction) bool { return e.Job == j.ID })
 		if !evicted {
 			continue
@@ -199,7 +136,7 @@ func (h *host) holders(a topology.Allocation, d *scheduler.Decision) []string {
 	return slices.Compact(out)
 }
 
-func show(w io.Writer, now time.Time, h *host, events []string, d *scheduler.Decision) error {
+func show(w io.Writer, now time.Time, h *host.Host, events []string, d *scheduler.Decision) error {
 	fmt.Fprintf(w, "\n%s step", now.Format("15:04"))
 	if len(events) > 0 {
 		fmt.Fprintf(w, " (%s)", strings.Join(events, "; "))
@@ -207,8 +144,8 @@ func show(w io.Writer, now time.Time, h *host, events []string, d *scheduler.Dec
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  job\ttier\tGPUs\tstate / decision\twhen / where / why")
-	jobOf := func(id string) *scheduler.Job { return h.job(id) }
-	for _, j := range h.jobs {
+	jobOf := func(id string) *scheduler.Job { return h.Job(id) }
+	for _, j := range h.Jobs {
 		if j.State == scheduler.Evicting {
 			fmt.Fprintf(tw, "  %s\tP%d\t%d\tstill evicting\tsince %s, gone by %s\n", j.ID, j.Tier, j.GPUs(),
 				j.EvictedAt.Format("15:04"), j.EvictedAt.Add(j.CheckpointGrace).Format("15:04"))
@@ -216,61 +153,23 @@ func show(w io.Writer, now time.Time, h *host, events []string, d *scheduler.Dec
 	}
 	for _, e := range d.Evictions {
 		j := jobOf(e.Job)
-		fmt.Fprintf(tw, "  %s\tP%d\t%d\tevict %s\tby %s, grace %s, requeue=%t\n", e.Job, j.Tier, j.GPUs(), e.Reason, e.By, fmtDur(e.Grace), e.Requeue)
+		fmt.Fprintf(tw, "  %s\tP%d\t%d\tevict %s\tby %s, grace %s, requeue=%t\n", e.Job, j.Tier, j.GPUs(), e.Reason, e.By, host.Duration(e.Grace), e.Requeue)
 	}
 	for _, p := range d.Placements {
 		j := jobOf(p.Job)
-		fmt.Fprintf(tw, "  %s\tP%d\t%d\tstart\tnow on %s\n", p.Job, j.Tier, p.Allocation.Count(), compact(p.Allocation))
+		fmt.Fprintf(tw, "  %s\tP%d\t%d\tstart\tnow on %s\n", p.Job, j.Tier, p.Allocation.Count(), host.Compact(p.Allocation))
 	}
 	for _, r := range d.Reservations {
 		j := jobOf(r.Job)
 		why := ""
-		if v := h.holders(r.Allocation, d); len(v) > 0 {
+		if v := holders(h, r.Allocation, d); len(v) > 0 {
 			why = fmt.Sprintf(" (waits for %s to checkpoint)", strings.Join(v, ", "))
 		}
-		fmt.Fprintf(tw, "  %s\tP%d\t%d\treserved\tfrom %s on %s%s\n", r.Job, j.Tier, r.Allocation.Count(), r.Start.Format("15:04"), compact(r.Allocation), why)
+		fmt.Fprintf(tw, "  %s\tP%d\t%d\treserved\tfrom %s on %s%s\n", r.Job, j.Tier, r.Allocation.Count(), r.Start.Format("15:04"), host.Compact(r.Allocation), why)
 	}
 	for _, p := range d.Pending {
 		j := jobOf(p.Job)
 		fmt.Fprintf(tw, "  %s\tP%d\t%d\t%s\t%s\n", p.Job, j.Tier, j.GPUs(), p.Reason, p.Message)
 	}
 	return tw.Flush()
-}
-
-func fmtDur(d time.Duration) string {
-	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
-}
-
-// compact formats an allocation with runs of whole nodes merged:
-// "n00-n07 n12[0-3]".
-func compact(a topology.Allocation) string {
-	a = a.Canonical()
-	var parts []string
-	for i := 0; i < len(a); {
-		if len(a[i].GPUs) != 8 {
-			parts = append(parts, topology.Allocation{a[i]}.String())
-			i++
-			continue
-		}
-		j := i
-		for j+1 < len(a) && len(a[j+1].GPUs) == 8 && next(a[j].Node) == a[j+1].Node {
-			j++
-		}
-		if j == i {
-			parts = append(parts, a[i].Node)
-		} else {
-			parts = append(parts, a[i].Node+"-"+a[j].Node)
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, " ")
-}
-
-// next returns the name of the node after n ("n07" -> "n08").
-func next(n string) string {
-	var i int
-	if _, err := fmt.Sscanf(n, "n%02d", &i); err != nil {
-		return ""
-	}
-	return fmt.Sprintf("n%02d", i+1)
 }

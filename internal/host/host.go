@@ -1,0 +1,182 @@
+// Package host is a minimal host around the scheduler, shared by the
+// example programs and the multi-step tests: it owns the jobs, knows how
+// long each really runs (which Step never sees), and applies decisions the
+// way a real host does.
+//
+//	h := host.New(cluster, jobs...)
+//	for _, now := range times {
+//		events := h.Advance(now)            // runs end, evictions finish, jobs arrive
+//		d, err := s.Step(h.Snapshot(now))
+//		...
+//		h.Apply(now, d)                     // placements run, evictions begin
+//	}
+package host
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// Host is the state a host keeps between Steps.
+type Host struct {
+	Cluster topology.Cluster
+	Teams   []scheduler.Team
+	// Jobs are the jobs the host knows now: pending, running, evicting.
+	Jobs []scheduler.Job
+	// Actual is how long each job really runs (jobs not listed run until
+	// their time limit, or forever without one).
+	Actual map[string]time.Duration
+	// Arrive are future submissions, by Submitted.
+	Arrive  []scheduler.Job
+	requeue map[string]bool
+}
+
+// New returns a host with the given cluster and jobs; jobs submitted in
+// the future wait in Arrive until Advance reaches their time.
+func New(c topology.Cluster, jobs ...scheduler.Job) *Host {
+	return &Host{Cluster: c, Jobs: jobs, Actual: map[string]time.Duration{}, requeue: map[string]bool{}}
+}
+
+// Job returns the job with the given ID, or nil.
+func (h *Host) Job(id string) *scheduler.Job {
+	for i := range h.Jobs {
+		if h.Jobs[i].ID == id {
+			return &h.Jobs[i]
+		}
+	}
+	return nil
+}
+
+// Snapshot returns the snapshot at now. The snapshot shares nothing with
+// the host that Step could change (Step changes nothing anyway).
+func (h *Host) Snapshot(now time.Time) *scheduler.Snapshot {
+	return &scheduler.Snapshot{Now: now, Cluster: h.Cluster, Teams: h.Teams, Jobs: slices.Clone(h.Jobs)}
+}
+
+// Advance brings the host to now: jobs whose real run has ended leave,
+// evicting jobs whose grace is over (or that have no eviction time) are
+// gone or back in the queue when their eviction said requeue, and jobs
+// submitted by now arrive. It returns what happened, as text.
+func (h *Host) Advance(now time.Time) []string {
+	var events []string
+	kept := h.Jobs[:0]
+	for _, j := range h.Jobs {
+		run, known := h.Actual[j.ID]
+		switch {
+		case j.State == scheduler.Running && known && !j.Started.Add(run).After(now):
+			events = append(events, fmt.Sprintf("%s finished at %s", j.ID, j.Started.Add(run).Format("15:04")))
+			continue
+		case j.State == scheduler.Evicting && (j.EvictedAt.IsZero() || !j.EvictedAt.Add(j.CheckpointGrace).After(now)):
+			if !h.requeue[j.ID] {
+				events = append(events, fmt.Sprintf("%s is gone (killed)", j.ID))
+				continue
+			}
+			events = append(events, fmt.Sprintf("%s is gone and requeued", j.ID))
+			j.State, j.Allocation, j.Started, j.EvictedAt = scheduler.Pending, nil, time.Time{}, time.Time{}
+		}
+		kept = append(kept, j)
+	}
+	h.Jobs = kept
+	slices.SortStableFunc(h.Arrive, func(a, b scheduler.Job) int { return a.Submitted.Compare(b.Submitted) })
+	for len(h.Arrive) > 0 && !h.Arrive[0].Submitted.After(now) {
+		events = append(events, fmt.Sprintf("%s submitted", h.Arrive[0].ID))
+		h.Jobs = append(h.Jobs, h.Arrive[0])
+		h.Arrive = h.Arrive[1:]
+	}
+	return events
+}
+
+// Apply carries out a decision made at now: placed jobs run from now on
+// their allocation, evicted jobs start their grace period.
+func (h *Host) Apply(now time.Time, d *scheduler.Decision) {
+	for _, p := range d.Placements {
+		if j := h.Job(p.Job); j != nil {
+			j.State, j.Started, j.Allocation = scheduler.Running, now, p.Allocation.Clone()
+		}
+	}
+	for _, e := range d.Evictions {
+		if j := h.Job(e.Job); j != nil {
+			j.State, j.EvictedAt = scheduler.Evicting, now
+			h.requeue[e.Job] = e.Requeue
+		}
+	}
+}
+
+// Next returns the first moment after now at which something happens
+// without a new decision: a real run ends, a time limit passes, an
+// eviction's grace ends, a job arrives or a reservation starts; or
+// now+limit when nothing does.
+func (h *Host) Next(now time.Time, d *scheduler.Decision, limit time.Duration) time.Time {
+	at := now.Add(limit)
+	soonest := func(t time.Time) {
+		if t.After(now) && t.Before(at) {
+			at = t
+		}
+	}
+	for _, j := range h.Jobs {
+		switch j.State {
+		case scheduler.Evicting:
+			soonest(j.EvictedAt.Add(j.CheckpointGrace))
+		case scheduler.Running:
+			if run, ok := h.Actual[j.ID]; ok {
+				soonest(j.Started.Add(run))
+			}
+			if j.TimeLimit > 0 {
+				soonest(j.Started.Add(j.TimeLimit))
+			}
+		}
+	}
+	for _, j := range h.Arrive {
+		soonest(j.Submitted)
+	}
+	if d != nil {
+		for _, r := range d.Reservations {
+			soonest(r.Start)
+		}
+	}
+	return at
+}
+
+// Duration formats d without trailing zero units ("2h", "1h30m", "5m").
+func Duration(d time.Duration) string {
+	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
+}
+
+// Compact formats an allocation with runs of whole 8-GPU nodes named
+// nNN merged: "n00-n07 n12[0-3]".
+func Compact(a topology.Allocation) string {
+	a = a.Canonical()
+	var parts []string
+	for i := 0; i < len(a); {
+		if len(a[i].GPUs) != 8 {
+			parts = append(parts, topology.Allocation{a[i]}.String())
+			i++
+			continue
+		}
+		j := i
+		for j+1 < len(a) && len(a[j+1].GPUs) == 8 && nextNode(a[j].Node) == a[j+1].Node {
+			j++
+		}
+		if j == i {
+			parts = append(parts, a[i].Node)
+		} else {
+			parts = append(parts, a[i].Node+"-"+a[j].Node)
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, " ")
+}
+
+// nextNode returns the name of the node after n ("n07" -> "n08").
+func nextNode(n string) string {
+	var i int
+	if _, err := fmt.Sscanf(n, "n%02d", &i); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("n%02d", i+1)
+}
