@@ -348,6 +348,9 @@ func (r *run) schedule() error {
 	var later []*Job
 	for _, j := range jobs {
 		if r.cfg.Backfill == NoBackfill && blockedBy != nil {
+			if _, ok := r.admissible(j); !ok {
+				continue // it waits for a reason of its own, recorded
+			}
 			if strictMsg == "" {
 				strictMsg = fmt.Sprintf("waits behind higher-priority job %q (backfill is off)", blockedBy.ID)
 			}
@@ -392,19 +395,30 @@ const (
 	skipped         // cannot run now for reasons of its own: blocks nobody
 )
 
-// try places, reserves or explains one job.
-func (r *run) try(j *Job, mayReserve bool) outcome {
+// admissible runs the checks that concern j alone: a GPU type the
+// cluster has, a shape it can ever hold, the team's quota. When one fails
+// it records why j waits and reports false.
+func (r *run) admissible(j *Job) (gang.Request, bool) {
 	req, ok := r.request(j)
 	if !ok {
 		r.wait(j, ReasonGPUType, fmt.Sprintf("no node has GPU type %q", j.GPUType), time.Time{})
-		return skipped
+		return req, false
 	}
 	if why := r.never(j, req); why != "" {
 		r.wait(j, ReasonUnsatisfiable, why, time.Time{})
-		return skipped
+		return req, false
 	}
 	if why := r.overQuota(j); why != "" {
 		r.wait(j, ReasonQuota, why, time.Time{})
+		return req, false
+	}
+	return req, true
+}
+
+// try places, reserves or explains one job.
+func (r *run) try(j *Job, mayReserve bool) outcome {
+	req, ok := r.admissible(j)
+	if !ok {
 		return skipped
 	}
 	d := dur(j.TimeLimit)
