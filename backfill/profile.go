@@ -37,14 +37,19 @@ func add(a, b time.Duration) time.Duration {
 //
 // Releases and reservation ends are kept in a time-ordered B-tree
 // (google/btree), reservation starts in another, and each node keeps the
-// short list of its own events. A query sweeps forward from now over the
-// moments at which capacity can grow (releases and reservation ends),
-// updates the index for just the nodes that change, and asks the gang
-// placer whether the job fits; it then restores the index. So a query
-// costs O(E·(e+L) + F·P): E events swept, e events per node, L levels, F
-// fit checks of cost P each ([gang.Place]); fit checks are skipped while
-// the free GPUs of the job's class are fewer than it needs. No query
-// scans all nodes or all events.
+// short list of its own events. A query sweeps forward from its start
+// over the moments at which capacity can grow (releases and reservation
+// ends), updates the index for just the nodes that change (each node once
+// per moment), and asks the gang placer whether the job fits; it then
+// restores the index. So a query costs O(B + E·(e+L) + F·P): B events
+// before its start to bring the index there, E events swept, e events
+// per node, L levels, F fit checks of cost P each ([gang.Place]); fit
+// checks are skipped while the free GPUs of the job's class are fewer
+// than it needs. [Profile.Earliest] remembers its answers per request
+// shape, so a query of a shape already answered starts its sweep at the
+// earlier answer, and one already known never to fit costs
+// O(log answers). No query scans all nodes or all events, except that
+// bringing the index to a late start reads the events before it.
 //
 // Only ready nodes are tracked; GPUs of draining and down nodes never
 // become usable.
@@ -54,6 +59,13 @@ type Profile struct {
 	starts   *btree.BTreeG[tev] // reservation starts
 	nodes    [][]nev            // per node: its events
 	seq      int32
+	// Nodes with events, in the order of their first, and per node the
+	// earliest release or reservation end and the earliest reservation
+	// start: a node whose earliest ones are later than a window needs no
+	// refresh for it.
+	eventful  []topology.NodeID
+	firstFree []time.Duration
+	firstRes  []time.Duration
 	// Sweep scratch, reused between queries: the held GPUs of each node
 	// the current sweep changed, savedAt[n] (or -1) its place in saved,
 	// and per-node stamps to refresh a node once per step of a sweep.
@@ -101,16 +113,19 @@ type savedHeld struct {
 // tell the profile when placed GPUs will be released.
 func NewProfile(ix *topology.Index) *Profile {
 	p := &Profile{
-		ix:       ix,
-		timeline: btree.NewG(32, tevLess),
-		starts:   btree.NewG(32, tevLess),
-		nodes:    make([][]nev, ix.NumNodes()),
-		savedAt:  make([]int32, ix.NumNodes()),
-		stamp:    make([]uint32, ix.NumNodes()),
-		memo:     map[shape][]memoGroup{},
+		ix:        ix,
+		timeline:  btree.NewG(32, tevLess),
+		starts:    btree.NewG(32, tevLess),
+		nodes:     make([][]nev, ix.NumNodes()),
+		savedAt:   make([]int32, ix.NumNodes()),
+		stamp:     make([]uint32, ix.NumNodes()),
+		memo:      map[shape][]memoGroup{},
+		firstFree: make([]time.Duration, ix.NumNodes()),
+		firstRes:  make([]time.Duration, ix.NumNodes()),
 	}
 	for i := range p.savedAt {
 		p.savedAt[i] = -1
+		p.firstFree[i], p.firstRes[i] = Forever, Forever
 	}
 	p.lastFree = p.freeNow()
 	return p
@@ -133,7 +148,9 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	if at <= 0 || at == Forever || s == 0 || p.ix.State(n) != topology.Ready {
 		return false
 	}
+	p.noteEvent(n)
 	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s})
+	p.firstFree[n] = min(p.firstFree[n], at)
 	p.seq++
 	p.timeline.ReplaceOrInsert(tev{at: at, seq: p.seq, n: n})
 	return true
@@ -145,13 +162,23 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	end := add(start, d)
 	for _, s := range pl.Slots {
+		p.noteEvent(s.Node)
 		p.nodes[s.Node] = append(p.nodes[s.Node], nev{reserve: true, start: start, end: end, set: s.GPUs})
+		p.firstRes[s.Node] = min(p.firstRes[s.Node], start)
+		p.firstFree[s.Node] = min(p.firstFree[s.Node], end)
 		p.seq++
 		p.starts.ReplaceOrInsert(tev{at: start, seq: p.seq, n: s.Node})
 		if end != Forever {
 			p.seq++
 			p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: s.Node})
 		}
+	}
+}
+
+// noteEvent lists node n among the nodes with events.
+func (p *Profile) noteEvent(n topology.NodeID) {
+	if len(p.nodes[n]) == 0 {
+		p.eventful = append(p.eventful, n)
 	}
 }
 
@@ -398,15 +425,25 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t 
 	need := r.GPUs()
 	// Bring the index to time t for the window [t, t+d): every node with a
 	// release before t or a reservation overlapping the window.
-	st := p.nextStamp()
-	p.timeline.AscendLessThan(tev{at: t + 1, seq: -1}, func(e tev) bool {
-		p.refreshOnce(e.n, st, t, d)
-		return true
-	})
-	p.starts.AscendLessThan(tev{at: add(t, d), seq: -1}, func(e tev) bool {
-		p.refreshOnce(e.n, st, t, d)
-		return true
-	})
+	// Walk whichever is shorter: the nodes with events, or the events.
+	if 2*len(p.eventful) < p.timeline.Len()+p.starts.Len() {
+		end := add(t, d)
+		for _, n := range p.eventful {
+			if p.firstFree[n] <= t || p.firstRes[n] < end {
+				p.refresh(n, t, d)
+			}
+		}
+	} else {
+		st := p.nextStamp()
+		p.timeline.AscendLessThan(tev{at: t + 1, seq: -1}, func(e tev) bool {
+			p.refreshOnce(e.n, st, t, d)
+			return true
+		})
+		p.starts.AscendLessThan(tev{at: add(t, d), seq: -1}, func(e tev) bool {
+			p.refreshOnce(e.n, st, t, d)
+			return true
+		})
+	}
 	try := func(t time.Duration) (Start, bool) {
 		if p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class) < need {
 			return Start{}, false
