@@ -132,6 +132,10 @@ type Config struct {
 	Admit Admitter
 	// Victims chooses preemption victims (default preempt.Select).
 	Victims VictimSelector
+	// Reserve, when set, decides which blocked jobs get a reservation,
+	// instead of the rule of Backfill (EASY: the first Reservations;
+	// conservative: all). BackfillOrder is then not used.
+	Reserve ReservationPolicy
 }
 
 func (c *Config) matrix() preempt.Matrix {

@@ -80,3 +80,20 @@ type VictimFunc func(ix *topology.Index, r gang.Request, s binpack.Scorer, cands
 func (f VictimFunc) Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
 	return f(ix, r, s, cands)
 }
+
+// ReservationPolicy decides which blocked jobs get a reservation: Step
+// asks it, in priority order, for each job that cannot start now, with the
+// number of reservations made so far in this Step. A job that gets one is
+// promised GPUs at its earliest start and no later job may delay it; a job
+// that does not may still start later by backfill. The built-in rules are
+// Config.Backfill (EASY: made < K; conservative: always). Reserve must be
+// pure and cheap: it is called once per blocked job.
+type ReservationPolicy interface {
+	Reserve(j *Job, made int) bool
+}
+
+// ReserveFunc adapts a function to [ReservationPolicy].
+type ReserveFunc func(j *Job, made int) bool
+
+// Reserve calls f(j, made).
+func (f ReserveFunc) Reserve(j *Job, made int) bool { return f(j, made) }

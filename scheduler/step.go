@@ -50,7 +50,7 @@ func (s *Scheduler) step(snap *Snapshot) (*run, error) {
 	if err := validate(snap, s.cfg.tiers()); err != nil {
 		return nil, err
 	}
-	custom := s.cfg.Order != nil || s.cfg.Admit != nil || s.cfg.Victims != nil || s.cfg.Pack != nil || s.cfg.Spread != nil
+	custom := s.cfg.Order != nil || s.cfg.Admit != nil || s.cfg.Victims != nil || s.cfg.Pack != nil || s.cfg.Spread != nil || s.cfg.Reserve != nil
 	var seed maphash.Seed
 	var before uint64
 	if custom {
@@ -357,11 +357,15 @@ func (r *run) schedule() error {
 			r.wait(j, ReasonPriority, strictMsg, time.Time{})
 			continue
 		}
-		if len(r.reserve) >= maxResv && r.cfg.BackfillOrder == ShortestFirst {
+		if r.cfg.Reserve == nil && len(r.reserve) >= maxResv && r.cfg.BackfillOrder == ShortestFirst {
 			later = append(later, j)
 			continue
 		}
-		if r.try(j, len(r.reserve) < maxResv) == blocked && blockedBy == nil {
+		may := len(r.reserve) < maxResv
+		if r.cfg.Reserve != nil {
+			may = r.cfg.Reserve.Reserve(j, len(r.reserve))
+		}
+		if r.try(j, may) == blocked && blockedBy == nil {
 			blockedBy = j
 		}
 	}

@@ -1,0 +1,38 @@
+package scheduler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// A ReservationPolicy that reserves only for big gangs: the small blocked
+// job waits without a reservation, the big one gets one even though it is
+// not the first blocked job.
+func TestReservationPolicy(t *testing.T) {
+	now := spreadNow
+	snap := &Snapshot{Now: now, Cluster: uniformCluster(4, 8, 4), Jobs: []Job{
+		{ID: "run", Members: 4, GPUsPerMember: 8, State: Running, Started: now.Add(-time.Hour), TimeLimit: 2 * time.Hour,
+			Allocation: topology.Allocation{
+				{Node: "n00", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}, {Node: "n01", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}},
+				{Node: "n02", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}, {Node: "n03", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}},
+		{ID: "small", Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-2 * time.Minute)},
+		{ID: "big", Members: 4, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+	}}
+	d, err := New(Config{Order: TierOrder{}}).Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, "small", d.Reservations[0].Job, "EASY reserves for the first blocked job")
+
+	bigOnly := ReserveFunc(func(j *Job, made int) bool { return j.GPUs() >= 32 })
+	d, err = New(Config{Order: TierOrder{}, Reserve: bigOnly}).Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, "big", d.Reservations[0].Job)
+	require.Equal(t, now.Add(time.Hour), d.Reservations[0].Start)
+	require.Len(t, d.Pending, 1)
+	require.Equal(t, "small", d.Pending[0].Job)
+}
