@@ -113,3 +113,7 @@ func BenchmarkStepConservative(b *testing.B) { benchStep(b, Config{Backfill: Con
 
 // BenchmarkStepNone measures strict priority order.
 func BenchmarkStepNone(b *testing.B) { benchStep(b, Config{Backfill: NoBackfill}) }
+
+// BenchmarkStepNoPreemption measures EASY with preemption turned off, to
+// show what preemption costs on top.
+func BenchmarkStepNoPreemption(b *testing.B) { benchStep(b, Config{DisablePreemption: true}) }

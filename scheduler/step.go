@@ -570,6 +570,18 @@ func (r *run) candidates() {
 		r.candJobs = append(r.candJobs, j)
 		r.maxGrace = max(r.maxGrace, j.CheckpointGrace)
 	}
+	// Cheapest first, once: each victim search then starts from sorted
+	// candidates.
+	idx := make([]int, len(r.cands))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return preempt.Compare(&r.cands[a], &r.cands[b]) })
+	cands, jobs := make([]preempt.Candidate, len(idx)), make([]*Job, len(idx))
+	for k, i := range idx {
+		cands[k], jobs[k] = r.cands[i], r.candJobs[i]
+	}
+	r.cands, r.candJobs = cands, jobs
 }
 
 // preempt tries to make room for j by evicting lower-tier jobs. It
@@ -752,12 +764,21 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 			out = gang.NoDomain
 		}
 	} else {
-		var pl gang.Placement
-		pl, out = gang.Place(r.ix, req, r.scorer(j))
+		if req.Required == gang.NoLevel && req.Preferred == gang.NoLevel {
+			// Without topology a gang fits exactly when the members fit.
+			out = gang.NoCapacity
+			if r.ix.Capacity(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember) >= j.Members {
+				out = gang.Placed
+			}
+		} else {
+			var pl gang.Placement
+			if pl, out = gang.Place(r.ix, req, r.scorer(j)); out == gang.Placed {
+				pl.Release(r.ix)
+			}
+		}
 		if out == gang.Placed {
-			pl.Release(r.ix)
 			who := r.delayed(d)
-			r.wait(j, ReasonBehindReservation, fmt.Sprintf("fits now but would delay the reservation of %s", who), time.Time{})
+			r.wait(j, ReasonBehindReservation, "fits now but would delay the reservation of "+who, time.Time{})
 			return
 		}
 		if !known || j.Members < m {
