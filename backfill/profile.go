@@ -309,6 +309,9 @@ func (p *Profile) PlaceNow(r gang.Request, d time.Duration, s binpack.Scorer) (g
 	p.blockNow(d)
 	pl, out := gang.Place(p.ix, r, s)
 	if out == gang.Placed {
+		if r.Avoid == nil && !r.Distinct {
+			pl = p.preferReserved(pl, r, d, s)
+		}
 		pl.Release(p.ix)
 	}
 	p.restore()

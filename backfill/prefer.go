@@ -1,0 +1,90 @@
+package backfill
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// preferReserved re-places pl, a placement now for a run of d that the
+// index holds, so that it uses first the free GPUs that a reservation
+// needs only after d (the job ends before that reservation starts), the
+// soonest-needed first, and only then GPUs nobody reserved. Those stay
+// free for jobs that run past the reservations: on a flat pool this is
+// exactly EASY's rule that a backfilled job which ends before the shadow
+// time does not use up the extra processors. The index holds the result.
+// Cost: O(R' log E) for the R' reservation starts at or after d visited
+// until enough GPUs are found, plus one gang.Fill.
+func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Duration, s binpack.Scorer) gang.Placement {
+	if d == Forever {
+		return pl // a job without a limit cannot end before any reservation
+	}
+	g := r.GPUsPerMember
+	pl.Release(p.ix)
+	type cand struct {
+		n     topology.NodeID
+		at    time.Duration
+		later topology.GPUSet
+	}
+	var cs []cand
+	seen := map[topology.NodeID]bool{}
+	capacity := 0
+	p.starts.AscendGreaterOrEqual(tev{at: d, seq: -1}, func(e tev) bool {
+		n := e.n
+		if seen[n] {
+			return true
+		}
+		seen[n] = true
+		if !p.ix.InClass(n, r.Class) || (pl.Level != topology.ClusterLevel && p.ix.DomainOf(pl.Level, n) != pl.Domain) {
+			return true
+		}
+		later := p.ix.FreeSet(n) & p.Reserved(n, d, Forever)
+		if later.Len() >= g {
+			cs = append(cs, cand{n, e.at, later})
+			capacity += later.Len() / g
+		}
+		return capacity < r.Members
+	})
+	if len(cs) == 0 {
+		again, _ := gang.Fill(p.ix, r, pl.Level, pl.Domain, s)
+		return again
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.n, b.n)
+	})
+	out := gang.Placement{Level: pl.Level, Domain: pl.Domain}
+	left := r.Members
+	for _, c := range cs {
+		if left == 0 {
+			break
+		}
+		k := min(c.later.Len()/g, left)
+		set := c.later.Lowest(k * g)
+		if err := p.ix.TakeSet(c.n, set); err != nil {
+			continue
+		}
+		out.Slots = append(out.Slots, gang.Slot{Node: c.n, GPUs: set, Members: k})
+		left -= k
+	}
+	if left > 0 {
+		rest := r
+		rest.Members = left
+		second, ok := gang.Fill(p.ix, rest, pl.Level, pl.Domain, s)
+		if !ok {
+			// Capacity drops by exactly one per member placed, so this
+			// does not happen; fall back to a plain placement.
+			out.Release(p.ix)
+			again, _ := gang.Fill(p.ix, r, pl.Level, pl.Domain, s)
+			return again
+		}
+		out.Slots = append(out.Slots, second.Slots...)
+	}
+	return out
+}
