@@ -21,7 +21,11 @@
 // on a flat pool of one-GPU nodes that is exactly the EASY rule (it ends
 // before the shadow time, or uses no more than the extra nodes), because
 // [Profile.Earliest] gives a reservation the GPUs that are busy now and
-// free by its start before any GPU that is free now.
+// free by its start before any GPU that is free now, and
+// [Profile.PlaceNow] gives a job that ends before a reservation starts
+// that reservation's free GPUs before any GPU nobody reserved. Replaying
+// the KTH-SP2 log this way matches a count-based textbook EASY job for
+// job.
 //
 // Releases and reservation ends live in a B-tree keyed by time
 // (github.com/google/btree), reservation starts in another, and each node
