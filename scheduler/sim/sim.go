@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -64,8 +65,12 @@ type Options struct {
 	// to its last checkpoint. Zero means training jobs restart from
 	// scratch.
 	CheckpointInterval time.Duration
-	// Teams is passed to Step unchanged in every snapshot; team shares
-	// also weight Jain's fairness index (see [Summary.Jain]).
+	// Teams gives team shares, parents and quotas; their Usage is the
+	// usage at Start. Every snapshot carries the teams with their usage
+	// as of its time, accumulated by a fair-share ledger (half-life
+	// Config.FairShare.HalfLife) from the GPUs each team held; teams that
+	// jobs name but Teams does not get share 1. Shares also weight Jain's
+	// fairness index (see [Summary.Jain]).
 	Teams []scheduler.Team
 	// Clock, when set, is read before and after every Step to measure its
 	// latency. Nil means no latency is measured.
@@ -239,6 +244,10 @@ type runner struct {
 	gpus     int
 	busy     int
 	teamBusy []int
+	// teamNames are the teams of the jobs, sorted; ledger keeps their
+	// decayed usage, which every snapshot carries.
+	teamNames []string
+	ledger    *fairshare.Ledger
 	gpuSec   float64
 	teamSec  []float64
 	pending  int
@@ -284,7 +293,6 @@ func newRunner(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options
 	}
 	c.Nodes = slices.Clone(c.Nodes)
 	r.snap.Cluster = c
-	r.snap.Teams = opt.Teams
 	r.held = make([]topology.GPUSet, len(c.Nodes))
 	for i := range c.Nodes {
 		r.nodeOf[c.Nodes[i].Name] = i
@@ -332,6 +340,8 @@ func newRunner(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options
 	}
 	r.teamBusy = make([]int, len(teams))
 	r.teamSec = make([]float64, len(teams))
+	r.teamNames = teams
+	r.initTeams()
 	slices.SortStableFunc(r.order, func(a, b int32) int {
 		return cmpDur(jobs[a].Submit, jobs[b].Submit)
 	})
@@ -438,6 +448,10 @@ func (r *runner) advance(t time.Duration) {
 	r.gpuSec += float64(r.busy) * dt
 	for k, b := range r.teamBusy {
 		r.teamSec[k] += float64(b) * dt
+		if b > 0 {
+			// Usage is charged at the end of each interval.
+			_ = r.ledger.Add(r.teamNames[k], float64(b)*dt, r.start.Add(t))
+		}
 	}
 	r.samp.add(r.now, t, r.busy, r.pending, r.running, r.teamBusy)
 	r.now = t
@@ -563,6 +577,9 @@ func (r *runner) arrive(i int32) {
 
 func (r *runner) step() error {
 	r.snap.Now = r.start.Add(r.now)
+	for k := range r.snap.Teams {
+		r.snap.Teams[k].Usage = r.ledger.Own(r.snap.Teams[k].Name, r.snap.Now)
+	}
 	var t0 time.Time
 	if r.opt.Clock != nil {
 		t0 = r.opt.Clock()
@@ -683,4 +700,24 @@ func (r *runner) place(p *scheduler.Placement) error {
 		r.q.push(event{at: r.now + rem, kind: evComplete, job: i, epoch: s.epoch})
 	}
 	return nil
+}
+
+// initTeams builds the snapshot's team list: the teams of Options.Teams
+// (their Usage is the usage at the start) and, with share 1, every other
+// team a job names; and the usage ledger with the policy's half-life.
+func (r *runner) initTeams() {
+	r.ledger = fairshare.NewLedger(r.cfg.FairShare.HalfLife)
+	known := map[string]bool{}
+	for _, t := range r.opt.Teams {
+		known[t.Name] = true
+		r.snap.Teams = append(r.snap.Teams, t)
+		if t.Usage > 0 {
+			_ = r.ledger.Add(t.Name, t.Usage, r.start)
+		}
+	}
+	for _, name := range r.teamNames {
+		if name != "" && !known[name] {
+			r.snap.Teams = append(r.snap.Teams, scheduler.Team{Name: name, Share: fairshare.DefaultShare})
+		}
+	}
 }
