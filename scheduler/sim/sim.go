@@ -248,15 +248,15 @@ type runner struct {
 	// decayed usage, which every snapshot carries.
 	teamNames []string
 	ledger    *fairshare.Ledger
-	gpuSec   float64
-	teamSec  []float64
-	pending  int
-	running  int
-	finished int
-	steps    int
-	nodeDown int
-	lat      []time.Duration
-	samp     sampler
+	gpuSec    float64
+	teamSec   []float64
+	pending   int
+	running   int
+	finished  int
+	steps     int
+	nodeDown  int
+	lat       []time.Duration
+	samp      sampler
 }
 
 // Run simulates the workload jobs on cluster c under policy cfg and
