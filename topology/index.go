@@ -34,11 +34,13 @@ const ClusterLevel = -1
 // For every level (the whole cluster and each declared level), every
 // domain of it and every GPU-type class, the index keeps a bucket of nodes
 // for each free-GPU count 0..G, where G is the largest node in the cluster.
+// A bucket is a count and a two-level bitset over the nodes of the domain
+// in NodeID order, so it answers its lowest-ID node without a scan.
 // Queries read those buckets and never scan nodes:
 //
 //   - [Index.Capacity]: how many members of g GPUs fit in a domain, O(G).
 //   - [Index.Fullest] and [Index.Emptiest]: the fullest or emptiest node
-//     that still has g free GPUs, O(G).
+//     that still has g free GPUs, O(G + n/4096) for n nodes in the domain.
 //   - [Index.BestDomains]: domains of a level in best-fit order, O(log D)
 //     to the first, then O(1) amortized each, after O(k log D) to refresh
 //     the k domains changed since the last call.
@@ -46,6 +48,13 @@ const ClusterLevel = -1
 // Changes ([Index.Take], [Index.TakeSet], [Index.Release]) cost
 // O(L) for L levels, plus O(log D) per level deferred to the next
 // BestDomains call on that level.
+//
+// Ties are broken by name: among nodes with equal free GPUs, every query
+// ([Index.First], [Index.Fullest], [Index.Emptiest], and so the placements
+// built on them) answers the one with the lowest name, that is the lowest
+// NodeID, and [Index.Bucket] yields nodes in ascending NodeID order. So
+// answers depend only on which GPUs are held now, never on the order of
+// the changes that led there.
 //
 // Only ready nodes are placeable: draining and down nodes appear in no
 // bucket and contribute no free GPUs, but their GPUs can still be held and
@@ -71,6 +80,7 @@ type inode struct {
 	healthy GPUSet
 	held    GPUSet
 	dom     []DomainID // per lv
+	loc     []int32    // per lv: position among the nodes of its domain
 }
 
 type dkey struct {
@@ -88,14 +98,26 @@ func dkeyLess(a, b dkey) bool {
 	return a.id < b.id
 }
 
+// bucket is the set of ready nodes of one domain and class with one free
+// count: how many, and a bitset over their locs in the domain.
+type bucket struct {
+	cnt  int32
+	w, s int32 // first word and summary word of the bitset
+	ns   int32 // number of summary words
+}
+
 type level struct {
 	names []string
 	// Per (domain, class): free and used GPUs of ready nodes.
 	free, used []int32
-	// Per (domain, class, freeCount): first node of the bucket, and count.
-	head, cnt []int32
-	// Per link kind (0: AnyType, 1: the node's own class) and node.
-	next, prev [2][]int32
+	// Per (domain, class, freeCount): the bucket.
+	bk []bucket
+	// The nodes of each domain in NodeID order: those of domain d are
+	// members[mOff[d]:mOff[d+1]], and a node's loc is its position there.
+	members []NodeID
+	mOff    []int32
+	// The bitsets of all buckets (see bitset.go).
+	words, sum []uint64
 	// Best-fit order per class, refreshed lazily (declared levels only).
 	trees   []*btree.BTreeG[dkey]
 	inTree  []dkey // per (domain, class): the key now in the tree
@@ -132,6 +154,7 @@ func NewIndex(c *Cluster) (*Index, error) {
 	nl := len(c.Levels) + 1
 	ix.nodes = make([]inode, len(c.Nodes))
 	doms := make([]DomainID, len(c.Nodes)*nl)
+	locs := make([]int32, len(c.Nodes)*nl)
 	for id, oi := range order {
 		n := &c.Nodes[oi]
 		in := &ix.nodes[id]
@@ -142,6 +165,7 @@ func NewIndex(c *Cluster) (*Index, error) {
 			in.class = Class(1 + t)
 		}
 		in.dom = doms[id*nl : (id+1)*nl : (id+1)*nl]
+		in.loc = locs[id*nl : (id+1)*nl : (id+1)*nl]
 		ix.byName[n.Name] = NodeID(id)
 	}
 	ix.lv = make([]level, nl)
@@ -179,19 +203,34 @@ func NewIndex(c *Cluster) (*Index, error) {
 		nd := len(lv.names)
 		lv.free = make([]int32, nd*ix.classes)
 		lv.used = make([]int32, nd*ix.classes)
-		lv.head = make([]int32, nd*ix.classes*ix.g1)
-		for i := range lv.head {
-			lv.head[i] = -1
+		// Nodes come in NodeID order, so locs follow it within a domain.
+		lv.mOff = make([]int32, nd+1)
+		for id := range ix.nodes {
+			lv.mOff[ix.nodes[id].dom[li]+1]++
 		}
-		lv.cnt = make([]int32, nd*ix.classes*ix.g1)
-		kinds := 1
-		if ix.classes > 1 {
-			kinds = 2
+		for d := range nd {
+			lv.mOff[d+1] += lv.mOff[d]
 		}
-		for k := 0; k < kinds; k++ {
-			lv.next[k] = make([]int32, len(ix.nodes))
-			lv.prev[k] = make([]int32, len(ix.nodes))
+		lv.members = make([]NodeID, len(ix.nodes))
+		next := slices.Clone(lv.mOff[:nd])
+		for id := range ix.nodes {
+			in := &ix.nodes[id]
+			d := in.dom[li]
+			in.loc[li] = next[d] - lv.mOff[d]
+			lv.members[next[d]] = NodeID(id)
+			next[d]++
 		}
+		lv.bk = make([]bucket, nd*ix.classes*ix.g1)
+		wo, so := 0, 0
+		for d := range nd {
+			nw, ns := bitsetWords(int(lv.mOff[d+1] - lv.mOff[d]))
+			for j := range ix.classes * ix.g1 {
+				lv.bk[d*ix.classes*ix.g1+j] = bucket{w: int32(wo), s: int32(so), ns: int32(ns)}
+				wo += nw
+				so += ns
+			}
+		}
+		lv.words, lv.sum = make([]uint64, wo), make([]uint64, so)
 		if li > 0 {
 			lv.trees = make([]*btree.BTreeG[dkey], ix.classes)
 			for c := range lv.trees {
@@ -201,9 +240,7 @@ func NewIndex(c *Cluster) (*Index, error) {
 			lv.dirty = make([]bool, nd*ix.classes)
 		}
 	}
-	// Link ready nodes in reverse name order so that each bucket lists
-	// nodes in name order.
-	for id := len(ix.nodes) - 1; id >= 0; id-- {
+	for id := range ix.nodes {
 		in := &ix.nodes[id]
 		if in.state != Ready {
 			continue
@@ -233,44 +270,38 @@ func (ix *Index) bucket(li int, d DomainID, c Class, f int32) int {
 // link puts node n into the buckets for free count f at level li.
 func (ix *Index) link(li int, n NodeID, f int32) {
 	lv := &ix.lv[li]
-	d := ix.nodes[n].dom[li]
-	ix.pushFront(lv, 0, ix.bucket(li, d, AnyType, f), n)
+	in := &ix.nodes[n]
+	i := in.loc[li]
+	b := ix.bucket(li, in.dom[li], AnyType, f)
+	lv.bk[b].cnt++
+	bitAdd(lv.words, lv.sum, lv.bk[b].w, lv.bk[b].s, i)
 	if ix.classes > 1 {
-		ix.pushFront(lv, 1, ix.bucket(li, d, ix.nodes[n].class, f), n)
+		b += int(in.class) * ix.g1
+		lv.bk[b].cnt++
+		bitAdd(lv.words, lv.sum, lv.bk[b].w, lv.bk[b].s, i)
 	}
 }
 
-func (ix *Index) unlink(li int, n NodeID, f int32) {
+// move moves node n from the buckets for free count from to those for
+// free count to at level li.
+func (ix *Index) move(li int, n NodeID, from, to int32) {
 	lv := &ix.lv[li]
-	d := ix.nodes[n].dom[li]
-	ix.remove(lv, 0, ix.bucket(li, d, AnyType, f), n)
-	if ix.classes > 1 {
-		ix.remove(lv, 1, ix.bucket(li, d, ix.nodes[n].class, f), n)
+	in := &ix.nodes[n]
+	i := in.loc[li]
+	b := ix.bucket(li, in.dom[li], AnyType, 0)
+	for k := 0; k < 2; k++ {
+		if k == 1 {
+			if ix.classes == 1 {
+				break
+			}
+			b += int(in.class) * ix.g1
+		}
+		o, t := &lv.bk[b+int(from)], &lv.bk[b+int(to)]
+		o.cnt--
+		bitRemove(lv.words, lv.sum, o.w, o.s, i)
+		t.cnt++
+		bitAdd(lv.words, lv.sum, t.w, t.s, i)
 	}
-}
-
-func (ix *Index) pushFront(lv *level, k, b int, n NodeID) {
-	h := lv.head[b]
-	lv.next[k][n] = h
-	lv.prev[k][n] = -1
-	if h >= 0 {
-		lv.prev[k][h] = int32(n)
-	}
-	lv.head[b] = int32(n)
-	lv.cnt[b]++
-}
-
-func (ix *Index) remove(lv *level, k, b int, n NodeID) {
-	p, nx := lv.prev[k][n], lv.next[k][n]
-	if p >= 0 {
-		lv.next[k][p] = nx
-	} else {
-		lv.head[b] = nx
-	}
-	if nx >= 0 {
-		lv.prev[k][nx] = p
-	}
-	lv.cnt[b]--
 }
 
 // account adds df free and du used GPUs of node n to its domains at li.
@@ -309,8 +340,7 @@ func (ix *Index) setHeld(n NodeID, held GPUSet) {
 	}
 	for li := range ix.lv {
 		if of != nf {
-			ix.unlink(li, n, of)
-			ix.link(li, n, nf)
+			ix.move(li, n, of, nf)
 		}
 		ix.account(li, n, nf-of, nu-ou)
 	}
@@ -422,7 +452,7 @@ func (ix *Index) NodesWithFree(level int, d DomainID, c Class, f int) int {
 	if f < 0 || f >= ix.g1 {
 		return 0
 	}
-	return int(ix.lv[level+1].cnt[ix.bucket(level+1, d, c, int32(f))])
+	return int(ix.lv[level+1].bk[ix.bucket(level+1, d, c, int32(f))].cnt)
 }
 
 // Capacity returns how many members of g GPUs each fit on the free GPUs
@@ -436,60 +466,77 @@ func (ix *Index) Capacity(level int, d DomainID, c Class, g int) int {
 	base := ix.bucket(level+1, d, c, 0)
 	total := 0
 	for f := g; f < ix.g1; f++ {
-		total += int(lv.cnt[base+f]) * (f / g)
+		total += int(lv.bk[base+f].cnt) * (f / g)
 	}
 	return total
 }
 
-// First returns the first node in the bucket of nodes of class c in domain
-// d of level with exactly f free GPUs. O(1).
+// First returns the lowest-ID (lowest-named) ready node of class c in
+// domain d of level with exactly f free GPUs. O(1) for domains of up to
+// 4096 nodes, O(n/4096) for n nodes in the domain.
 func (ix *Index) First(level int, d DomainID, c Class, f int) (NodeID, bool) {
 	if f < 0 || f >= ix.g1 {
 		return -1, false
 	}
-	h := ix.lv[level+1].head[ix.bucket(level+1, d, c, int32(f))]
-	return NodeID(h), h >= 0
+	return ix.first(level+1, d, ix.bucket(level+1, d, c, int32(f)))
+}
+
+// first returns the lowest-ID node of bucket b of domain d at level li.
+func (ix *Index) first(li int, d DomainID, b int) (NodeID, bool) {
+	lv := &ix.lv[li]
+	k := &lv.bk[b]
+	if k.cnt == 0 {
+		return -1, false
+	}
+	return lv.members[lv.mOff[d]+bitFirst(lv.words, lv.sum, k.w, k.s, k.ns)], true
 }
 
 // Bucket yields the ready nodes of class c in domain d of level with
-// exactly f free GPUs, in bucket order. The index must not be changed
-// while the sequence is being iterated. O(1) per node.
+// exactly f free GPUs, in ascending NodeID (name) order. The index must
+// not be changed while the sequence is being iterated. O(1) amortized per
+// node, plus O(n/4096) for n nodes in the domain.
 func (ix *Index) Bucket(level int, d DomainID, c Class, f int) iter.Seq[NodeID] {
 	return func(yield func(NodeID) bool) {
-		n, ok := ix.First(level, d, c, f)
-		if !ok {
+		if f < 0 || f >= ix.g1 {
 			return
 		}
-		k := 0
-		if c != AnyType {
-			k = 1
+		lv := &ix.lv[level+1]
+		k := lv.bk[ix.bucket(level+1, d, c, int32(f))]
+		if k.cnt == 0 {
+			return
 		}
-		next := ix.lv[level+1].next[k]
-		for id := int32(n); id >= 0; id = next[id] {
-			if !yield(NodeID(id)) {
-				return
-			}
-		}
+		members := lv.members[lv.mOff[d]:lv.mOff[d+1]]
+		bitAll(lv.words, lv.sum, k.w, k.s, k.ns, func(i int32) bool {
+			return yield(members[i])
+		})
 	}
 }
 
 // Fullest returns the ready node of class c in domain d of level with the
-// fewest free GPUs that are still at least g (best fit). O(G).
+// fewest free GPUs that are still at least g (best fit), the lowest-named
+// among equals. O(G + n/4096) for n nodes in the domain.
 func (ix *Index) Fullest(level int, d DomainID, c Class, g int) (NodeID, bool) {
+	li := level + 1
+	bk := ix.lv[li].bk
+	base := ix.bucket(li, d, c, 0)
 	for f := max(g, 1); f < ix.g1; f++ {
-		if n, ok := ix.First(level, d, c, f); ok {
-			return n, true
+		if bk[base+f].cnt != 0 {
+			return ix.first(li, d, base+f)
 		}
 	}
 	return -1, false
 }
 
 // Emptiest returns the ready node of class c in domain d of level with the
-// most free GPUs, if that is at least g (worst fit). O(G).
+// most free GPUs, if that is at least g (worst fit), the lowest-named
+// among equals. O(G + n/4096) for n nodes in the domain.
 func (ix *Index) Emptiest(level int, d DomainID, c Class, g int) (NodeID, bool) {
+	li := level + 1
+	bk := ix.lv[li].bk
+	base := ix.bucket(li, d, c, 0)
 	for f := ix.g1 - 1; f >= max(g, 1); f-- {
-		if n, ok := ix.First(level, d, c, f); ok {
-			return n, true
+		if bk[base+f].cnt != 0 {
+			return ix.first(li, d, base+f)
 		}
 	}
 	return -1, false
