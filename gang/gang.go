@@ -2,6 +2,7 @@ package gang
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gpusched/gpusched/binpack"
 	"github.com/gpusched/gpusched/topology"
@@ -37,6 +38,27 @@ type Request struct {
 	// node, which may be the one the previous member took.
 	Distinct    bool
 	SpreadLevel int
+	// Chooser, when set, picks the domain of each level tried instead of
+	// the best-fit rule. Place then visits every domain of the level with
+	// enough free GPUs, so it costs O(D) per level.
+	Chooser DomainChooser
+}
+
+// DomainChooser picks the domain a gang goes to at one level. fits lists,
+// in best-fit order (fewest free GPUs, then most used, then name), the
+// domains of level that can hold the whole gang r now; Choose returns one
+// of them (an answer outside the list counts as fits[0]). It must not
+// change ix and should cost O(len(fits)).
+type DomainChooser interface {
+	Choose(ix *topology.Index, level int, r Request, fits []topology.DomainID) topology.DomainID
+}
+
+// ChooserFunc adapts a function to [DomainChooser].
+type ChooserFunc func(ix *topology.Index, level int, r Request, fits []topology.DomainID) topology.DomainID
+
+// Choose calls f.
+func (f ChooserFunc) Choose(ix *topology.Index, level int, r Request, fits []topology.DomainID) topology.DomainID {
+	return f(ix, level, r, fits)
 }
 
 // NewRequest returns a request for members × gpus with no GPU-type or
@@ -118,10 +140,26 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 	for _, l := range levels {
 		var found = false
 		var dom topology.DomainID
-		for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
-			if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
-				dom, found = d, true
-				break
+		if r.Chooser != nil && l != topology.ClusterLevel {
+			var fits []topology.DomainID
+			for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
+				if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
+					fits = append(fits, d)
+				}
+			}
+			if len(fits) > 0 {
+				dom = r.Chooser.Choose(ix, l, r, fits)
+				found = slices.Contains(fits, dom)
+				if !found {
+					dom, found = fits[0], true // an answer outside the list: best fit
+				}
+			}
+		} else {
+			for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
+				if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
+					dom, found = d, true
+					break
+				}
 			}
 		}
 		if !found {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpusched/gpusched/binpack"
 	"github.com/gpusched/gpusched/fairshare"
+	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/preempt"
 )
 
@@ -132,6 +133,9 @@ type Config struct {
 	Admit Admitter
 	// Victims chooses preemption victims (default preempt.Select).
 	Victims VictimSelector
+	// Domains, when set, chooses the topology domain of jobs that require
+	// or prefer a level, instead of best fit (see gang.DomainChooser).
+	Domains gang.DomainChooser
 	// Reserve, when set, decides which blocked jobs get a reservation,
 	// instead of the rule of Backfill (EASY: the first Reservations;
 	// conservative: all). BackfillOrder is then not used.

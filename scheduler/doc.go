@@ -52,9 +52,11 @@
 //	Admitter       Admit(s, job, usage)       quota / admission      default QuotaAdmitter
 //	binpack.Scorer Score(candidate)           chooses nodes          default binpack.Pack
 //	VictimSelector Select(ix, req, sc, cands) chooses victims        default preempt.Select
+//	ReservationPolicy Reserve(job, made)      who gets a reservation default from BackfillMode
+//	gang.DomainChooser Choose(ix, l, r, fits) topology domain        default best fit
 //
 // and [BackfillMode], [BackfillOrder] and Config.Preemption choose the
-// reservation strategy and the preemption matrix. A policy must not
+// built-in reservation strategy and the preemption matrix. A policy must not
 // modify the snapshot or keep state between Steps: when any custom policy
 // is set, Step fingerprints the snapshot before and after and returns
 // [ErrPolicyModifiedSnapshot] rather than a decision built on changed

@@ -268,3 +268,51 @@ func ExampleMultifactor_sjfInsideTier() {
 	// Output:
 	// serve light-1h heavy-1h light-8h
 }
+
+// A ReservationPolicy that protects only big gangs: the small blocked job
+// gets no reservation even though it is first in line, so the big one
+// gets the promise.
+func ExampleReserveFunc() {
+	snap := &scheduler.Snapshot{Now: policyNow, Cluster: policyCluster(4), Jobs: []scheduler.Job{
+		polRunning("busy", time.Hour, "n00", "n01", "n02", "n03"),
+		polPending("small", "t", 1, 1, time.Hour, 2*time.Minute),
+		polPending("big", "t", 1, 4, time.Hour, time.Minute),
+	}}
+	bigOnly := scheduler.ReserveFunc(func(j *scheduler.Job, made int) bool { return j.GPUs() >= 32 })
+	d, _ := scheduler.New(scheduler.Config{Order: scheduler.TierOrder{}, Reserve: bigOnly, DisablePreemption: true}).Step(snap)
+	polPrint(d)
+	// Output:
+	// reserve big at 20:00 on n00[0-7] n01[0-7] n02[0-7] n03[0-7]
+	// small waits: insufficient-gpus
+}
+
+// A DomainChooser that sends gangs to the emptiest leaf (worst fit), to
+// keep every leaf partly free, instead of the default best fit.
+func ExampleConfig_domains() {
+	c := topology.Cluster{Levels: []string{"leaf"}}
+	for i := range 4 {
+		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%02d", i), GPUs: 8,
+			Domains: map[string]string{"leaf": fmt.Sprintf("l%d", i/2)}})
+	}
+	run := polRunning("r", time.Hour, "n00")
+	job := polPending("g", "t", 1, 1, time.Hour, time.Minute)
+	job.Topology.Required = "leaf"
+	snap := &scheduler.Snapshot{Now: policyNow, Cluster: c, Jobs: []scheduler.Job{run, job}}
+
+	emptiest := gang.ChooserFunc(func(ix *topology.Index, level int, r gang.Request, fits []topology.DomainID) topology.DomainID {
+		best := fits[0]
+		for _, d := range fits {
+			if ix.FreeGPUs(level, d, r.Class) > ix.FreeGPUs(level, best, r.Class) {
+				best = d
+			}
+		}
+		return best
+	})
+	for _, cfg := range []scheduler.Config{{}, {Domains: emptiest}} {
+		d, _ := scheduler.New(cfg).Step(snap)
+		polPrint(d)
+	}
+	// Output:
+	// start g on n01[0-7]
+	// start g on n02[0-7]
+}

@@ -50,7 +50,7 @@ func (s *Scheduler) step(snap *Snapshot) (*run, error) {
 	if err := validate(snap, s.cfg.tiers()); err != nil {
 		return nil, err
 	}
-	custom := s.cfg.Order != nil || s.cfg.Admit != nil || s.cfg.Victims != nil || s.cfg.Pack != nil || s.cfg.Spread != nil || s.cfg.Reserve != nil
+	custom := s.cfg.Order != nil || s.cfg.Admit != nil || s.cfg.Victims != nil || s.cfg.Pack != nil || s.cfg.Spread != nil || s.cfg.Reserve != nil || s.cfg.Domains != nil
 	var seed maphash.Seed
 	var before uint64
 	if custom {
@@ -316,6 +316,7 @@ func (r *run) request(j *Job) (gang.Request, bool) {
 			req.Preferred = l
 		}
 	}
+	req.Chooser = r.cfg.Domains
 	if j.Placement == Spread {
 		req.Distinct = true
 		if l, has := r.levels[j.SpreadLevel]; has && j.SpreadLevel != "" {
