@@ -25,12 +25,7 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 	}
 	g := r.GPUsPerMember
 	pl.Release(p.ix)
-	type cand struct {
-		n     topology.NodeID
-		at    time.Duration
-		later topology.GPUSet
-	}
-	var cs []cand
+	var cs []preferred
 	seen := map[topology.NodeID]bool{}
 	capacity := 0
 	p.starts.AscendGreaterOrEqual(tev{at: d, seq: -1}, func(e tev) bool {
@@ -44,7 +39,7 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 		}
 		later := p.ix.FreeSet(n) & p.Reserved(n, d, Forever)
 		if later.Len() >= g {
-			cs = append(cs, cand{n, e.at, later})
+			cs = append(cs, preferred{n: n, at: e.at, set: later})
 			capacity += later.Len() / g
 		}
 		return capacity < r.Members
@@ -53,38 +48,55 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 		again, _ := gang.Fill(p.ix, r, pl.Level, pl.Domain, s)
 		return again
 	}
-	slices.SortFunc(cs, func(a, b cand) int {
+	slices.SortFunc(cs, func(a, b preferred) int {
 		if c := cmp.Compare(a.at, b.at); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.n, b.n)
 	})
+	return p.takePreferred(pl, r, cs, s)
+}
+
+// preferred is a node whose GPUs set a placement should use first; at
+// orders candidates where that matters.
+type preferred struct {
+	n   topology.NodeID
+	at  time.Duration
+	set topology.GPUSet
+}
+
+// takePreferred places r inside pl's domain taking members from the
+// preferred GPUs in the order given, then the rest with gang.Fill. The
+// index holds the result. pl must already be released.
+func (p *Profile) takePreferred(pl gang.Placement, r gang.Request, cs []preferred, s binpack.Scorer) gang.Placement {
+	g := r.GPUsPerMember
 	out := gang.Placement{Level: pl.Level, Domain: pl.Domain}
 	left := r.Members
 	for _, c := range cs {
 		if left == 0 {
 			break
 		}
-		k := min(c.later.Len()/g, left)
-		set := c.later.Lowest(k * g)
+		k := min(c.set.Len()/g, left)
+		set := c.set.Lowest(k * g)
 		if err := p.ix.TakeSet(c.n, set); err != nil {
 			continue
 		}
 		out.Slots = append(out.Slots, gang.Slot{Node: c.n, GPUs: set, Members: k})
 		left -= k
 	}
-	if left > 0 {
-		rest := r
-		rest.Members = left
-		second, ok := gang.Fill(p.ix, rest, pl.Level, pl.Domain, s)
-		if !ok {
-			// Capacity drops by exactly one per member placed, so this
-			// does not happen; fall back to a plain placement.
-			out.Release(p.ix)
-			again, _ := gang.Fill(p.ix, r, pl.Level, pl.Domain, s)
-			return again
-		}
-		out.Slots = append(out.Slots, second.Slots...)
+	if left == 0 {
+		return out
 	}
+	rest := r
+	rest.Members = left
+	second, ok := gang.Fill(p.ix, rest, pl.Level, pl.Domain, s)
+	if !ok {
+		// Capacity drops by exactly one per member placed, so this does
+		// not happen; fall back to a plain placement all the same.
+		out.Release(p.ix)
+		again, _ := gang.Fill(p.ix, r, pl.Level, pl.Domain, s)
+		return again
+	}
+	out.Slots = append(out.Slots, second.Slots...)
 	return out
 }

@@ -509,11 +509,7 @@ func (p *Profile) preferBusy(pl gang.Placement, r gang.Request, t, d time.Durati
 	}
 	pl.Release(p.ix)
 	g := r.GPUsPerMember
-	type cand struct {
-		n    topology.NodeID
-		busy topology.GPUSet
-	}
-	var cs []cand
+	var cs []preferred
 	for _, sv := range p.saved {
 		n := sv.n
 		if !p.ix.InClass(n, r.Class) || (pl.Level != topology.ClusterLevel && p.ix.DomainOf(pl.Level, n) != pl.Domain) {
@@ -521,44 +517,17 @@ func (p *Profile) preferBusy(pl gang.Placement, r gang.Request, t, d time.Durati
 		}
 		busy := p.ix.FreeSet(n) &^ (p.ix.Healthy(n) &^ sv.held)
 		if busy.Len() >= g {
-			cs = append(cs, cand{n, busy})
+			cs = append(cs, preferred{n: n, set: busy})
 		}
 	}
-	slices.SortFunc(cs, func(a, b cand) int {
-		if c := cmp.Compare(b.busy.Len()/g, a.busy.Len()/g); c != 0 {
+	// Nodes that host the most members first, for fewest nodes.
+	slices.SortFunc(cs, func(a, b preferred) int {
+		if c := cmp.Compare(b.set.Len()/g, a.set.Len()/g); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.n, b.n)
 	})
-	out := gang.Placement{Level: pl.Level, Domain: pl.Domain}
-	left := r.Members
-	for _, c := range cs {
-		if left == 0 {
-			break
-		}
-		k := min(c.busy.Len()/g, left)
-		set := c.busy.Lowest(k * g)
-		if err := p.ix.TakeSet(c.n, set); err != nil {
-			continue
-		}
-		out.Slots = append(out.Slots, gang.Slot{Node: c.n, GPUs: set, Members: k})
-		left -= k
-	}
-	if left == 0 {
-		return out
-	}
-	rest := r
-	rest.Members = left
-	second, ok := gang.Fill(p.ix, rest, pl.Level, pl.Domain, s)
-	if !ok {
-		// Capacity drops by exactly one per member placed, so this does
-		// not happen; fall back to the plain placement all the same.
-		out.Release(p.ix)
-		again, _ := gang.Fill(p.ix, r, pl.Level, pl.Domain, s)
-		return again
-	}
-	out.Slots = append(out.Slots, second.Slots...)
-	return out
+	return p.takePreferred(pl, r, cs, s)
 }
 
 // WithReservations runs fn while the index shows, for a run of d starting
