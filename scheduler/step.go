@@ -45,12 +45,22 @@ func (s *Scheduler) Step(snap *Snapshot) (*Decision, error) {
 	return r.decision(), nil
 }
 
+// builtinOrder reports whether o is nil or one of the package's own
+// orders, which are known not to modify the snapshot.
+func builtinOrder(o Orderer) bool {
+	switch o.(type) {
+	case nil, TierOrder, Multifactor, *Multifactor:
+		return true
+	}
+	return false
+}
+
 // step runs the pipeline and returns its state, for Step and Explain.
 func (s *Scheduler) step(snap *Snapshot) (*run, error) {
 	if err := validate(snap, s.cfg.tiers()); err != nil {
 		return nil, err
 	}
-	custom := s.cfg.Order != nil || s.cfg.Admit != nil || s.cfg.Victims != nil || s.cfg.Pack != nil || s.cfg.Spread != nil || s.cfg.Reserve != nil || s.cfg.Domains != nil
+	custom := !builtinOrder(s.cfg.Order) || s.cfg.Admit != nil || s.cfg.Victims != nil || s.cfg.Pack != nil || s.cfg.Spread != nil || s.cfg.Reserve != nil || s.cfg.Domains != nil
 	var seed maphash.Seed
 	var before uint64
 	if custom {

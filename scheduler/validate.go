@@ -49,26 +49,26 @@ func validate(s *Snapshot, tiers int) error {
 	teams := make(map[string]int, len(s.Teams))
 	for i := range s.Teams {
 		t := &s.Teams[i]
-		f := fmt.Sprintf("teams[%d] %q", i, t.Name)
+		f := func() string { return fmt.Sprintf("teams[%d] %q", i, t.Name) }
 		if t.Name == "" {
 			return verr(fmt.Sprintf("teams[%d]", i), "name is empty")
 		}
 		if j, dup := teams[t.Name]; dup {
-			return verr(f, "duplicate team name (also teams[%d])", j)
+			return verr(f(), "duplicate team name (also teams[%d])", j)
 		}
 		teams[t.Name] = i
 		if t.Share < 0 || math.IsNaN(t.Share) || math.IsInf(t.Share, 0) {
-			return verr(f+": share", "must be >= 0, got %v", t.Share)
+			return verr(f()+": share", "must be >= 0, got %v", t.Share)
 		}
 		if t.Usage < 0 || math.IsNaN(t.Usage) || math.IsInf(t.Usage, 0) {
-			return verr(f+": usage", "must be >= 0, got %v", t.Usage)
+			return verr(f()+": usage", "must be >= 0, got %v", t.Usage)
 		}
 		if q := t.Quota; q != nil {
 			if q.GPUs < 0 {
-				return verr(f+": quota.gpus", "must be >= 0, got %d", q.GPUs)
+				return verr(f()+": quota.gpus", "must be >= 0, got %d", q.GPUs)
 			}
 			if q.BorrowLimit < 0 {
-				return verr(f+": quota.borrowLimit", "must be >= 0, got %d", q.BorrowLimit)
+				return verr(f()+": quota.borrowLimit", "must be >= 0, got %d", q.BorrowLimit)
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func validate(s *Snapshot, tiers int) error {
 	for i := range s.Cluster.Nodes {
 		nodes[s.Cluster.Nodes[i].Name] = i
 	}
-	claimed := make(map[string]topology.GPUSet)
+	claimed := make([]topology.GPUSet, len(s.Cluster.Nodes))
 	ids := make(map[string]int, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
@@ -175,11 +175,11 @@ func validate(s *Snapshot, tiers int) error {
 					return verr(af()+".gpus", "GPU index %d out of range 0..%d of node %q", g, n.GPUs-1, n.Name)
 				}
 				bit := topology.SetOf(g)
-				if claimed[a.Node]&bit != 0 {
+				if claimed[ni]&bit != 0 {
 					other := claimant(s, a.Node, g)
 					return verr(af()+".gpus", "GPU %d of node %q is claimed twice (also jobs[%d] %q)", g, a.Node, other, s.Jobs[other].ID)
 				}
-				claimed[a.Node] |= bit
+				claimed[ni] |= bit
 			}
 			if len(a.GPUs)%j.GPUsPerMember != 0 {
 				return verr(af()+".gpus", "%d GPUs on node %q is not a whole number of members of %d", len(a.GPUs), a.Node, j.GPUsPerMember)
