@@ -606,8 +606,8 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	r.candidates()
 	sc := r.scorer(j)
 	m := r.cfg.matrix()
-	var idx []int
-	var sub []preempt.Candidate
+	idx := make([]int, 0, len(r.cands))
+	sub := make([]preempt.Candidate, 0, len(r.cands))
 	window := addDur(d, r.maxGrace)
 	for i := range r.cands {
 		c := &r.cands[i]
@@ -615,10 +615,16 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 			continue
 		}
 		cc := *c
-		cc.Holds = nil
-		for _, h := range c.Holds {
-			if free := h.GPUs &^ r.prof.Reserved(h.Node, 0, window); free != 0 {
-				cc.Holds = append(cc.Holds, preempt.Hold{Node: h.Node, GPUs: free})
+		// Leave out GPUs reserved for others; copy the holds only then.
+		for k, h := range c.Holds {
+			if res := r.prof.Reserved(h.Node, 0, window); h.GPUs&res != 0 {
+				cc.Holds = slices.Clone(c.Holds[:k])
+				for _, h := range c.Holds[k:] {
+					if free := h.GPUs &^ r.prof.Reserved(h.Node, 0, window); free != 0 {
+						cc.Holds = append(cc.Holds, preempt.Hold{Node: h.Node, GPUs: free})
+					}
+				}
+				break
 			}
 		}
 		idx = append(idx, i)
