@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/binpack"
@@ -109,6 +110,8 @@ type run struct {
 	noPreempt map[preemptKey]int
 	// delayMsg caches the names of delayed reservations.
 	delayMsg map[[2]int]string
+	// matrix is the preemption matrix in force.
+	matrix preempt.Matrix
 	// order is the pending jobs in priority order.
 	order []*Job
 	// holds is scratch space for one job's GPUs, node by node.
@@ -118,7 +121,7 @@ type run struct {
 	// evictEnd is the latest offset at which an evicting job is gone.
 	evictEnd time.Duration
 	// pending jobs' places in ID order, and their waits in that order.
-	rank  map[*Job]int32
+	rank  []int32 // by snapshot index: place in ID order, -1 if not pending
 	waits []Wait
 	// messages already formatted, by what they say.
 	msgs map[msgKey]string
@@ -162,7 +165,8 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
 		msgs: map[msgKey]string{}, gone: map[int]bool{}, noPreempt: map[preemptKey]int{},
-		groups: map[string]map[topology.NodeID]int{}, delayMsg: map[[2]int]string{}}
+		groups: map[string]map[topology.NodeID]int{}, delayMsg: map[[2]int]string{},
+		matrix: cfg.matrix()}
 	for i := range snap.Teams {
 		if q := snap.Teams[i].Quota; q != nil {
 			r.quotas[snap.Teams[i].Name] = q
@@ -291,9 +295,12 @@ func (r *run) pendingJobs() ([]*Job, error) {
 		}
 	}
 	slices.SortFunc(jobs, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
-	r.rank = make(map[*Job]int32, len(jobs))
+	r.rank = make([]int32, len(r.snap.Jobs))
+	for i := range r.rank {
+		r.rank[i] = -1
+	}
 	for i, j := range jobs {
-		r.rank[j] = int32(i)
+		r.rank[r.index(j)] = int32(i)
 	}
 	r.waits = make([]Wait, len(jobs))
 	n := len(jobs)
@@ -303,11 +310,11 @@ func (r *run) pendingJobs() ([]*Job, error) {
 	}
 	seen := make([]bool, n)
 	for _, j := range jobs {
-		k, ok := r.rank[j]
-		if !ok || seen[k] {
+		i := r.index(j)
+		if i < 0 || r.rank[i] < 0 || seen[r.rank[i]] {
 			return nil, errPolicyOrder
 		}
-		seen[k] = true
+		seen[r.rank[i]] = true
 	}
 	return jobs, nil
 }
@@ -535,7 +542,7 @@ func (r *run) preempts(j *Job) bool {
 	if r.cfg.DisablePreemption {
 		return false
 	}
-	m := r.cfg.matrix()
+	m := r.matrix
 	for v := range m.Tiers() {
 		if m.CanPreempt(j.Tier, v) {
 			return true
@@ -605,7 +612,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	}
 	r.candidates()
 	sc := r.scorer(j)
-	m := r.cfg.matrix()
+	m := r.matrix
 	idx := make([]int, 0, len(r.cands))
 	sub := make([]preempt.Candidate, 0, len(r.cands))
 	window := addDur(d, r.maxGrace)
@@ -899,9 +906,24 @@ func (r *run) mostMembers(req gang.Request) int {
 	return slices.Max(per)
 }
 
+// index returns the position in the snapshot of a job Step handed out (a
+// pointer into snap.Jobs), or -1 for any other pointer. O(1).
+func (r *run) index(j *Job) int {
+	if len(r.snap.Jobs) == 0 || j == nil {
+		return -1
+	}
+	base := uintptr(unsafe.Pointer(&r.snap.Jobs[0]))
+	size := unsafe.Sizeof(r.snap.Jobs[0])
+	p := uintptr(unsafe.Pointer(j))
+	if p < base || p >= base+size*uintptr(len(r.snap.Jobs)) || (p-base)%size != 0 {
+		return -1
+	}
+	return int((p - base) / size)
+}
+
 // wait records why j waits, in its slot of the ID order.
 func (r *run) wait(j *Job, why Reason, msg string, start time.Time) {
-	r.waits[r.rank[j]] = Wait{Job: j.ID, Reason: why, Message: msg, Start: start}
+	r.waits[r.rank[r.index(j)]] = Wait{Job: j.ID, Reason: why, Message: msg, Start: start}
 }
 
 func (r *run) decision() *Decision {
