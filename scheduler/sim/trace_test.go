@@ -85,16 +85,13 @@ func readKTH(t testing.TB) *trace.Trace {
 // 92.5765 (max 14805.2, mean flow time 15696.8 s) for EASY and 69.4054
 // for EASY-SJBF.
 //
-// EASY-SJBF starts every job as the textbook replay does (mean 67.9566).
-// EASY does not: a backfilled job that ends before the head's reservation
-// starts may take free GPUs the reservation does not hold, where EASY
-// would count it against the reserved ones, so a later long job that fits
-// the extra processors is refused ("fits now but would delay the
-// reservation"). The first case is job 220 of the log, at 197h34m49s;
-// 522 jobs start differently and the mean is 91.8504 against the
-// textbook's 92.7882. That placement choice is made by the backfill
-// profile, not by the simulator, and the comparison skips until it
-// prefers later-reserved GPUs for such jobs.
+// Both EASY and EASY-SJBF start every job as the textbook replay does
+// (means 92.7882 and 67.9566). EASY needed one rule in the backfill
+// profile: a backfilled job that ends before the head's reservation
+// starts takes that reservation's free GPUs first. Before it took
+// unreserved ones, a later long job that fits the extra processors was
+// refused, 522 jobs started differently (first job 220 at 197h34m49s) and
+// the mean was 91.8504.
 //
 // Against pyss, textbook EASY on counts gives 92.7882 (0.23% above the
 // published value, inside the 0.5% tolerance) when an instant's events
