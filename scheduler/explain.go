@@ -138,8 +138,11 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 				e.Rank = i + 1
 			}
 		}
-		if s.cfg.Order == nil {
-			e.Priority = s.factors(snap, j)
+		switch o := s.cfg.Order.(type) {
+		case nil:
+			e.Priority = factors(snap, j, Multifactor{Weights: s.cfg.FairShare.Weights, Algorithm: s.cfg.FairShare.Algorithm})
+		case Multifactor:
+			e.Priority = factors(snap, j, o)
 		}
 	}
 	req, ok := r.request(j)
@@ -157,15 +160,15 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 	return e, nil
 }
 
-// factors recomputes the default order's priority for j.
-func (s *Scheduler) factors(snap *Snapshot, j *Job) *PriorityFactors {
+// factors recomputes the multifactor priority of j under m.
+func factors(snap *Snapshot, j *Job, m Multifactor) *PriorityFactors {
 	fs := Factors(snap)
 	total := 0
 	for _, n := range snap.Cluster.Nodes {
 		total += n.GPUs
 	}
-	w := s.cfg.FairShare.Weights
-	jf := fairshare.JobFactors{Tier: j.Tier, FairShare: fs.Value(j.Team, s.cfg.FairShare.Algorithm),
+	w := m.Weights
+	jf := fairshare.JobFactors{Tier: j.Tier, FairShare: fs.Value(j.Team, m.Algorithm),
 		Age: snap.Now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: total}
 	return &PriorityFactors{Tier: j.Tier, FairShare: jf.FairShare, Age: fairshare.AgeFactor(jf.Age, w.Resolved().AgeMax),
 		Size: fairshare.SizeFactor(jf.GPUs, jf.ClusterGPUs), Priority: w.Priority(jf)}
