@@ -19,13 +19,7 @@ import (
 var policyNow = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 
 // policyCluster is n nodes of 8 H100 GPUs named n00, n01...
-func policyCluster(n int) topology.Cluster {
-	var c topology.Cluster
-	for i := range n {
-		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%02d", i), GPUs: 8, GPUType: "H100"})
-	}
-	return c
-}
+func policyCluster(n int) topology.Cluster { return topology.Uniform(n, 8, "H100") }
 
 // polPending is a pending gang of members × 8 GPUs submitted age ago.
 func polPending(id, team string, tier, members int, limit, age time.Duration) scheduler.Job {

@@ -13,10 +13,7 @@ import (
 // for when both have ended, rather than taking part of the cluster.
 func ExampleScheduler_Step() {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	var c topology.Cluster
-	for i := range 16 {
-		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%02d", i), GPUs: 8, GPUType: "H100"})
-	}
+	c := topology.Uniform(16, 8, "H100")
 	job := func(id string, members int, limit time.Duration, age time.Duration) scheduler.Job {
 		return scheduler.Job{ID: id, Team: "research", Tier: 1, Members: members, GPUsPerMember: 8,
 			TimeLimit: limit, Submitted: now.Add(-age)}

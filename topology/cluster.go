@@ -221,3 +221,16 @@ func formatRanges(g []int) string {
 	}
 	return b.String()
 }
+
+// Uniform returns a cluster of n ready nodes of gpus GPUs of gpuType each,
+// with no topology levels, named "n00", "n01", … (zero-padded to at least
+// two digits, so that name order is numeric order). It is meant for
+// examples, tests and simulations.
+func Uniform(n, gpus int, gpuType string) Cluster {
+	width := max(2, len(fmt.Sprint(max(n-1, 0))))
+	c := Cluster{Nodes: make([]Node, n)}
+	for i := range c.Nodes {
+		c.Nodes[i] = Node{Name: fmt.Sprintf("n%0*d", width, i), GPUs: gpus, GPUType: gpuType}
+	}
+	return c
+}

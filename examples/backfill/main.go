@@ -42,10 +42,7 @@ func run(w io.Writer) error {
 	at := func(hh, mm int) time.Time {
 		return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
 	}
-	var cluster topology.Cluster
-	for i := range 16 {
-		cluster.Nodes = append(cluster.Nodes, topology.Node{Name: fmt.Sprintf("n%02d", i), GPUs: 8, GPUType: "H100"})
-	}
+	cluster := topology.Uniform(16, 8, "H100")
 	alloc := func(from, to int) topology.Allocation {
 		var a topology.Allocation
 		for i := from; i < to; i++ {

@@ -57,11 +57,7 @@ var (
 )
 
 func cluster() topology.Cluster {
-	var c topology.Cluster
-	for i := range nodes {
-		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%02d", i), GPUs: 8, GPUType: "H100"})
-	}
-	return c
+	return topology.Uniform(nodes, 8, "H100")
 }
 
 // seedLedger charges last week's usage hour by hour to a ledger with the

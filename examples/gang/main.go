@@ -24,10 +24,7 @@ func main() {
 
 func run(w io.Writer) error {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	var cluster topology.Cluster
-	for i := range 16 {
-		cluster.Nodes = append(cluster.Nodes, topology.Node{Name: fmt.Sprintf("n%02d", i), GPUs: 8, GPUType: "H100"})
-	}
+	cluster := topology.Uniform(16, 8, "H100")
 	job := func(id string, members int, limit time.Duration) scheduler.Job {
 		return scheduler.Job{ID: id, Team: "research", Tier: 1, Members: members, GPUsPerMember: 8,
 			GPUType: "H100", TimeLimit: limit, Submitted: now}

@@ -45,10 +45,7 @@ func run(w io.Writer) error {
 	at := func(hh, mm int) time.Time {
 		return day.Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute)
 	}
-	var cluster topology.Cluster
-	for i := range 8 {
-		cluster.Nodes = append(cluster.Nodes, topology.Node{Name: fmt.Sprintf("n%02d", i), GPUs: 8, GPUType: "H100"})
-	}
+	cluster := topology.Uniform(8, 8, "H100")
 	node := func(i int) topology.NodeGPUs {
 		return topology.NodeGPUs{Node: fmt.Sprintf("n%02d", i), GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}
 	}
