@@ -11,8 +11,9 @@ import (
 // Usage is what an [Admitter] knows about the cluster when it is asked
 // about a job.
 type Usage struct {
-	// TeamGPUs is the number of GPUs the job's team holds: running and
-	// evicting jobs, and jobs placed earlier in this Step.
+	// TeamGPUs is the number of GPUs the job's team holds or is promised:
+	// running and evicting jobs, and jobs placed or reserved earlier in
+	// this Step.
 	TeamGPUs int
 	// IdleGPUs is the number of GPUs free now in the whole cluster.
 	IdleGPUs int

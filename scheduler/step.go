@@ -469,7 +469,7 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 	if mayReserve {
 		if st, ok := r.prof.Earliest(req, d, r.scorer(j), 0); ok {
 			r.prof.Reserve(st.Placement, st.At, d)
-			r.addReservation(resvInfo{job: j.ID, start: st.At, end: addDur(st.At, d)})
+			r.addReservation(j, resvInfo{job: j.ID, start: st.At, end: addDur(st.At, d)})
 			r.d.Reservations = append(r.d.Reservations, Reservation{
 				Job: j.ID, Start: r.at(st.At), Allocation: st.Placement.Allocation(r.ix),
 			})
@@ -691,7 +691,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		r.inUse[vj.Team] -= vj.GPUs()
 	}
 	r.prof.Reserve(pl, start, d)
-	r.addReservation(resvInfo{job: j.ID, start: start, end: addDur(start, d)})
+	r.addReservation(j, resvInfo{job: j.ID, start: start, end: addDur(start, d)})
 	r.d.Reservations = append(r.d.Reservations, Reservation{Job: j.ID, Start: r.at(start), Allocation: pl.Allocation(r.ix)})
 	return true
 }
@@ -770,8 +770,11 @@ func (r *run) blocks(d time.Duration) int {
 	return n
 }
 
-// addReservation records a reservation made in this Step.
-func (r *run) addReservation(rs resvInfo) {
+// addReservation records a reservation made in this Step for j. Its GPUs
+// count against j's team quota from now on, so that later jobs of the team
+// cannot use up the quota the reserved job will need when it starts.
+func (r *run) addReservation(j *Job, rs resvInfo) {
+	r.inUse[j.Team] += j.GPUs()
 	r.reserve = append(r.reserve, rs)
 	i, _ := slices.BinarySearch(r.starts, rs.start)
 	r.starts = slices.Insert(r.starts, i, rs.start)
