@@ -135,8 +135,8 @@ func TestPreemptionOverSteps(t *testing.T) {
 	// Step keeps no state between calls, so it cannot promise never to
 	// pick the same victim twice: a requeued victim may backfill into
 	// GPUs its preemptor no longer needs and be chosen again once the
-	// preemptor's plan changes. Measured at 0–3.5% of preemptions over 24 seeds (about 180
-	// preemptions each); fail above 5%.
+	// preemptor's plan changes. Measured at 0–3.5% of preemptions over
+	// 24 seeds (about 180 preemptions each); fail above 5%.
 	if again*20 > preemptions {
 		t.Fatalf("%d of %d preemptions repeated a victim-preemptor pair", again, preemptions)
 	}
