@@ -114,8 +114,6 @@ type run struct {
 	matrix preempt.Matrix
 	// order is the pending jobs in priority order.
 	order []*Job
-	// holds is scratch space for one job's GPUs, node by node.
-	holds []preempt.Hold
 	// groups counts, per service group, its members on each node.
 	groups map[string]map[topology.NodeID]int
 	// evictEnd is the latest offset at which an evicting job is gone.
@@ -175,8 +173,7 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	for i, l := range snap.Cluster.Levels {
 		r.levels[l] = i
 	}
-	// Hold running allocations node by node in ID order, so that the
-	// index's buckets do not depend on the order of the input.
+	// Hold running allocations with one TakeSet per node.
 	held := make([]topology.GPUSet, ix.NumNodes())
 	for _, j := range r.heldJobs() {
 		r.inUse[j.Team] += j.GPUs()
@@ -263,15 +260,9 @@ func (r *run) evict() {
 		if j.State == Evicting || len(r.d.Evictions) > 0 && r.d.Evictions[len(r.d.Evictions)-1].Job == j.ID {
 			r.evictEnd = max(r.evictEnd, end)
 		}
-		// In node order, not input order, so that nothing depends on it.
-		r.holds = r.holds[:0]
 		for _, a := range j.Allocation {
 			n, _ := r.ix.Lookup(a.Node)
-			r.holds = append(r.holds, preempt.Hold{Node: n, GPUs: topology.SetOf(a.GPUs...)})
-		}
-		slices.SortFunc(r.holds, func(a, b preempt.Hold) int { return int(a.Node) - int(b.Node) })
-		for _, h := range r.holds {
-			r.prof.AddRelease(h.Node, h.GPUs, end)
+			r.prof.AddRelease(n, topology.SetOf(a.GPUs...), end)
 		}
 	}
 }
@@ -582,8 +573,6 @@ func (r *run) candidates() {
 			n, _ := r.ix.Lookup(a.Node)
 			c.Holds = append(c.Holds, preempt.Hold{Node: n, GPUs: topology.SetOf(a.GPUs...)})
 		}
-		// Node order, not input order, so that decisions do not depend on it.
-		slices.SortFunc(c.Holds, func(a, b preempt.Hold) int { return int(a.Node) - int(b.Node) })
 		r.cands = append(r.cands, c)
 		r.candJobs = append(r.candJobs, j)
 		r.maxGrace = max(r.maxGrace, j.CheckpointGrace)
