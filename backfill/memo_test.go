@@ -9,8 +9,6 @@ import (
 
 	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/gang"
-	"github.com/gpusched/gpusched/internal/gen"
-	"github.com/gpusched/gpusched/topology"
 )
 
 // TestRememberedAnswersAgreeWithOracle: long call sequences over a few
@@ -19,34 +17,7 @@ import (
 // with the oracle.
 func TestRememberedAnswersAgreeWithOracle(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := gen.Cluster(t)
-		ix, err := topology.NewIndex(&c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := backfill.NewProfile(ix)
-		o := &oracle{ix: ix, freeNow: make([]topology.GPUSet, ix.NumNodes())}
-		for n := range topology.NodeID(ix.NumNodes()) {
-			busy := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
-			if rapid.Bool().Draw(t, "idle") {
-				busy = 0
-			}
-			if err := ix.TakeSet(n, busy); err != nil {
-				t.Fatal(err)
-			}
-			first := busy.Lowest(rapid.IntRange(0, busy.Len()).Draw(t, "split"))
-			for _, s := range []topology.GPUSet{first, busy &^ first} {
-				if s == 0 {
-					continue
-				}
-				at := drawDuration(t, "release")
-				p.AddRelease(n, s, at)
-				if at != backfill.Forever {
-					o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
-				}
-			}
-			o.freeNow[n] = ix.FreeSet(n)
-		}
+		ix, p, o := drawWorld(t)
 		shapes := make([]gang.Request, rapid.IntRange(1, 3).Draw(t, "shapes"))
 		for i := range shapes {
 			shapes[i] = drawRequest(t, ix)

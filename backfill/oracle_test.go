@@ -155,35 +155,7 @@ func drawRequest(t *rapid.T, ix *topology.Index) gang.Request {
 // rule), and Earliest leaves the index as it was.
 func TestProfileAgreesWithOracle(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := gen.Cluster(t)
-		ix, err := topology.NewIndex(&c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := backfill.NewProfile(ix)
-		o := &oracle{ix: ix, freeNow: make([]topology.GPUSet, ix.NumNodes())}
-		for n := range topology.NodeID(ix.NumNodes()) {
-			busy := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
-			if rapid.Bool().Draw(t, "idle") {
-				busy = 0
-			}
-			if err := ix.TakeSet(n, busy); err != nil {
-				t.Fatal(err)
-			}
-			// Split the held GPUs into two jobs ending at different times.
-			first := busy.Lowest(rapid.IntRange(0, busy.Len()).Draw(t, "split"))
-			for _, s := range []topology.GPUSet{first, busy &^ first} {
-				if s == 0 {
-					continue
-				}
-				at := drawDuration(t, "release")
-				p.AddRelease(n, s, at)
-				if at != backfill.Forever {
-					o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
-				}
-			}
-			o.freeNow[n] = ix.FreeSet(n)
-		}
+		ix, p, o := drawWorld(t)
 		for range rapid.IntRange(1, 8).Draw(t, "calls") {
 			r := drawRequest(t, ix)
 			d := drawDuration(t, "limit")
@@ -228,4 +200,39 @@ func TestProfileAgreesWithOracle(t *testing.T) {
 			}
 		}
 	})
+}
+
+// drawWorld draws a cluster with random held GPUs, each node's held GPUs
+// split into two jobs with random release times, and returns its index,
+// a profile over it and the oracle that knows the same releases.
+func drawWorld(t *rapid.T) (*topology.Index, *backfill.Profile, *oracle) {
+	c := gen.Cluster(t)
+	ix, err := topology.NewIndex(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := backfill.NewProfile(ix)
+	o := &oracle{ix: ix, freeNow: make([]topology.GPUSet, ix.NumNodes())}
+	for n := range topology.NodeID(ix.NumNodes()) {
+		busy := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
+		if rapid.Bool().Draw(t, "idle") {
+			busy = 0
+		}
+		if err := ix.TakeSet(n, busy); err != nil {
+			t.Fatal(err)
+		}
+		first := busy.Lowest(rapid.IntRange(0, busy.Len()).Draw(t, "split"))
+		for _, s := range []topology.GPUSet{first, busy &^ first} {
+			if s == 0 {
+				continue
+			}
+			at := drawDuration(t, "release")
+			p.AddRelease(n, s, at)
+			if at != backfill.Forever {
+				o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
+			}
+		}
+		o.freeNow[n] = ix.FreeSet(n)
+	}
+	return ix, p, o
 }
