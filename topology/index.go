@@ -70,6 +70,10 @@ type Index struct {
 	classes int      // number of classes: 1, or 1+len(types) when types differ
 	g1      int      // max GPUs per node + 1: bucket count
 	lv      []level  // lv[0] is the cluster; lv[i+1] is levels[i]
+	// Change record (see TrackChanges).
+	track    bool
+	overflow bool
+	changed  []NodeID
 }
 
 type inode struct {
@@ -326,6 +330,9 @@ func (ix *Index) account(li int, n NodeID, df, du int32) {
 // setHeld changes the held GPUs of n and keeps buckets and counts current.
 func (ix *Index) setHeld(n NodeID, held GPUSet) {
 	in := &ix.nodes[n]
+	if ix.track {
+		ix.note(n)
+	}
 	if in.state != Ready {
 		in.held = held
 		return
