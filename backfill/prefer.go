@@ -54,7 +54,7 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 		}
 		return cmp.Compare(a.n, b.n)
 	})
-	return p.takePreferred(pl, r, cs, s)
+	return p.takePreferred(p.ix, pl, r, cs, s)
 }
 
 // preferred is a node whose GPUs set a placement should use first; at
@@ -65,10 +65,10 @@ type preferred struct {
 	set topology.GPUSet
 }
 
-// takePreferred places r inside pl's domain taking members from the
-// preferred GPUs in the order given, then the rest with gang.Fill. The
-// index holds the result. pl must already be released.
-func (p *Profile) takePreferred(pl gang.Placement, r gang.Request, cs []preferred, s binpack.Scorer) gang.Placement {
+// takePreferred places r in ix inside pl's domain taking members from the
+// preferred GPUs in the order given, then the rest with gang.Fill. ix
+// holds the result. pl must already be released.
+func (p *Profile) takePreferred(ix *topology.Index, pl gang.Placement, r gang.Request, cs []preferred, s binpack.Scorer) gang.Placement {
 	g := r.GPUsPerMember
 	out := gang.Placement{Level: pl.Level, Domain: pl.Domain}
 	left := r.Members
@@ -78,7 +78,7 @@ func (p *Profile) takePreferred(pl gang.Placement, r gang.Request, cs []preferre
 		}
 		k := min(c.set.Len()/g, left)
 		set := c.set.Lowest(k * g)
-		if err := p.ix.TakeSet(c.n, set); err != nil {
+		if err := ix.TakeSet(c.n, set); err != nil {
 			continue
 		}
 		out.Slots = append(out.Slots, gang.Slot{Node: c.n, GPUs: set, Members: k})
@@ -89,12 +89,12 @@ func (p *Profile) takePreferred(pl gang.Placement, r gang.Request, cs []preferre
 	}
 	rest := r
 	rest.Members = left
-	second, ok := gang.Fill(p.ix, rest, pl.Level, pl.Domain, s)
+	second, ok := gang.Fill(ix, rest, pl.Level, pl.Domain, s)
 	if !ok {
 		// Capacity drops by exactly one per member placed, so this does
 		// not happen; fall back to a plain placement all the same.
-		out.Release(p.ix)
-		again, _ := gang.Fill(p.ix, r, pl.Level, pl.Domain, s)
+		out.Release(ix)
+		again, _ := gang.Fill(ix, r, pl.Level, pl.Domain, s)
 		return again
 	}
 	out.Slots = append(out.Slots, second.Slots...)

@@ -1,7 +1,6 @@
 package backfill
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -37,19 +36,23 @@ func add(a, b time.Duration) time.Duration {
 //
 // Releases and reservation ends are kept in a time-ordered B-tree
 // (google/btree), reservation starts in another, and each node keeps the
-// short list of its own events. A query sweeps forward from its start
-// over the moments at which capacity can grow (releases and reservation
-// ends), updates the index for just the nodes that change (each node once
-// per moment), and asks the gang placer whether the job fits; it then
-// restores the index. So a query costs O(B + E·(e+L) + F·P): B events
-// before its start to bring the index there, E events swept, e events
-// per node, L levels, F fit checks of cost P each ([gang.Place]); fit
-// checks are skipped while the free GPUs of the job's class are fewer
-// than it needs. [Profile.Earliest] remembers its answers per request
-// shape, so a query of a shape already answered starts its sweep at the
-// earlier answer, and one already known never to fit costs
-// O(log answers). No query scans all nodes or all events, except that
-// bringing the index to a late start reads the events before it.
+// short list of its own events. [Profile.Earliest] works on cursors:
+// copies of the index that show the usable GPUs for one run [t, t+d).
+// A query takes the cursor nearest to its run, brings it there by
+// recomputing only the nodes with an event between the two runs (or, if
+// those events outnumber the nodes with events, those nodes), and then
+// sweeps forward over the moments at which capacity can grow (releases
+// and reservation ends), recomputing at each just the nodes that change,
+// and asks the gang placer whether the job fits. So a query costs
+// O(min(B, M)·(e+L) + E·(e+L) + F·P): B events between the cursor and
+// the query's start, M nodes with events, E events swept, e events per
+// node, L levels, F fit checks of cost P each ([gang.Place]); fit checks
+// are skipped while the free GPUs of the job's class are fewer than it
+// needs. Earliest also remembers its answers per request shape, so a
+// query of a shape already answered starts its sweep at the earlier
+// answer, and one already known never to fit costs O(log answers).
+// Changes to the profile and to the live index between queries mark the
+// changed nodes stale in each cursor, which recomputes them before use.
 //
 // Only ready nodes are tracked; GPUs of draining and down nodes never
 // become usable.
@@ -78,6 +81,11 @@ type Profile struct {
 	// only tightens; see [Profile.Earliest].
 	memo     map[shape][]memoGroup
 	lastFree int
+	// Cursors for Earliest (see cursor), and the held GPUs of each node
+	// in the live index when the cursors last looked.
+	cursors  []*cursor
+	seenHeld []topology.GPUSet
+	chBuf    []topology.NodeID
 }
 
 // tev is a timeline entry: at time at, node n changes.
@@ -149,6 +157,7 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 		return false
 	}
 	p.noteEvent(n)
+	p.markStale(n)
 	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s})
 	p.firstFree[n] = min(p.firstFree[n], at)
 	p.seq++
@@ -163,6 +172,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	end := add(start, d)
 	for _, s := range pl.Slots {
 		p.noteEvent(s.Node)
+		p.markStale(s.Node)
 		p.nodes[s.Node] = append(p.nodes[s.Node], nev{reserve: true, start: start, end: end, set: s.GPUs})
 		p.firstRes[s.Node] = min(p.firstRes[s.Node], start)
 		p.firstFree[s.Node] = min(p.firstFree[s.Node], end)
@@ -227,12 +237,6 @@ func (p *Profile) restore() {
 		p.savedAt[s.n] = -1
 	}
 	p.saved = p.saved[:0]
-}
-
-// refresh recomputes node n for a window [t, t+d).
-func (p *Profile) refresh(n topology.NodeID, t, d time.Duration) {
-	base := p.touch(n)
-	p.setUsable(n, p.usable(n, base, t, d))
 }
 
 // blockNow applies, for a window [0, d), every reservation that starts
@@ -413,121 +417,6 @@ func (p *Profile) nextStamp() uint32 {
 		p.stampN = 1
 	}
 	return p.stampN
-}
-
-// refreshOnce refreshes node n for [t, t+d) unless this step did.
-func (p *Profile) refreshOnce(n topology.NodeID, st uint32, t, d time.Duration) {
-	if p.stamp[n] != st {
-		p.stamp[n] = st
-		p.refresh(n, t, d)
-	}
-}
-
-func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t time.Duration) (Start, bool) {
-	defer p.restore()
-	need := r.GPUs()
-	// Bring the index to time t for the window [t, t+d): every node with a
-	// release before t or a reservation overlapping the window.
-	// Walk whichever is shorter: the nodes with events, or the events.
-	if 2*len(p.eventful) < p.timeline.Len()+p.starts.Len() {
-		end := add(t, d)
-		for _, n := range p.eventful {
-			if p.firstFree[n] <= t || p.firstRes[n] < end {
-				p.refresh(n, t, d)
-			}
-		}
-	} else {
-		st := p.nextStamp()
-		p.timeline.AscendLessThan(tev{at: t + 1, seq: -1}, func(e tev) bool {
-			p.refreshOnce(e.n, st, t, d)
-			return true
-		})
-		p.starts.AscendLessThan(tev{at: add(t, d), seq: -1}, func(e tev) bool {
-			p.refreshOnce(e.n, st, t, d)
-			return true
-		})
-	}
-	try := func(t time.Duration) (Start, bool) {
-		if p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class) < need {
-			return Start{}, false
-		}
-		pl, out := gang.Place(p.ix, r, s)
-		if out != gang.Placed {
-			return Start{}, false
-		}
-		pl = p.preferBusy(pl, r, t, d, s)
-		pl.Release(p.ix)
-		return Start{At: t, Placement: pl}, true
-	}
-	if st, ok := try(t); ok {
-		return st, true
-	}
-	// Sweep the moments when capacity grows.
-	var found Start
-	ok := false
-	batch := p.nodeBuf[:0]
-	cur := time.Duration(-1)
-	flush := func(nt time.Duration) bool {
-		st := p.nextStamp()
-		// Nodes whose reservations start inside (t+d, nt+d] now block.
-		p.starts.AscendRange(tev{at: add(t, d), seq: -1}, tev{at: add(nt, d), seq: -1}, func(e tev) bool {
-			p.refreshOnce(e.n, st, nt, d)
-			return true
-		})
-		for _, n := range batch {
-			p.refreshOnce(n, st, nt, d)
-		}
-		batch = batch[:0]
-		t = nt
-		found, ok = try(nt)
-		return !ok
-	}
-	p.timeline.AscendGreaterOrEqual(tev{at: t + 1, seq: -1}, func(e tev) bool {
-		if e.at != cur && cur >= 0 {
-			if !flush(cur) {
-				return false
-			}
-		}
-		cur = e.at
-		batch = append(batch, e.n)
-		return true
-	})
-	if !ok && cur >= 0 && cur > t {
-		flush(cur)
-	}
-	p.nodeBuf = batch[:0]
-	return found, ok
-}
-
-// preferBusy re-places pl, which fits at t in its domain, so that it uses
-// as many GPUs released by t (busy now) as it can, and as few GPUs free
-// now. Only nodes the sweep touched can have such GPUs. The index holds
-// the result on return.
-func (p *Profile) preferBusy(pl gang.Placement, r gang.Request, t, d time.Duration, s binpack.Scorer) gang.Placement {
-	if t == 0 {
-		return pl
-	}
-	pl.Release(p.ix)
-	g := r.GPUsPerMember
-	var cs []preferred
-	for _, sv := range p.saved {
-		n := sv.n
-		if !p.ix.InClass(n, r.Class) || (pl.Level != topology.ClusterLevel && p.ix.DomainOf(pl.Level, n) != pl.Domain) {
-			continue
-		}
-		busy := p.ix.FreeSet(n) &^ (p.ix.Healthy(n) &^ sv.held)
-		if busy.Len() >= g {
-			cs = append(cs, preferred{n: n, set: busy})
-		}
-	}
-	// Nodes that host the most members first, for fewest nodes.
-	slices.SortFunc(cs, func(a, b preferred) int {
-		if c := cmp.Compare(b.set.Len()/g, a.set.Len()/g); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.n, b.n)
-	})
-	return p.takePreferred(pl, r, cs, s)
 }
 
 // WithReservations runs fn while the index shows, for a run of d starting

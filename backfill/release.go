@@ -12,6 +12,7 @@ import (
 // would have ended sooner. O(events of n + log E).
 func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	evs := p.nodes[n]
+	p.markStale(n)
 	for i := range evs {
 		if !evs[i].reserve {
 			evs[i].set &^= s

@@ -1,0 +1,261 @@
+package backfill
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// A cursor is a copy of the live index that shows, for every node, the
+// GPUs usable for a run [at, at+d): free now or released by at, and held
+// by no reservation at any moment of the run. That view depends only on
+// at and d, and it differs between two runs only on the nodes with a
+// release or a reservation end between the two starts, or a reservation
+// start between the two ends. So a query brings a cursor to its run by
+// recomputing just those nodes, and sweeps forward the same way; the
+// next query, which usually starts near where an earlier one ended,
+// finds a cursor close by instead of rebuilding the view of every node
+// with events. When the events passed would outnumber the nodes with
+// events, the cursor recomputes those nodes instead, so a move never
+// costs more than a rebuild.
+//
+// Changes to the profile (releases, reservations) and to the live index
+// (GPUs taken or freed between queries, which the index records) mark the
+// changed nodes stale in every cursor; a cursor recomputes its stale
+// nodes before it is used.
+type cursor struct {
+	ix    *topology.Index
+	at, d time.Duration // the run shown; at -1: the live view
+	stale []bool
+	list  []topology.NodeID // the stale nodes
+}
+
+// The view does not depend on the request, so any cursor serves any
+// query. The profile keeps up to maxCursors of them: a query takes the
+// one nearest to its run (a cursor behind it counting half as far as
+// one ahead, since sweeps go forward) and leaves it at its answer. Until
+// there are maxCursors, the nearest is copied first, so that its run
+// stays covered: queries that alternate between early starts (small jobs
+// filling holes) and late ones (large gangs behind the reservations)
+// each find a cursor nearby.
+const maxCursors = 8
+
+// distance is how far a cursor at run (at, d) is from run (t, dt), in
+// time, counting backward moves double.
+func distance(at, d, t, dt time.Duration) time.Duration {
+	gap := func(a, b time.Duration) time.Duration {
+		switch {
+		case a == b:
+			return 0
+		case a == Forever || b == Forever:
+			return Forever / 4
+		case a < b:
+			return b - a
+		}
+		return 2 * (a - b)
+	}
+	return add(gap(at, t), gap(add(at, d), add(t, dt)))
+}
+
+// cursorFor returns a cursor for a query of a run [t, t+d), up to date
+// with every change so far.
+func (p *Profile) cursorFor(t, d time.Duration) *cursor {
+	p.drainChanges()
+	var best *cursor
+	bestCost := time.Duration(0)
+	for _, c := range p.cursors {
+		if cost := distance(c.at, c.d, t, d); best == nil || cost < bestCost {
+			best, bestCost = c, cost
+		}
+	}
+	if len(p.cursors) < maxCursors {
+		if best == nil {
+			p.seenHeld = make([]topology.GPUSet, p.ix.NumNodes())
+			for n := range p.seenHeld {
+				p.seenHeld[n] = p.ix.Held(topology.NodeID(n))
+			}
+			p.ix.TrackChanges(true)
+			best = &cursor{ix: p.ix.Clone(), at: -1, d: 1, stale: make([]bool, p.ix.NumNodes())}
+		} else {
+			p.refreshStale(best)
+			best = &cursor{ix: best.ix.Clone(), at: best.at, d: best.d, stale: make([]bool, p.ix.NumNodes())}
+		}
+		p.cursors = append(p.cursors, best)
+	}
+	p.refreshStale(best)
+	return best
+}
+
+// refreshStale recomputes the stale nodes of c.
+func (p *Profile) refreshStale(c *cursor) {
+	for _, n := range c.list {
+		c.stale[n] = false
+		p.point(c, n)
+	}
+	c.list = c.list[:0]
+}
+
+// markStale marks node n stale in every cursor.
+func (p *Profile) markStale(n topology.NodeID) {
+	for _, c := range p.cursors {
+		if !c.stale[n] {
+			c.stale[n] = true
+			c.list = append(c.list, n)
+		}
+	}
+}
+
+// drainChanges marks stale the nodes whose held GPUs in the live index
+// changed since the last look. Changes taken back (a trial placement
+// released) leave a node as it was and are skipped.
+func (p *Profile) drainChanges() {
+	if p.seenHeld == nil {
+		return
+	}
+	nodes, all := p.ix.DrainChanges(p.chBuf[:0])
+	if all {
+		p.cursors = p.cursors[:0]
+		for n := range p.seenHeld {
+			p.seenHeld[n] = p.ix.Held(topology.NodeID(n))
+		}
+		return
+	}
+	for _, n := range nodes {
+		if h := p.ix.Held(n); h != p.seenHeld[n] {
+			p.seenHeld[n] = h
+			p.markStale(n)
+		}
+	}
+	p.chBuf = nodes[:0]
+}
+
+// point makes cursor c show node n as it is for c's run.
+func (p *Profile) point(c *cursor, n topology.NodeID) {
+	c.ix.SetHeld(n, topology.FirstN(p.ix.GPUs(n))&^p.usable(n, p.ix.FreeSet(n), c.at, c.d))
+}
+
+// move brings cursor c to the run [t, t+d). It costs O(min(E', M)·e·L)
+// for the E' events passed and the M nodes with events.
+func (p *Profile) move(c *cursor, t, d time.Duration) {
+	e0, e1 := add(c.at, c.d), add(t, d)
+	if t == c.at && e0 == e1 {
+		return
+	}
+	lo, hi := min(c.at, t), max(c.at, t)
+	elo, ehi := min(e0, e1), max(e0, e1)
+	c.at, c.d = t, d
+	st := p.nextStamp()
+	budget := len(p.eventful)
+	visit := func(e tev) bool {
+		if budget--; budget < 0 {
+			return false
+		}
+		if p.stamp[e.n] != st {
+			p.stamp[e.n] = st
+			p.point(c, e.n)
+		}
+		return true
+	}
+	// Releases and reservation ends in (lo, hi]; reservation starts in
+	// [elo, ehi).
+	if lo != hi {
+		p.timeline.AscendRange(tev{at: lo + 1, seq: -1}, tev{at: hi + 1, seq: -1}, visit)
+	}
+	if elo != ehi && budget >= 0 {
+		p.starts.AscendRange(tev{at: elo, seq: -1}, tev{at: ehi, seq: -1}, visit)
+	}
+	if budget < 0 {
+		for _, n := range p.eventful {
+			if p.stamp[n] != st {
+				p.point(c, n)
+			}
+		}
+	}
+}
+
+func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t time.Duration) (Start, bool) {
+	c := p.cursorFor(t, d)
+	need := r.GPUs()
+	try := func(t time.Duration) (Start, bool) {
+		p.move(c, t, d)
+		if c.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class) < need {
+			return Start{}, false
+		}
+		pl, out := gang.Place(c.ix, r, s)
+		if out != gang.Placed {
+			return Start{}, false
+		}
+		pl = p.preferBusy(c, pl, r, t, s)
+		pl.Release(c.ix)
+		return Start{At: t, Placement: pl}, true
+	}
+	if st, ok := try(t); ok {
+		return st, true
+	}
+	// Then the moments when capacity grows: releases and reservation ends.
+	for {
+		next, more := time.Duration(0), false
+		p.timeline.AscendGreaterOrEqual(tev{at: t + 1, seq: -1}, func(e tev) bool {
+			next, more = e.at, true
+			return false
+		})
+		if !more {
+			return Start{}, false
+		}
+		t = next
+		if st, ok := try(t); ok {
+			return st, true
+		}
+	}
+}
+
+// preferBusy re-places pl, which cursor c holds at t in its domain, so
+// that it uses as many GPUs busy now and released by t as it can, and as
+// few GPUs free now: those stay available for backfill. Candidates are
+// the nodes of pl's domain with at least a member's worth of such GPUs,
+// those that host the most members first, then by node. The cursor holds
+// the result on return.
+func (p *Profile) preferBusy(c *cursor, pl gang.Placement, r gang.Request, t time.Duration, s binpack.Scorer) gang.Placement {
+	if t == 0 {
+		return pl // nothing busy now is released by now
+	}
+	pl.Release(c.ix)
+	g, maxG := r.GPUsPerMember, c.ix.MaxGPUs()
+	busy := func(n topology.NodeID) topology.GPUSet { return c.ix.FreeSet(n) & p.ix.Held(n) }
+	var cs []preferred
+	// Nodes that host the most members have at least that many members'
+	// GPUs free at t. When one bucket holds all of them, it lists them in
+	// node order, and enough of them settle the choice without looking
+	// at the others.
+	top := maxG / g
+	if top*g == maxG {
+		got := 0
+		for n := range c.ix.Bucket(pl.Level, pl.Domain, r.Class, maxG) {
+			if b := busy(n); b.Len()/g == top {
+				cs = append(cs, preferred{n: n, set: b})
+				if got += top; got >= r.Members {
+					return p.takePreferred(c.ix, pl, r, cs, s)
+				}
+			}
+		}
+		cs = cs[:0]
+	}
+	for f := g; f <= maxG; f++ {
+		for n := range c.ix.Bucket(pl.Level, pl.Domain, r.Class, f) {
+			if b := busy(n); b.Len() >= g {
+				cs = append(cs, preferred{n: n, set: b})
+			}
+		}
+	}
+	slices.SortFunc(cs, func(a, b preferred) int {
+		if c := cmp.Compare(b.set.Len()/g, a.set.Len()/g); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.n, b.n)
+	})
+	return p.takePreferred(c.ix, pl, r, cs, s)
+}
