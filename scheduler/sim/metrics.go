@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 )
@@ -87,13 +88,13 @@ func (r *runner) result() *Result {
 	nt := len(r.teamSec)
 	type acc struct {
 		jobs, done int
-		wait       time.Duration
+		wait       durSum
 		bsld       float64
 	}
 	ta := make([]acc, nt)
 	waits := make([]time.Duration, 0, len(r.res))
 	first, last := time.Duration(math.MaxInt64), time.Duration(math.MinInt64)
-	var sumWait, sumFlow time.Duration
+	var sumWait, sumFlow durSum
 	var sumB float64
 	for i := range r.res {
 		j := &r.res[i]
@@ -115,20 +116,19 @@ func (r *runner) result() *Result {
 		s.Finished++
 		last = max(last, j.Finish)
 		waits = append(waits, j.Wait)
-		sumWait += j.Wait
-		sumFlow += j.Flow()
+		sumWait.add(j.Wait)
+		sumFlow.add(j.Flow())
 		b := j.BoundedSlowdown()
 		sumB += b
 		s.MaxBoundedSlowdown = max(s.MaxBoundedSlowdown, b)
 		ta[k].done++
-		ta[k].wait += j.Wait
+		ta[k].wait.add(j.Wait)
 		ta[k].bsld += b
 	}
 	s.NodeDown = r.nodeDown
 	if s.Finished > 0 {
-		n := time.Duration(s.Finished)
-		s.MeanWait = sumWait / n
-		s.MeanFlowTime = sumFlow / n
+		s.MeanWait = sumWait.mean(s.Finished)
+		s.MeanFlowTime = sumFlow.mean(s.Finished)
 		s.MeanBoundedSlowdown = sumB / float64(s.Finished)
 		slices.Sort(waits)
 		s.MaxWait = waits[len(waits)-1]
@@ -137,7 +137,8 @@ func (r *runner) result() *Result {
 		if len(waits)%2 == 1 {
 			s.MedianWait = waits[m]
 		} else {
-			s.MedianWait = (waits[m-1] + waits[m]) / 2
+			// Halve the gap, not the sum, which could overflow.
+			s.MedianWait = waits[m-1] + (waits[m]-waits[m-1])/2
 		}
 		s.Makespan = last - first
 		if s.Makespan > 0 && r.gpus > 0 {
@@ -158,7 +159,7 @@ func (r *runner) result() *Result {
 			ts.Share = r.teamSec[k] / r.gpuSec
 		}
 		if ta[k].done > 0 {
-			ts.MeanWait = ta[k].wait / time.Duration(ta[k].done)
+			ts.MeanWait = ta[k].wait.mean(ta[k].done)
 			ts.MeanBoundedSlowdown = ta[k].bsld / float64(ta[k].done)
 		}
 		s.Teams = append(s.Teams, ts)
@@ -181,6 +182,43 @@ func (r *runner) result() *Result {
 	}
 	out.Series = r.samp.points(r.gpus)
 	return out
+}
+
+// durSum is an exact sum of durations in 128 bits, two's complement (hi
+// the upper word). A sum of time.Duration, int64 nanoseconds, overflows
+// at about 292 years, which the waits of a long trace on a small cluster
+// exceed; a mean of durations always fits in a Duration.
+type durSum struct {
+	hi, lo uint64
+}
+
+func (s *durSum) add(d time.Duration) {
+	var carry uint64
+	s.lo, carry = bits.Add64(s.lo, uint64(d), 0)
+	ext := uint64(0) // sign extension of d
+	if d < 0 {
+		ext = math.MaxUint64
+	}
+	s.hi, _ = bits.Add64(s.hi, ext, carry)
+}
+
+// mean returns the sum divided by n > 0, truncated toward zero as integer
+// division of Durations is.
+func (s durSum) mean(n int) time.Duration {
+	hi, lo := s.hi, s.lo
+	neg := int64(hi) < 0
+	if neg { // negate: invert and add one
+		var borrow uint64
+		lo, borrow = bits.Sub64(0, lo, 0)
+		hi, _ = bits.Sub64(0, hi, borrow)
+	}
+	// The quotient fits in 64 bits (hi < n) because the mean of n
+	// Durations lies within the range of a Duration.
+	q, _ := bits.Div64(hi, lo, uint64(n))
+	if neg {
+		return -time.Duration(q)
+	}
+	return time.Duration(q)
 }
 
 // nearestRank returns the p-quantile of sorted v by the nearest-rank

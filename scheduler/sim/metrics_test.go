@@ -1,0 +1,60 @@
+package sim_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/scheduler/sim"
+)
+
+// TestSummaryLongWaitsDoNotOverflow queues 100 jobs of 100 days at once
+// on one GPU. FCFS runs them one after another, so job i waits i·100 days
+// and the waits sum to 4950·100 days, about 4.3e19 ns: more than an int64
+// of nanoseconds holds (9.2e18). Summing time.Durations wrapped around:
+// here the mean wait came out as 680 days instead of 4950, and on the
+// whole Philly trace the mean wait and flow time came out negative.
+func TestSummaryLongWaitsDoNotOverflow(t *testing.T) {
+	const n = 100
+	const day = 24 * time.Hour
+	const run = 100 * day
+	jobs := make([]sim.Job, n)
+	for i := range jobs {
+		jobs[i] = sim.Job{ID: fmt.Sprintf("j%03d", i), Team: []string{"even", "odd"}[i%2],
+			Members: 1, GPUsPerMember: 1, Run: run, Tier: 3}
+	}
+	require.Greater(t, float64(n*(n-1)/2)*float64(run), float64(math.MaxInt64), "the summed waits must exceed an int64 of nanoseconds")
+
+	res, err := sim.Run(sim.Uniform(1, 1), jobs, fcfs(scheduler.EASY), sim.Options{})
+	require.NoError(t, err)
+	for i, j := range res.Jobs {
+		require.Equal(t, time.Duration(i)*run, j.Wait, j.ID)
+	}
+	s := res.Summary
+	require.Equal(t, n, s.Finished)
+	// Waits 0, 1, …, 99 times run: mean 49.5, median (49+50)/2, p95 the
+	// 95th value (94), max 99. Flow times are 1 … 100 runs: mean 50.5.
+	require.Equal(t, 99*run/2, s.MeanWait)
+	require.Equal(t, 99*run/2, s.MedianWait)
+	require.Equal(t, 94*run, s.P95Wait)
+	require.Equal(t, 99*run, s.MaxWait)
+	require.Equal(t, 101*run/2, s.MeanFlowTime)
+	require.Equal(t, time.Duration(n)*run, s.Makespan)
+	// Bounded slowdown of job i is i+1: mean 50.5.
+	require.InDelta(t, 50.5, s.MeanBoundedSlowdown, 1e-9)
+	require.InDelta(t, 1.0, s.Utilization, 1e-12)
+	require.InDelta(t, float64(n)*run.Hours(), s.GPUHours, 1e-6)
+	// Even jobs wait 0, 2, …, 98 runs (mean 49), odd ones 1, 3, …, 99
+	// (mean 50); each sum overflows on its own too.
+	require.Len(t, s.Teams, 2)
+	require.Equal(t, "even", s.Teams[0].Team)
+	require.Equal(t, 49*run, s.Teams[0].MeanWait)
+	require.Equal(t, 50*run, s.Teams[1].MeanWait)
+	require.InDelta(t, 50.0, s.Teams[0].MeanBoundedSlowdown, 1e-9)
+	require.InDelta(t, 51.0, s.Teams[1].MeanBoundedSlowdown, 1e-9)
+	require.InDelta(t, 1.0, s.Jain, 1e-12)
+}
