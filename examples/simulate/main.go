@@ -29,7 +29,7 @@
 // preemptions, unfinished, steps, gpus, gpuHours, jain, skippedBy and
 // teams. -plot draws utilization, queue length and per-team share over
 // time as SVG or PNG (by extension). Bad flags or files exit with status
-// 2 and one line on stderr.
+// 2 and one line on stderr; -h prints the usage to stderr and exits 0.
 package main
 
 import (
@@ -71,21 +71,47 @@ type options struct {
 	json                                 bool
 }
 
-func parseFlags(args []string) (*options, error) {
+// synopsis is the command line of the simulation contract.
+const synopsis = `usage: simulate -trace FILE [-format swf|csv] [-gpus N | -nodes N -gpus-per-node G]
+                [-backfill easy|conservative|none] [-backfill-order priority|shortest]
+                [-jobs N] [-json] [-plot out.svg]`
+
+// errHelp is returned by parseFlags for -h and -help: print the usage,
+// exit 0.
+var errHelp = errors.New("help requested")
+
+// writeUsage prints the synopsis and every flag with its description.
+func writeUsage(w io.Writer) {
+	fs, _ := newFlagSet()
+	fmt.Fprintf(w, "%s\n\nReplays a workload trace (SWF or GPU CSV) through the scheduler and prints\nutilization, waits, bounded slowdown and fairness.\n\nFlags:\n", synopsis)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// newFlagSet defines the flags, which parse into the options returned.
+func newFlagSet() (*flag.FlagSet, *options) {
 	var o options
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.trace, "trace", "", "workload trace file (SWF or CSV)")
-	fs.StringVar(&o.format, "format", "", "trace format: swf or csv (default: by file name)")
-	fs.IntVar(&o.gpus, "gpus", 0, "flat pool of N one-GPU nodes")
-	fs.IntVar(&o.nodes, "nodes", 0, "number of nodes (with -gpus-per-node)")
-	fs.IntVar(&o.perNode, "gpus-per-node", 0, "GPUs per node (with -nodes)")
-	fs.StringVar(&o.backfill, "backfill", "easy", "backfill: easy, conservative or none")
-	fs.StringVar(&o.order, "backfill-order", "priority", "backfill candidate order: priority or shortest")
-	fs.IntVar(&o.jobs, "jobs", 0, "simulate only the first N jobs (0: all)")
+	fs.StringVar(&o.trace, "trace", "", "workload trace `FILE` (SWF or CSV), required")
+	fs.StringVar(&o.format, "format", "", "trace `format`: swf or csv (default: by file name)")
+	fs.IntVar(&o.gpus, "gpus", 0, "flat pool of `N` one-GPU nodes")
+	fs.IntVar(&o.nodes, "nodes", 0, "`N` nodes (with -gpus-per-node)")
+	fs.IntVar(&o.perNode, "gpus-per-node", 0, "`G` GPUs per node (with -nodes)")
+	fs.StringVar(&o.backfill, "backfill", "easy", "backfill `mode`: easy, conservative or none")
+	fs.StringVar(&o.order, "backfill-order", "priority", "backfill candidate `order`: priority or shortest")
+	fs.IntVar(&o.jobs, "jobs", 0, "simulate only the first `N` jobs (0: all)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
-	fs.StringVar(&o.plot, "plot", "", "write a chart to this .svg or .png file")
+	fs.StringVar(&o.plot, "plot", "", "write a chart to `FILE`, .svg or .png")
+	return fs, &o
+}
+
+func parseFlags(args []string) (*options, error) {
+	fs, o := newFlagSet()
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
 		return nil, usagef("simulate: %v", err)
 	}
 	switch {
@@ -106,7 +132,7 @@ func parseFlags(args []string) (*options, error) {
 	case o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".svg") && !strings.HasSuffix(strings.ToLower(o.plot), ".png"):
 		return nil, usagef("simulate: -plot file must end in .svg or .png, got %q", o.plot)
 	}
-	return &o, nil
+	return o, nil
 }
 
 func (o *options) config() (scheduler.Config, error) {
@@ -205,6 +231,10 @@ func oneLine(err error) string {
 func run(args []string, stdout, stderr io.Writer, isTTY bool, clock func() time.Time) int {
 	err := simulate(args, stdout, stderr, isTTY, clock)
 	if err == nil {
+		return 0
+	}
+	if errors.Is(err, errHelp) {
+		writeUsage(stderr)
 		return 0
 	}
 	fmt.Fprintln(stderr, oneLine(err))

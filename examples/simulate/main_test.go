@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,21 @@ func TestErrors(t *testing.T) {
 		require.Equal(t, 2, code, "%v", args)
 		require.Empty(t, out)
 		require.Equal(t, 1, strings.Count(stderr, "\n"), "%v: %q", args, stderr)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"-trace", "testdata/small.swf", "-h"}} {
+		code, out, stderr := runCLI(t, args...)
+		require.Equal(t, 0, code, "%v", args)
+		require.Empty(t, out, "%v", args)
+		require.True(t, strings.HasPrefix(stderr, "usage: simulate -trace FILE [-format swf|csv] [-gpus N | -nodes N -gpus-per-node G]\n"), "%v: %q", args, stderr)
+		require.Contains(t, stderr, "[-backfill easy|conservative|none] [-backfill-order priority|shortest]")
+		require.Contains(t, stderr, "[-jobs N] [-json] [-plot out.svg]")
+		for _, f := range []string{"trace", "format", "gpus", "nodes", "gpus-per-node", "backfill", "backfill-order", "jobs", "json", "plot"} {
+			require.Regexp(t, `(?m)^  -`+regexp.QuoteMeta(f)+`( |$)`, stderr, "%v: flag %s", args, f)
+		}
+		require.Contains(t, stderr, `(default "easy")`)
+		require.NotContains(t, stderr, "help requested")
 	}
 }
