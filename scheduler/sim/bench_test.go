@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/internal/trace"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/scheduler/sim"
 )
@@ -40,6 +43,22 @@ func BenchmarkSimulateKTH100k(b *testing.B) {
 	cfg := scheduler.Config{Backfill: scheduler.EASY, Order: scheduler.TierOrder{}}
 	for b.Loop() {
 		if _, err := sim.Run(sim.Uniform(100, 1), jobs, cfg, sim.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSimulatePhilly10k replays the first 10,000 jobs of the
+// normalized Philly GPU trace on 64 nodes of 8 GPUs, FCFS with EASY
+// backfill, as examples/simulate does. It is skipped when the shared
+// trace is absent.
+func BenchmarkSimulatePhilly10k(b *testing.B) {
+	tr, err := trace.Read(sharedTrace(b, "gpu/philly-pollux-osdi21-normalized.csv"), "csv")
+	require.NoError(b, err)
+	jobs := simJobs(tr, 8)[:10000]
+	cfg := scheduler.Config{Backfill: scheduler.EASY, Order: scheduler.TierOrder{}}
+	for b.Loop() {
+		if _, err := sim.Run(sim.Uniform(64, 8), jobs, cfg, sim.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
