@@ -177,7 +177,12 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	}
 }
 
-func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t time.Duration) (Start, bool) {
+// earliest sweeps from t to the first start at which r fits for a run of
+// d, giving up past limit (Forever: never).
+func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t, limit time.Duration) (Start, bool) {
+	if t > limit {
+		return Start{}, false
+	}
 	c := p.cursorFor(t, d)
 	need := r.GPUs()
 	try := func(t time.Duration) (Start, bool) {
@@ -203,7 +208,7 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t 
 			next, more = e.at, true
 			return false
 		})
-		if !more {
+		if !more || next > limit {
 			return Start{}, false
 		}
 		t = next

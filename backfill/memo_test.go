@@ -71,13 +71,28 @@ func TestRememberedAnswersAgreeWithOracle(t *testing.T) {
 				notBefore = time.Duration(rapid.IntRange(1, 20).Draw(t, "notBefore")) * 15 * time.Minute
 			}
 			before := heldAll(ix)
-			st, ok := p.Earliest(r, d, nil, notBefore)
+			at, want := o.earliest(r, d, notBefore)
+			var st backfill.Start
+			var ok bool
+			if rapid.IntRange(0, 2).Draw(t, "bounded") == 0 {
+				// A bounded query: a start no later than by, or none. Its
+				// misses are remembered as bounds for later queries.
+				by := time.Duration(rapid.IntRange(0, 24).Draw(t, "by")) * 15 * time.Minute
+				st, ok = p.EarliestBy(r, d, nil, notBefore, by)
+				if want && at > by {
+					want = false
+				}
+				if ok != want || ok && st.At != at {
+					t.Fatalf("EarliestBy(%+v, %s, from %s, by %s) = %s (ok %v), oracle %s (ok %v)", r, d, notBefore, by, st.At, ok, at, want)
+				}
+			} else {
+				st, ok = p.Earliest(r, d, nil, notBefore)
+				if ok != want || ok && st.At != at {
+					t.Fatalf("Earliest(%+v, %s, from %s) = %s (ok %v), oracle %s (ok %v)", r, d, notBefore, st.At, ok, at, want)
+				}
+			}
 			if !slices.Equal(before, heldAll(ix)) {
 				t.Fatalf("Earliest changed the index")
-			}
-			at, want := o.earliest(r, d, notBefore)
-			if ok != want || ok && st.At != at {
-				t.Fatalf("Earliest(%+v, %s, from %s) = %s (ok %v), oracle %s (ok %v)", r, d, notBefore, st.At, ok, at, want)
 			}
 			if !ok || rapid.IntRange(0, 2).Draw(t, "skipReserve") == 0 {
 				continue

@@ -377,25 +377,42 @@ func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gan
 // are exact; [Profile.AddRelease], [Profile.MoveRelease], [Profile.Forget]
 // and GPUs freed in the index between queries drop what was remembered.
 func (p *Profile) Earliest(r gang.Request, d time.Duration, s binpack.Scorer, notBefore time.Duration) (Start, bool) {
+	return p.earliestUpTo(r, d, s, notBefore, Forever)
+}
+
+// EarliestBy is [Profile.Earliest] for starts no later than by: it
+// reports false when r fits at no t in [notBefore, by], and it sweeps no
+// further than by, so it is cheaper than Earliest when the answer lies
+// beyond. A miss is remembered as a lower bound for the request's shape,
+// so repeating it costs O(log answers).
+func (p *Profile) EarliestBy(r gang.Request, d time.Duration, s binpack.Scorer, notBefore, by time.Duration) (Start, bool) {
+	return p.earliestUpTo(r, d, s, notBefore, by)
+}
+
+func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer, notBefore, by time.Duration) (Start, bool) {
 	p.sync()
 	defer p.settle()
 	t := max(notBefore, 0)
 	k, memo := p.memoShape(r)
 	if !memo {
-		return p.earliest(r, d, s, t)
+		return p.earliest(r, d, s, t, by)
 	}
 	lb := p.lowerBound(k, r.Members, d)
-	if lb == Forever {
+	if lb == Forever || lb > by {
 		return Start{}, false
 	}
 	// An answer from no later than the bound is the answer from 0, which
-	// bounds later queries.
+	// bounds later queries; so is a miss up to by, as a bound past by.
 	exact := t <= lb
-	st, ok := p.earliest(r, d, s, max(t, lb))
+	st, ok := p.earliest(r, d, s, max(t, lb), by)
 	if exact {
 		at := st.At
-		if !ok {
+		switch {
+		case ok:
+		case by == Forever:
 			at = Forever
+		default:
+			at = by + 1
 		}
 		p.remember(k, r.Members, d, at)
 	}
