@@ -33,15 +33,25 @@
 //  3. Evict running jobs on down nodes (reason node-down, requeued) and,
 //     unless Config.IgnoreTimeLimits, jobs past their time limit (reason
 //     time-limit). Tell the availability profile when every held GPU is
-//     released: at started + time limit, or after an eviction's grace.
+//     released: at started + time limit + checkpoint grace (the eviction
+//     at the limit gets its grace too), or after an eviction's grace.
 //  4. Order the pending jobs (Config.Order; default [Multifactor]: tier,
 //     then fair-share, age and size).
 //  5. For each job in order: place it now if it fits on GPUs that no
-//     reservation needs before it would end; otherwise give it a
+//     reservation needs before it would end (time limit plus grace);
+//     otherwise, if its tier may preempt, evict the cheapest set of
+//     lower-tier jobs that makes room (when waiting would take longer than
+//     their grace) and reserve the freed GPUs for it; otherwise give it
+//     the GPUs that jobs evicted in earlier Steps are freeing, when it can
+//     start on them by the time they are gone (Step keeps no state, so the
+//     first job in order that can use them is taken to be the one they
+//     were evicted for, and a requeued victim cannot backfill into them
+//     only to be preempted again); otherwise give it a
 //     reservation if the backfill mode has one left (EASY: the first K
 //     blocked jobs; conservative: all); otherwise record why it waits.
-//     Quotas are checked first; jobs that can never fit are marked
-//     unsatisfiable and block nobody.
+//     Quotas are checked first, counting running jobs and the jobs placed
+//     or reserved so far but not jobs being evicted; jobs that can never
+//     fit are marked unsatisfiable and block nobody.
 //  6. Return every list sorted by job ID.
 //
 // # Extension points

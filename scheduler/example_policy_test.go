@@ -142,8 +142,9 @@ func ExampleAdmitFunc() {
 // preemptor, otherwise wait. A tier-1 gang of 2×8 needs both nodes, each
 // running a tier-3 job: the default evicts both and reserves the nodes
 // for when their one-minute checkpoint grace is over; this selector
-// evicts neither, and the gang is reserved for 20:00, when the later of
-// the two ends by its time limit.
+// evicts neither, and the gang is reserved for 20:01, when the later of
+// the two has reached its time limit and checkpointed for its minute of
+// grace.
 func ExampleVictimFunc() {
 	atMostOne := scheduler.VictimFunc(func(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
 		victims, pl, ok := preempt.Select(ix, r, s, cands)
@@ -172,7 +173,7 @@ func ExampleVictimFunc() {
 	// evict batch-b (preempted by train)
 	// reserve train at 09:01 on n00[0-7] n01[0-7]
 	// custom: true
-	// reserve train at 20:00 on n00[0-7] n01[0-7]
+	// reserve train at 20:01 on n00[0-7] n01[0-7]
 }
 
 // Multifactor with weights of its own: age only, fair share switched
@@ -265,7 +266,8 @@ func ExampleMultifactor_sjfInsideTier() {
 
 // A ReservationPolicy that protects only big gangs: the small blocked job
 // gets no reservation even though it is first in line, so the big one
-// gets the promise.
+// gets the promise: at 20:01, when the running job has reached its time
+// limit and checkpointed for its minute of grace.
 func ExampleReserveFunc() {
 	snap := &scheduler.Snapshot{Now: policyNow, Cluster: policyCluster(4), Jobs: []scheduler.Job{
 		polRunning("busy", time.Hour, "n00", "n01", "n02", "n03"),
@@ -276,7 +278,7 @@ func ExampleReserveFunc() {
 	d, _ := scheduler.New(scheduler.Config{Order: scheduler.TierOrder{}, Reserve: bigOnly, DisablePreemption: true}).Step(snap)
 	polPrint(d)
 	// Output:
-	// reserve big at 20:00 on n00[0-7] n01[0-7] n02[0-7] n03[0-7]
+	// reserve big at 20:01 on n00[0-7] n01[0-7] n02[0-7] n03[0-7]
 	// small waits: insufficient-gpus
 }
 

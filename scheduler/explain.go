@@ -152,7 +152,7 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 	}
 	if e.Reason == string(ReasonBehindReservation) {
 		for _, rs := range r.reserve {
-			if rs.start < dur(j.TimeLimit) && rs.job != j.ID {
+			if rs.start < r.hold(j) && rs.job != j.ID {
 				e.Delays = append(e.Delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339)))
 			}
 		}

@@ -63,10 +63,21 @@ func limitEnd(start time.Time, limit time.Duration) time.Time {
 	return start.Add(limit)
 }
 
+// holdEnd is when j, started at start, lets its GPUs go: at its time
+// limit, plus the checkpoint grace of the eviction at the limit when
+// limits are enforced; never without a limit.
+func (w *world) holdEnd(start time.Time, j *scheduler.Job) time.Time {
+	end := limitEnd(start, j.TimeLimit)
+	if end.Equal(forever) || w.cfg.IgnoreTimeLimits {
+		return end
+	}
+	return end.Add(j.CheckpointGrace)
+}
+
 // heldEnd is when a running or evicting job's GPUs are free again,
 // replaying the decision: evictions end after their grace, evicting jobs
 // at evictedAt+grace (now if that passed or is unknown), running jobs at
-// started+limit or never.
+// holdEnd or never.
 func (w *world) heldEnd(j *scheduler.Job) time.Time {
 	now := w.s.Now
 	if e, ok := w.evict[j.ID]; ok {
@@ -78,7 +89,7 @@ func (w *world) heldEnd(j *scheduler.Job) time.Time {
 		}
 		return maxTime(now, j.EvictedAt.Add(j.CheckpointGrace))
 	}
-	return limitEnd(j.Started, j.TimeLimit)
+	return w.holdEnd(j.Started, j)
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -106,10 +117,10 @@ func (w *world) uses() []interval {
 		}
 	}
 	for _, p := range w.d.Placements {
-		out = append(out, interval{"placed " + p.Job, w.s.Now, limitEnd(w.s.Now, w.jobs[p.Job].TimeLimit), p.Allocation})
+		out = append(out, interval{"placed " + p.Job, w.s.Now, w.holdEnd(w.s.Now, w.jobs[p.Job]), p.Allocation})
 	}
 	for _, r := range w.d.Reservations {
-		out = append(out, interval{"reserved " + r.Job, r.Start, limitEnd(r.Start, w.jobs[r.Job].TimeLimit), r.Allocation})
+		out = append(out, interval{"reserved " + r.Job, r.Start, w.holdEnd(r.Start, w.jobs[r.Job]), r.Allocation})
 	}
 	return out
 }
@@ -304,7 +315,7 @@ func checkReservationsHold(w *world) error {
 		if r.Start.Before(w.s.Now) {
 			return fmt.Errorf("reservation %s starts at %s, before now", r.Job, r.Start)
 		}
-		self := limitEnd(r.Start, w.jobs[r.Job].TimeLimit)
+		self := w.holdEnd(r.Start, w.jobs[r.Job])
 		mine := gpuKeys(r.Allocation)
 		for _, ng := range r.Allocation {
 			n := w.nodes[ng.Node]
@@ -353,7 +364,7 @@ func gpuKeys(a topology.Allocation) map[string]bool {
 // checkWorkConserving is invariant 6: a job left waiting for GPUs, or
 // given a reservation, does not fit on what is free now once held GPUs,
 // new placements and the GPUs of other reservations overlapping
-// [now, now+limit) are taken away.
+// [now, holdEnd) are taken away.
 func checkWorkConserving(w *world) error {
 	waits := slices.Clone(w.d.Pending)
 	for _, r := range w.d.Reservations {
@@ -366,7 +377,7 @@ func checkWorkConserving(w *world) error {
 			continue
 		}
 		j := w.jobs[p.Job]
-		end := limitEnd(w.s.Now, j.TimeLimit)
+		end := w.holdEnd(w.s.Now, j)
 		ix, err := topology.NewIndex(&w.s.Cluster)
 		if err != nil {
 			return err

@@ -12,10 +12,16 @@ import (
 // about a job.
 type Usage struct {
 	// TeamGPUs is the number of GPUs the job's team holds or is promised:
-	// running and evicting jobs, and jobs placed or reserved earlier in
-	// this Step.
+	// running jobs that are not being evicted, and jobs placed or reserved
+	// earlier in this Step. Jobs being evicted are leaving and do not
+	// count: the Step that evicts a job stops counting it at once, and the
+	// Steps that see it evicting agree, so a preemptor admitted when it
+	// evicted is not refused while its victims checkpoint.
 	TeamGPUs int
-	// IdleGPUs is the number of GPUs free now in the whole cluster.
+	// IdleGPUs is the number of GPUs of the whole cluster that are free
+	// now or held by jobs being evicted (on ready nodes): those are idle
+	// once their grace ends, and a preemptor that borrows them must not be
+	// refused while its victims checkpoint.
 	IdleGPUs int
 }
 

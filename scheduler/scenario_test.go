@@ -32,6 +32,7 @@ import (
 //	run J on=n0:0-7,n1:0-3 [started=-2h]
 //	config [backfill=easy] [reservations=1] [order=tier|multifactor]
 //	       [enforceTimeLimits=false] [backfillOrder=shortest] [preemption=off]
+//	       [reserveMinGPUs=16]  (a ReservationPolicy: reserve only gangs this big)
 //	step          prints the decision of Step at the current time
 //	apply         the last decision, as a host would: placements run from now,
 //	              evictions are evicting from now
@@ -528,6 +529,13 @@ func (w *scenWorld) config(a *scenArgs) error {
 	case "", "on":
 	default:
 		return fmt.Errorf("unknown preemption %q", v)
+	}
+	if v, ok := a.take("reserveMinGPUs"); ok {
+		least, err := strconv.Atoi(v)
+		if err != nil {
+			return err
+		}
+		cfg.Reserve = scheduler.ReserveFunc(func(j *scheduler.Job, _ int) bool { return j.GPUs() >= least })
 	}
 	w.cfg = cfg
 	return nil

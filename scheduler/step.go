@@ -116,8 +116,16 @@ type run struct {
 	order []*Job
 	// groups counts, per service group, its members on each node.
 	groups map[string]map[topology.NodeID]int
-	// evictEnd is the latest offset at which an evicting job is gone.
+	// evictEnd is the latest offset at which a job being evicted is gone;
+	// freeing counts the GPUs such jobs hold on ready nodes.
 	evictEnd time.Duration
+	freeing  int
+	// evicting holds, by node, the GPUs of jobs the snapshot shows
+	// evicting (told to stop in an earlier Step), and evictingEnd the
+	// latest offset at which one of those is gone: what awaitEvictions
+	// hands out.
+	evicting    map[topology.NodeID]topology.GPUSet
+	evictingEnd time.Duration
 	// pending jobs' places in ID order, and their waits in that order.
 	rank  []int32 // by snapshot index: place in ID order, -1 if not pending
 	waits []Wait
@@ -176,7 +184,9 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	// Hold running allocations with one TakeSet per node.
 	held := make([]topology.GPUSet, ix.NumNodes())
 	for _, j := range r.heldJobs() {
-		r.inUse[j.Team] += j.GPUs()
+		if j.State == Running {
+			r.inUse[j.Team] += j.GPUs() // evicting jobs are leaving
+		}
 		for _, a := range j.Allocation {
 			n, _ := ix.Lookup(a.Node)
 			held[n] |= topology.SetOf(a.GPUs...)
@@ -226,6 +236,23 @@ func dur(limit time.Duration) time.Duration {
 	return limit
 }
 
+// hold is how long j holds its GPUs once started: its time limit, plus,
+// when limits are enforced, the checkpoint grace of the eviction at the
+// limit; Forever without a limit. The profile frees a running job's GPUs,
+// and keeps a job placed now clear of reservations, for that long.
+func (r *run) hold(j *Job) time.Duration {
+	return addDur(dur(j.TimeLimit), r.graceAtLimit(j))
+}
+
+// graceAtLimit is the grace of j's eviction at its time limit: its
+// checkpoint grace when limits are enforced, else 0.
+func (r *run) graceAtLimit(j *Job) time.Duration {
+	if r.cfg.IgnoreTimeLimits {
+		return 0
+	}
+	return j.CheckpointGrace
+}
+
 // evict evicts running jobs on down nodes and past their time limit, and
 // tells the profile when every held GPU frees up.
 func (r *run) evict() {
@@ -251,18 +278,25 @@ func (r *run) evict() {
 					break
 				}
 				if j.Started.IsZero() {
-					end = r.offset(r.snap.Now.Add(j.TimeLimit))
-				} else {
-					end = r.offset(limitAt)
+					limitAt = r.snap.Now.Add(j.TimeLimit)
 				}
+				end = r.offset(limitAt.Add(r.graceAtLimit(j)))
 			}
 		}
-		if j.State == Evicting || len(r.d.Evictions) > 0 && r.d.Evictions[len(r.d.Evictions)-1].Job == j.ID {
+		leaving := j.State == Evicting || len(r.d.Evictions) > 0 && r.d.Evictions[len(r.d.Evictions)-1].Job == j.ID
+		if leaving {
 			r.evictEnd = max(r.evictEnd, end)
+			if j.State == Running {
+				r.inUse[j.Team] -= j.GPUs()
+			}
 		}
 		for _, a := range j.Allocation {
 			n, _ := r.ix.Lookup(a.Node)
-			r.prof.AddRelease(n, topology.SetOf(a.GPUs...), end)
+			s := topology.SetOf(a.GPUs...)
+			r.prof.AddRelease(n, s, end)
+			if leaving {
+				r.addEvicting(n, s, j.State == Evicting, end)
+			}
 		}
 	}
 }
@@ -434,7 +468,7 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 	if !ok {
 		return skipped
 	}
-	d := dur(j.TimeLimit)
+	d := r.hold(j)
 	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement, blocks: r.blocks(d), resv: len(r.reserve)}
 	if j.Placement == Spread && j.Group != "" {
 		if pl, ok := r.placeApart(j, req, d); ok {
@@ -459,11 +493,7 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 	}
 	if mayReserve {
 		if st, ok := r.prof.Earliest(req, d, r.scorer(j), 0); ok {
-			r.prof.Reserve(st.Placement, st.At, d)
-			r.addReservation(j, resvInfo{job: j.ID, start: st.At, end: addDur(st.At, d)})
-			r.d.Reservations = append(r.d.Reservations, Reservation{
-				Job: j.ID, Start: r.at(st.At), Allocation: st.Placement.Allocation(r.ix),
-			})
+			r.reserveAt(j, st.Placement, st.At, d)
 			return blocked
 		}
 	}
@@ -597,7 +627,7 @@ func (r *run) candidates() {
 func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
 	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement}, tier: j.Tier}
 	if m, failed := r.noPreempt[pk]; failed && j.Members >= m {
-		return false
+		return r.awaitEvictions(j, req, d, mayReserve)
 	}
 	r.candidates()
 	sc := r.scorer(j)
@@ -645,7 +675,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		if cur, seen := r.noPreempt[pk]; !seen || j.Members < cur {
 			r.noPreempt[pk] = j.Members
 		}
-		return false
+		return r.awaitEvictions(j, req, d, mayReserve)
 	}
 	grace := time.Duration(0)
 	for _, v := range victims {
@@ -661,8 +691,11 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		if cur, seen := r.noPreempt[pk]; !seen || j.Members < cur {
 			r.noPreempt[pk] = j.Members
 		}
+		if canWait && st.At <= r.evictingEnd && r.usesEvicting(st.Placement) {
+			return r.claim(j, st, d, mayReserve)
+		}
 		if canWait && st.At <= r.evictEnd && !mayReserve {
-			r.wait(j, ReasonAwaitingPreemption, fmt.Sprintf("waits for evicting jobs to checkpoint; expected to start at %s", r.at(st.At).Format(time.RFC3339)), r.at(st.At))
+			r.wait(j, ReasonAwaitingPreemption, awaitMsg(r.at(st.At)), r.at(st.At))
 			return true
 		}
 		return false
@@ -675,14 +708,86 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		r.d.Evictions = append(r.d.Evictions, Eviction{Job: vj.ID, Reason: EvictPreempted, By: j.ID, Grace: vj.CheckpointGrace, Requeue: true})
 		for _, h := range r.cands[i].Holds {
 			r.prof.MoveRelease(h.Node, h.GPUs, max(vj.CheckpointGrace, 1))
+			r.addEvicting(h.Node, h.GPUs, false, 0)
 		}
 		r.evictEnd = max(r.evictEnd, max(vj.CheckpointGrace, 1))
 		r.inUse[vj.Team] -= vj.GPUs()
 	}
+	r.reserveAt(j, pl, start, d)
+	return true
+}
+
+// awaitEvictions gives j, which may preempt but found no victims worth
+// evicting, GPUs that jobs evicted in earlier Steps free, when it can
+// start on them by the time the last of those is gone. Step keeps no
+// state, so the job that preempted them is known only as the first job
+// in priority order that can use what its victims free; reserving them
+// for it keeps lower tiers from backfilling into them and being preempted
+// again. The reservation is made even when the backfill mode has none
+// left, unless a custom ReservationPolicy declines it; then j waits with
+// reason awaiting-preemption. It reports whether it recorded j's outcome.
+func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
+	if r.evictingEnd <= 0 {
+		return false
+	}
+	// EarliestBy remembers its misses per shape: asking again for a
+	// shape that cannot start by then is cheap.
+	st, ok := r.prof.EarliestBy(req, d, r.scorer(j), 0, r.evictingEnd)
+	if !ok || !r.usesEvicting(st.Placement) {
+		return false
+	}
+	return r.claim(j, st, d, mayReserve)
+}
+
+// addEvicting notes that GPUs s of node n are held by a job being
+// evicted; earlier says it was evicted in an earlier Step and is gone by
+// end. Each GPU is added at most once.
+func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, earlier bool, end time.Duration) {
+	if r.ix.State(n) == topology.Ready {
+		r.freeing += s.Len()
+	}
+	if !earlier {
+		return
+	}
+	if r.evicting == nil {
+		r.evicting = map[topology.NodeID]topology.GPUSet{}
+	}
+	r.evicting[n] |= s
+	r.evictingEnd = max(r.evictingEnd, end)
+}
+
+// usesEvicting reports whether pl takes GPUs that a job evicted in an
+// earlier Step holds now.
+func (r *run) usesEvicting(pl gang.Placement) bool {
+	for _, sl := range pl.Slots {
+		if sl.GPUs&r.evicting[sl.Node] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// claim reserves st for j, which waits for evictions under way, or, when
+// a custom ReservationPolicy declines, records that j waits for them.
+func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool) bool {
+	if !mayReserve && r.cfg.Reserve != nil {
+		r.wait(j, ReasonAwaitingPreemption, awaitMsg(r.at(st.At)), r.at(st.At))
+		return true
+	}
+	r.reserveAt(j, st.Placement, st.At, d)
+	return true
+}
+
+func awaitMsg(start time.Time) string {
+	return "waits for evicting jobs to checkpoint; expected to start at " + start.Format(time.RFC3339)
+}
+
+// reserveAt reserves pl from start for a run of d for j, in the profile
+// and in the decision.
+func (r *run) reserveAt(j *Job, pl gang.Placement, start, d time.Duration) {
 	r.prof.Reserve(pl, start, d)
 	r.addReservation(j, resvInfo{job: j.ID, start: start, end: addDur(start, d)})
 	r.d.Reservations = append(r.d.Reservations, Reservation{Job: j.ID, Start: r.at(start), Allocation: pl.Allocation(r.ix)})
-	return true
 }
 
 // validPreemption checks a victim selector's answer: distinct victims in
@@ -725,7 +830,7 @@ func (r *run) overQuota(j *Job) string {
 	if r.cfg.Admit != nil {
 		a = r.cfg.Admit
 	}
-	u := Usage{TeamGPUs: r.inUse[j.Team], IdleGPUs: r.ix.FreeGPUs(topology.ClusterLevel, 0, topology.AnyType)}
+	u := Usage{TeamGPUs: r.inUse[j.Team], IdleGPUs: r.ix.FreeGPUs(topology.ClusterLevel, 0, topology.AnyType) + r.freeing}
 	if ok, why := a.Admit(r.snap, j, u); !ok {
 		if why == "" {
 			why = "not admitted by the admission policy"
@@ -838,16 +943,22 @@ func (r *run) delayed(d time.Duration) string {
 
 func (r *run) formatDelayed(d time.Duration) string {
 	var names []string
+	more := 0
 	for _, rs := range r.reserve {
-		if rs.start < d {
-			names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339)))
+		if rs.start >= d {
+			continue
 		}
+		if len(names) == 3 {
+			more++
+			continue
+		}
+		names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339)))
 	}
 	if len(names) == 0 {
 		return "an earlier job"
 	}
-	if len(names) > 3 {
-		names = append(names[:3], fmt.Sprintf("%d more", len(names)-3))
+	if more > 0 {
+		names = append(names, fmt.Sprintf("%d more", more))
 	}
 	return strings.Join(names, ", ")
 }

@@ -20,7 +20,7 @@ func TestRunPrintsAllParts(t *testing.T) {
 	require.Contains(t, s, "eval      1     30m    1h   3             waits (insufficient-gpus)        1         start on n1[0-7]")
 	require.Contains(t, s, "train  2×8    start on b200-1[0-7] v100-0[0-7]  start on b200-0[0-7] b200-1[0-7]")
 	require.Contains(t, s, "2m + 3h  b       3     started 3h ago  keeps running                    evicted (preempted by urgent)")
-	require.Contains(t, s, "2m + 5m  urgent  1     pending         reserved Dec 2 09:01 on n0[0-7]  reserved Dec 2 20:55 on n1[0-7]")
+	require.Contains(t, s, "2m + 5m  urgent  1     pending         reserved Dec 2 09:01 on n0[0-7]  reserved Dec 2 20:56 on n1[0-7]")
 }
 
 // starts returns the IDs d places now.
@@ -56,12 +56,13 @@ func TestShortestFirstStartsTheShortJob(t *testing.T) {
 	def, sjf, err := decide(snap, sjfConfig)
 	require.NoError(t, err)
 
-	// Default: the oldest job starts, the next one waits a day.
+	// Default: the oldest job starts, the next one waits a day and the
+	// minute of checkpoint grace the first gets at its limit.
 	require.Equal(t, []string{"sweep"}, starts(def))
-	require.Equal(t, now.Add(24*time.Hour), reservation(t, def, "notebook").Start)
+	require.Equal(t, now.Add(24*time.Hour+time.Minute), reservation(t, def, "notebook").Start)
 	// Shortest first: the 30-minute eval starts, the 2-hour bench is next.
 	require.Equal(t, []string{"eval"}, starts(sjf))
-	require.Equal(t, now.Add(30*time.Minute), reservation(t, sjf, "bench").Start)
+	require.Equal(t, now.Add(31*time.Minute), reservation(t, sjf, "bench").Start)
 
 	// The order itself: tier, then limit with none last; the tier-0 job
 	// stays ahead of a shorter tier-1 one.
@@ -124,12 +125,12 @@ func TestMinRuntimeSparesFreshJobs(t *testing.T) {
 	require.Equal(t, now.Add(time.Minute), reservation(t, cus, "urgent").Start)
 
 	// Both fresh: the default still preempts; min-runtime waits for b's
-	// time limit (12h after its start 5m ago).
+	// time limit (12h after its start 5m ago) and its minute of grace.
 	def, cus, err = decide(minRuntimeScenario(minRuntimeCases[1]), minRuntimeConfig)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a"}, evicted(def))
 	require.Empty(t, cus.Evictions)
-	require.Equal(t, now.Add(12*time.Hour-5*time.Minute), reservation(t, cus, "urgent").Start)
+	require.Equal(t, now.Add(12*time.Hour-4*time.Minute), reservation(t, cus, "urgent").Start)
 
 	// Exactly the minimum runtime is old enough.
 	_, cus, err = decide(minRuntimeScenario([2]time.Duration{10 * time.Minute, 5 * time.Minute}), minRuntimeConfig)
