@@ -272,3 +272,59 @@ func TestPropertyOrderIndependent(t *testing.T) {
 		}
 	})
 }
+
+// The upper bound counted from capacities agrees with the one found by
+// releasing every candidate's GPUs in the index: whether the gang would
+// fit, and which nodes would help.
+func TestPropertyUpperBoundCounted(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := genWorld(t)
+		ix := w.index(t, w.cands)
+		if placed(ix, w) {
+			return // Select answers at once; the bound is not used
+		}
+		var holds []hold
+		for _, c := range w.cands {
+			for _, h := range c.Holds {
+				if ix.State(h.Node) == topology.Ready && ix.InClass(h.Node, w.r.Class) {
+					if set := h.GPUs & ix.Held(h.Node) & ix.Healthy(h.Node); set != 0 {
+						holds = append(holds, hold{h.Node, set})
+					}
+				}
+			}
+		}
+		helps, ok := upperBound(ix, w.r, holds)
+		v := &view{ix: ix}
+		v.release(holds)
+		want := placed(ix, w)
+		if ok != want {
+			t.Fatalf("upperBound says fits %v, releasing every candidate says %v", ok, want)
+		}
+		if !ok {
+			return
+		}
+		released := helpsReleased(ix, w.r)
+		for _, h := range holds {
+			if helps(h.node) != released(h.node) {
+				t.Fatalf("node %d: counted helps %v, released helps %v", h.node, helps(h.node), released(h.node))
+			}
+		}
+		v.restore()
+	})
+}
+
+// Select's answer does not depend on which path it takes: a request that
+// avoids no node takes the release-and-place path, and gets the same
+// victims and placement as the plain request, which is counted.
+func TestPropertyAvoidNothingSameAnswer(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := genWorld(t)
+		ix, sub, victims, pl, ok := w.run(t)
+		r := w.r
+		r.Avoid = func(topology.NodeID) bool { return false }
+		v2, pl2, ok2 := Select(ix, r, w.s, sub)
+		if ok != ok2 || !slices.Equal(victims, v2) || !slices.EqualFunc(pl.Slots, pl2.Slots, func(a, b gang.Slot) bool { return a == b }) {
+			t.Fatalf("plain: %v %v %+v; avoiding nothing: %v %v %+v", ok, victims, pl.Slots, ok2, v2, pl2.Slots)
+		}
+	})
+}

@@ -181,6 +181,71 @@ func (v *view) fits(r gang.Request, s binpack.Scorer) (gang.Placement, bool) {
 	return p, true
 }
 
+// helpsReleased reports, for an index showing every candidate stopped,
+// whether node n has room for a member of r in a domain of r's required
+// level that could hold the whole gang.
+func helpsReleased(ix *topology.Index, r gang.Request) func(n topology.NodeID) bool {
+	lr := r.Required
+	if lr == gang.NoLevel {
+		lr = topology.ClusterLevel
+	}
+	dom := make(map[topology.DomainID]bool)
+	return func(n topology.NodeID) bool {
+		if ix.Free(n) < r.GPUsPerMember {
+			return false
+		}
+		d := ix.DomainOf(lr, n)
+		f, seen := dom[d]
+		if !seen {
+			f = ix.Capacity(lr, d, r.Class, r.GPUsPerMember) >= r.Members
+			dom[d] = f
+		}
+		return f
+	}
+}
+
+// upperBound answers, from capacities and without changing ix, what
+// releasing every hold would tell a request without Avoid: whether r
+// would fit then (Place succeeds exactly when the members fit the cluster,
+// or one domain of the required level), and which nodes would then have
+// room for a member in a domain that could hold the whole gang. r does
+// not fit ix as it is. O(H + N) for H holds and N nodes (the N is
+// clearing a scratch array).
+func upperBound(ix *topology.Index, r gang.Request, holds []hold) (helps func(n topology.NodeID) bool, ok bool) {
+	g := r.GPUsPerMember
+	lr := r.Required
+	if lr == gang.NoLevel {
+		lr = topology.ClusterLevel
+	}
+	// The GPUs each node would have free: the holds merged by node, in
+	// a dense array (clearing it costs less than sorting the holds).
+	extra := make([]topology.GPUSet, ix.NumNodes())
+	var touched []topology.NodeID
+	for _, h := range holds {
+		if extra[h.node] == 0 {
+			touched = append(touched, h.node)
+		}
+		extra[h.node] |= h.set
+	}
+	freeAfter := func(n topology.NodeID) int {
+		return ix.Free(n) + (extra[n] &^ ix.FreeSet(n)).Len()
+	}
+	gain := map[topology.DomainID]int{}
+	for _, n := range touched {
+		gain[ix.DomainOf(lr, n)] += freeAfter(n)/g - ix.Free(n)/g
+	}
+	fits := make(map[topology.DomainID]bool, len(gain))
+	for d, more := range gain {
+		if ix.Capacity(lr, d, r.Class, g)+more >= r.Members {
+			fits[d] = true
+			ok = true
+		}
+	}
+	return func(n topology.NodeID) bool {
+		return extra[n] != 0 && freeAfter(n) >= g && fits[ix.DomainOf(lr, n)]
+	}, ok
+}
+
 // Select chooses whole running jobs to preempt so that the gang r fits,
 // and returns their indices into cands (cheapest first), the placement
 // the gang would get on the freed GPUs, and true; or false when no choice
@@ -202,8 +267,10 @@ func (v *view) fits(r gang.Request, s binpack.Scorer) (gang.Placement, bool) {
 // Select does not consult a preemption matrix except that tier 0 is never
 // a victim: filter cands with [Eligible] first.
 //
-// Cost: for K candidates with H holds in all, L levels and V chosen
-// victims, O(H·L + K log K) to filter and order, plus one [gang.Place]
+// Cost: for K candidates with H holds in all, L levels, N nodes and V
+// chosen victims, O(H·L + K log K + N) to filter and order (the bound with
+// every candidate stopped is counted from capacities, not placed, unless
+// r avoids nodes), plus one [gang.Place]
 // per candidate freed until r fits and one per victim in the drop pass:
 // O((K + V)·P) in the worst case, for P the cost of one placement
 // attempt. Each attempt is preceded by an O(G) capacity check that skips
@@ -245,27 +312,20 @@ func Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candid
 	v := &view{ix: ix}
 	defer v.restore()
 
-	// Upper bound: every candidate stopped.
-	v.release(holds)
-	if _, ok := v.fits(r, s); !ok {
-		return nil, gang.Placement{}, false
-	}
-	lr := r.Required
-	if lr == gang.NoLevel {
-		lr = topology.ClusterLevel
-	}
-	dom := make(map[topology.DomainID]bool)
-	helps := func(n topology.NodeID) bool {
-		if ix.Free(n) < r.GPUsPerMember {
-			return false
+	// Upper bound: every candidate stopped. Without Avoid it is counted
+	// from capacities, without changing the index.
+	var helps func(n topology.NodeID) bool
+	if r.Avoid == nil {
+		var ok bool
+		if helps, ok = upperBound(ix, r, holds); !ok {
+			return nil, gang.Placement{}, false
 		}
-		d := ix.DomainOf(lr, n)
-		f, seen := dom[d]
-		if !seen {
-			f = ix.Capacity(lr, d, r.Class, r.GPUsPerMember) >= r.Members
-			dom[d] = f
+	} else {
+		v.release(holds)
+		if _, ok := v.fits(r, s); !ok {
+			return nil, gang.Placement{}, false
 		}
-		return f
+		helps = helpsReleased(ix, r)
 	}
 	order := make([]int, 0, len(cands))
 	for i := range cands {
