@@ -105,6 +105,8 @@ type run struct {
 	// the largest grace among them, and shapes preemption cannot help.
 	cands     []preempt.Candidate
 	candJobs  []*Job
+	idxBuf    []int
+	subBuf    []preempt.Candidate
 	gone      map[int]bool
 	maxGrace  time.Duration
 	noPreempt map[preemptKey]int
@@ -632,8 +634,10 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	r.candidates()
 	sc := r.scorer(j)
 	m := r.matrix
-	idx := make([]int, 0, len(r.cands))
-	sub := make([]preempt.Candidate, 0, len(r.cands))
+	// The candidates this job may preempt, in buffers reused between
+	// searches: a Step makes few preemptions but may search often.
+	idx, sub := r.idxBuf[:0], r.subBuf[:0]
+	defer func() { r.idxBuf, r.subBuf = idx[:0], sub[:0] }()
 	window := addDur(d, r.maxGrace)
 	for i := range r.cands {
 		c := &r.cands[i]
