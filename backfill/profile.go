@@ -448,8 +448,12 @@ func (p *Profile) WithReservations(d time.Duration, fn func()) {
 }
 
 // Reserved returns the GPUs of node n that some reservation holds at any
-// moment of [t0, t1). O(events of n).
+// moment of [t0, t1). O(1) when no reservation of n starts before t1,
+// else O(events of n).
 func (p *Profile) Reserved(n topology.NodeID, t0, t1 time.Duration) topology.GPUSet {
+	if p.firstRes[n] >= t1 {
+		return 0
+	}
 	var s topology.GPUSet
 	for _, e := range p.nodes[n] {
 		if e.reserve && e.start < t1 && e.end > t0 {
