@@ -180,7 +180,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 // earliest sweeps from t to the first start at which r fits for a run of
 // d, giving up past limit (Forever: never).
 func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t, limit time.Duration) (Start, bool) {
-	if t > limit {
+	if t > limit || t == Forever {
 		return Start{}, false
 	}
 	c := p.cursorFor(t, d)

@@ -48,9 +48,13 @@ func add(a, b time.Duration) time.Duration {
 // the query's start, M nodes with events, E events swept, e events per
 // node, L levels, F fit checks of cost P each ([gang.Place]); fit checks
 // are skipped while the free GPUs of the job's class are fewer than it
-// needs. Earliest also remembers its answers per request shape, so a
-// query of a shape already answered starts its sweep at the earlier
-// answer, and one already known never to fit costs O(log answers).
+// needs. Before sweeping, Earliest counts the free GPUs of the job's
+// class over time (a step function per class kept beside the events) and
+// starts at the first moment from which enough of them stay free for the
+// whole run: no earlier start can fit. Earliest also remembers its
+// answers per request shape, so a query of a shape already answered
+// starts its sweep at the earlier answer, and one already known never to
+// fit costs O(log answers).
 // Changes to the profile and to the live index between queries mark the
 // changed nodes stale in each cursor, which recomputes them before use.
 //
@@ -86,6 +90,9 @@ type Profile struct {
 	cursors  []*cursor
 	seenHeld []topology.GPUSet
 	chBuf    []topology.NodeID
+	// The free GPUs over time, counted per class (index Class; 0 is
+	// every node), which bound where a sweep may begin; see skyline.
+	sky []*skyline
 }
 
 // tev is a timeline entry: at time at, node n changes.
@@ -136,7 +143,30 @@ func NewProfile(ix *topology.Index) *Profile {
 		p.firstFree[i], p.firstRes[i] = Forever, Forever
 	}
 	p.lastFree = p.freeNow()
+	p.sky = make([]*skyline, 1+len(ix.Types()))
+	for c := range p.sky {
+		p.sky[c] = newSkyline()
+	}
 	return p
+}
+
+// count adds k GPUs of node n to the skylines on [from, to).
+func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
+	p.sky[topology.AnyType].add(from, to, int32(k))
+	if c := p.ix.NodeClass(n); c != topology.AnyType {
+		p.sky[c].add(from, to, int32(k))
+	}
+}
+
+// freeBound returns the first t >= t0 at which the free GPUs of r's
+// class, counted over time, stay at r.GPUs() or more during [t, t+d): no
+// run of r fits before it. Forever when there is none.
+func (p *Profile) freeBound(r gang.Request, d, t0 time.Duration) time.Duration {
+	if int(r.Class) < 0 || int(r.Class) >= len(p.sky) {
+		return t0
+	}
+	short := r.GPUs() - p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class)
+	return p.sky[r.Class].firstFit(t0, d, int32(short))
 }
 
 // Index returns the live index the profile is layered over.
@@ -159,6 +189,7 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	p.noteEvent(n)
 	p.markStale(n)
 	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s})
+	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
 	p.firstFree[n] = min(p.firstFree[n], at)
 	p.seq++
 	p.timeline.ReplaceOrInsert(tev{at: at, seq: p.seq, n: n})
@@ -174,6 +205,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		p.noteEvent(s.Node)
 		p.markStale(s.Node)
 		p.nodes[s.Node] = append(p.nodes[s.Node], nev{reserve: true, start: start, end: end, set: s.GPUs})
+		p.count(s.Node, start, end, -s.GPUs.Len())
 		p.firstRes[s.Node] = min(p.firstRes[s.Node], start)
 		p.firstFree[s.Node] = min(p.firstFree[s.Node], end)
 		p.seq++
@@ -404,7 +436,15 @@ func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer
 	// An answer from no later than the bound is the answer from 0, which
 	// bounds later queries; so is a miss up to by, as a bound past by.
 	exact := t <= lb
-	st, ok := p.earliest(r, d, s, max(t, lb), by)
+	// No start comes before the free GPUs, counted, suffice.
+	from := p.freeBound(r, d, max(t, lb))
+	if from > by || from == Forever {
+		if exact {
+			p.remember(k, r.Members, d, from)
+		}
+		return Start{}, false
+	}
+	st, ok := p.earliest(r, d, s, from, by)
 	if exact {
 		at := st.At
 		switch {

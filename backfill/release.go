@@ -15,6 +15,9 @@ func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Dura
 	p.markStale(n)
 	for i := range evs {
 		if !evs[i].reserve {
+			if moved := evs[i].set & s; moved != 0 {
+				p.count(n, evs[i].start, Forever, -(moved & p.ix.Healthy(n)).Len())
+			}
 			evs[i].set &^= s
 		}
 	}

@@ -1,0 +1,173 @@
+package backfill
+
+import (
+	"slices"
+	"time"
+)
+
+// A skyline is a step function of time: for one class of nodes, how many
+// more (or fewer) GPUs are free at each moment than are free now, counting
+// every release and reservation of the profile. Adding the GPUs free now
+// gives the free GPUs at every moment, an upper bound on the GPUs usable
+// for any run that spans it. A query for a gang of G GPUs and run d then
+// finds, without looking at a single node, the first start at which the
+// free GPUs stay at G or more for the whole run: no start before it can
+// fit, so [Profile.Earliest] begins its sweep there instead of at the
+// first moment it cannot rule out by shape alone.
+//
+// The function is kept as breakpoints in blocks of up to 2·skyBlockSize,
+// each with a lazy addend and the least and greatest value it holds
+// without it. Breakpoints are never removed. For B breakpoints an update
+// of [from, to) costs O(log B + skyBlockSize + blocks it spans), and a
+// query skips whole blocks that are all above (or all below) the level it
+// looks for.
+type skyline struct {
+	blocks []skyBlock
+}
+
+const skyBlockSize = 128
+
+type skyBlock struct {
+	at     []time.Duration // breakpoints, ascending
+	v      []int32         // value on [at[i], at[i+1]), without add
+	add    int32
+	lo, hi int32 // least and greatest of v
+}
+
+func newSkyline() *skyline {
+	return &skyline{blocks: []skyBlock{{at: []time.Duration{0}, v: []int32{0}}}}
+}
+
+func (b *skyBlock) bounds() {
+	b.lo, b.hi = slices.Min(b.v), slices.Max(b.v)
+}
+
+// locate returns the block and index of the breakpoint in effect at t
+// (the last one at or before t). O(log B).
+func (s *skyline) locate(t time.Duration) (int, int) {
+	bi, found := slices.BinarySearchFunc(s.blocks, t, func(b skyBlock, t time.Duration) int { return compareDur(b.at[0], t) })
+	if !found {
+		bi--
+	}
+	b := &s.blocks[bi]
+	i, found := slices.BinarySearch(b.at, t)
+	if !found {
+		i--
+	}
+	return bi, i
+}
+
+// split makes t a breakpoint, with the value in effect there, and returns
+// its place. t must be >= 0 and < Forever.
+func (s *skyline) split(t time.Duration) (int, int) {
+	bi, i := s.locate(t)
+	b := &s.blocks[bi]
+	if b.at[i] == t {
+		return bi, i
+	}
+	i++
+	b.at = slices.Insert(b.at, i, t)
+	b.v = slices.Insert(b.v, i, b.v[i-1])
+	if len(b.at) <= 2*skyBlockSize {
+		return bi, i
+	}
+	// Split the block in halves.
+	half := len(b.at) / 2
+	nb := skyBlock{at: slices.Clone(b.at[half:]), v: slices.Clone(b.v[half:]), add: b.add}
+	b.at, b.v = b.at[:half:half], b.v[:half:half]
+	b.bounds()
+	nb.bounds()
+	s.blocks = slices.Insert(s.blocks, bi+1, nb)
+	if i >= half {
+		return bi + 1, i - half
+	}
+	return bi, i
+}
+
+// add adds k to the function on [from, to); to may be Forever.
+func (s *skyline) add(from, to time.Duration, k int32) {
+	if k == 0 || from >= to {
+		return
+	}
+	from = max(from, 0)
+	bi, i := s.split(from)
+	end, ej := len(s.blocks), 0 // the first breakpoint not changed
+	if to != Forever {
+		end, ej = s.split(to)
+		if end < bi || end == bi && ej < i {
+			panic("backfill: skyline out of order")
+		}
+		// Splitting at to may have split the block holding from.
+		bi, i = s.locate(from)
+	}
+	for b := bi; b < len(s.blocks) && (b < end || b == end && ej > 0); b++ {
+		blk := &s.blocks[b]
+		lo, hi := 0, len(blk.v)
+		if b == bi {
+			lo = i
+		}
+		if b == end {
+			hi = ej
+		}
+		if lo == 0 && hi == len(blk.v) {
+			blk.add += k
+			continue
+		}
+		for j := lo; j < hi; j++ {
+			blk.v[j] += k
+		}
+		blk.bounds()
+	}
+}
+
+// firstBelow returns the first moment x >= t at which the value is below
+// level, or Forever.
+func (s *skyline) firstBelow(t time.Duration, level int32) time.Duration {
+	bi, i := s.locate(t)
+	for ; bi < len(s.blocks); bi, i = bi+1, 0 {
+		b := &s.blocks[bi]
+		if b.lo+b.add >= level {
+			continue
+		}
+		for ; i < len(b.v); i++ {
+			if b.v[i]+b.add < level {
+				return max(t, b.at[i])
+			}
+		}
+	}
+	return Forever
+}
+
+// firstAtLeast returns the first breakpoint after the one in effect at t
+// whose value is at least level, or Forever.
+func (s *skyline) firstAtLeast(t time.Duration, level int32) time.Duration {
+	bi, i := s.locate(t)
+	for i++; bi < len(s.blocks); bi, i = bi+1, 0 {
+		b := &s.blocks[bi]
+		if b.hi+b.add < level {
+			continue
+		}
+		for ; i < len(b.v); i++ {
+			if b.v[i]+b.add >= level {
+				return b.at[i]
+			}
+		}
+	}
+	return Forever
+}
+
+// firstFit returns the first t >= t0 at which the value stays at least
+// level during [t, t+d), or Forever when there is none. Every such t is
+// t0 or a breakpoint at which the value rises.
+func (s *skyline) firstFit(t0, d time.Duration, level int32) time.Duration {
+	t := t0
+	for {
+		x := s.firstBelow(t, level)
+		if x == Forever || x >= add(t, d) {
+			return t
+		}
+		if t = s.firstAtLeast(x, level); t == Forever {
+			return Forever
+		}
+	}
+}
