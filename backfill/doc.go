@@ -4,7 +4,8 @@
 //
 // A [Profile] is layered over a live [topology.Index]. The host (or the
 // scheduler) records when each held GPU is released ([Profile.AddRelease]:
-// a running job at started + time limit, an evicting job after its
+// a running job at started + time limit (the scheduler adds the grace its
+// eviction at the limit gets), an evicting job after its
 // checkpoint grace; jobs without a limit never release). Then, job by job
 // in priority order:
 //

@@ -42,8 +42,9 @@
 //     otherwise, if its tier may preempt, evict the cheapest set of
 //     lower-tier jobs that makes room (when waiting would take longer than
 //     their grace) and reserve the freed GPUs for it; otherwise give it
-//     the GPUs that jobs evicted in earlier Steps are freeing, when it can
-//     start on them by the time they are gone (Step keeps no state, so the
+//     the GPUs that jobs being evicted (but for this Step's own victims)
+//     are freeing, when it can start on them by the time they are gone
+//     (Step keeps no state, so the
 //     first job in order that can use them is taken to be the one they
 //     were evicted for, and a requeued victim cannot backfill into them
 //     only to be preempted again); otherwise give it a

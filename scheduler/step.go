@@ -122,10 +122,11 @@ type run struct {
 	// freeing counts the GPUs such jobs hold on ready nodes.
 	evictEnd time.Duration
 	freeing  int
-	// evicting holds, by node, the GPUs of jobs the snapshot shows
-	// evicting (told to stop in an earlier Step), and evictingEnd the
-	// latest offset at which one of those is gone: what awaitEvictions
-	// hands out.
+	// evicting holds, by node, the GPUs of jobs being evicted other than
+	// this Step's preemption victims (those the snapshot shows evicting,
+	// and those this Step evicts at their time limit or on a down node),
+	// and evictingEnd the latest offset at which one of those is gone:
+	// what awaitEvictions hands out.
 	evicting    map[topology.NodeID]topology.GPUSet
 	evictingEnd time.Duration
 	// pending jobs' places in ID order, and their waits in that order.
@@ -297,7 +298,7 @@ func (r *run) evict() {
 			s := topology.SetOf(a.GPUs...)
 			r.prof.AddRelease(n, s, end)
 			if leaving {
-				r.addEvicting(n, s, j.State == Evicting, end)
+				r.addEvicting(n, s, true, end)
 			}
 		}
 	}
@@ -722,12 +723,14 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 }
 
 // awaitEvictions gives j, which may preempt but found no victims worth
-// evicting, GPUs that jobs evicted in earlier Steps free, when it can
+// evicting, GPUs that jobs being evicted free (other than this Step's
+// own preemption victims, which go to their preemptors), when it can
 // start on them by the time the last of those is gone. Step keeps no
-// state, so the job that preempted them is known only as the first job
-// in priority order that can use what its victims free; reserving them
-// for it keeps lower tiers from backfilling into them and being preempted
-// again. The reservation is made even when the backfill mode has none
+// state, so the job that preempted in an earlier Step is known only as
+// the first job in priority order that can use what its victims free,
+// or what a job stopped at its time limit frees beside them; reserving
+// them for it keeps lower tiers from backfilling into GPUs it needs and
+// being preempted again. The reservation is made even when the backfill mode has none
 // left, unless a custom ReservationPolicy declines it; then j waits with
 // reason awaiting-preemption. It reports whether it recorded j's outcome.
 func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
@@ -744,13 +747,14 @@ func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReser
 }
 
 // addEvicting notes that GPUs s of node n are held by a job being
-// evicted; earlier says it was evicted in an earlier Step and is gone by
-// end. Each GPU is added at most once.
-func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, earlier bool, end time.Duration) {
+// evicted, gone by end; claimable says awaitEvictions may hand them out
+// (not so for this Step's preemption victims). The caller adds each GPU
+// at most once.
+func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, claimable bool, end time.Duration) {
 	if r.ix.State(n) == topology.Ready {
 		r.freeing += s.Len()
 	}
-	if !earlier {
+	if !claimable {
 		return
 	}
 	if r.evicting == nil {
@@ -760,8 +764,8 @@ func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, earlier bool, en
 	r.evictingEnd = max(r.evictingEnd, end)
 }
 
-// usesEvicting reports whether pl takes GPUs that a job evicted in an
-// earlier Step holds now.
+// usesEvicting reports whether pl takes GPUs that awaitEvictions may
+// hand out.
 func (r *run) usesEvicting(pl gang.Placement) bool {
 	for _, sl := range pl.Slots {
 		if sl.GPUs&r.evicting[sl.Node] != 0 {

@@ -211,7 +211,9 @@ const (
 	ReasonQuota Reason = "quota"
 	// ReasonBehindReservation: it fits now but would delay a reservation.
 	ReasonBehindReservation Reason = "behind-reservation"
-	// ReasonAwaitingPreemption: its victims are still checkpointing.
+	// ReasonAwaitingPreemption: it waits for jobs being evicted to
+	// checkpoint, and a custom ReservationPolicy declined it a reservation
+	// on the GPUs they free (by default such a job is reserved them).
 	ReasonAwaitingPreemption Reason = "awaiting-preemption"
 	// ReasonUnsatisfiable: it can never fit this cluster.
 	ReasonUnsatisfiable Reason = "unsatisfiable"
