@@ -111,6 +111,12 @@ func BenchmarkStep(b *testing.B) { benchStep(b, Config{}) }
 // backfill: a reservation for every blocked job.
 func BenchmarkStepConservative(b *testing.B) { benchStep(b, Config{Backfill: Conservative}) }
 
+// BenchmarkStepConservativeHorizon measures conservative backfill with
+// reservations planned one day ahead.
+func BenchmarkStepConservativeHorizon(b *testing.B) {
+	benchStep(b, Config{Backfill: Conservative, Horizon: 24 * time.Hour})
+}
+
 // BenchmarkStepNone measures strict priority order.
 func BenchmarkStepNone(b *testing.B) { benchStep(b, Config{Backfill: NoBackfill}) }
 

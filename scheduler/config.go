@@ -140,6 +140,14 @@ type Config struct {
 	// instead of the rule of Backfill (EASY: the first Reservations;
 	// conservative: all). BackfillOrder is then not used.
 	Reserve ReservationPolicy
+	// Horizon, when positive, bounds how far ahead reservations are
+	// planned, as Slurm's bf_window does: a blocked job whose earliest
+	// start lies beyond now+Horizon gets no reservation and waits, and
+	// the search for its start stops at the horizon. With many blocked
+	// jobs and conservative backfill this bounds the cost of a Step.
+	// Zero plans without limit. Reservations of preemptors are not
+	// affected.
+	Horizon time.Duration
 }
 
 func (c *Config) matrix() preempt.Matrix {

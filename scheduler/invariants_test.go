@@ -27,6 +27,7 @@ var modes = []struct {
 	{"conservative", scheduler.Config{Backfill: scheduler.Conservative}},
 	{"none", scheduler.Config{Backfill: scheduler.NoBackfill}},
 	{"easy-k3-shortest", scheduler.Config{Backfill: scheduler.EASY, Reservations: 3, BackfillOrder: scheduler.ShortestFirst}},
+	{"conservative-horizon", scheduler.Config{Backfill: scheduler.Conservative, Horizon: 3 * time.Hour}},
 }
 
 // forever marks an interval that never ends.

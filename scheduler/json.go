@@ -675,6 +675,9 @@ type PolicyFile struct {
 	// tier, column = victim tier, cells true/false or 1/0. Nil means the
 	// default matrix; it becomes Config.Preemption.
 	Preemption preempt.Matrix
+	// Horizon is the "horizon" key (a Go duration, default none): how far
+	// ahead reservations are planned; it becomes Config.Horizon.
+	Horizon time.Duration
 }
 
 type wirePolicy struct {
@@ -684,6 +687,7 @@ type wirePolicy struct {
 	BackfillOrder     *string         `json:"backfillOrder"`
 	FairShare         *wireFairShare  `json:"fairshare"`
 	Preemption        *wirePreemption `json:"preemption"`
+	Horizon           *string         `json:"horizon"`
 }
 
 type wireFairShare struct {
@@ -756,6 +760,11 @@ func DecodePolicy(r io.Reader) (PolicyFile, error) {
 			}
 		}
 	}
+	if w.Horizon != nil {
+		if p.Horizon, err = parseDuration(configErr, "horizon", *w.Horizon); err != nil {
+			return PolicyFile{}, err
+		}
+	}
 	if pr := w.Preemption; pr != nil && pr.Matrix != nil {
 		if p.Preemption, err = decodeMatrix(pr.Matrix); err != nil {
 			return PolicyFile{}, err
@@ -811,6 +820,9 @@ func (p PolicyFile) Config() (Config, error) {
 			return Config{}, configErr("fairshare.weights."+x.name, fmt.Sprintf("must be a finite number >= 0, got %v", x.v))
 		}
 	}
+	if p.Horizon < 0 {
+		return Config{}, configErr("horizon", fmt.Sprintf("must be >= 0, got %s", p.Horizon))
+	}
 	if p.Preemption != nil {
 		if err := p.Preemption.Validate(); err != nil {
 			return Config{}, fmt.Errorf("config: preemption.%w", err)
@@ -823,6 +835,7 @@ func (p PolicyFile) Config() (Config, error) {
 		BackfillOrder:    p.BackfillOrder,
 		FairShare:        p.FairShare,
 		Preemption:       p.Preemption,
+		Horizon:          p.Horizon,
 	}, nil
 }
 

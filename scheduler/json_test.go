@@ -200,18 +200,19 @@ func TestDecodePolicy(t *testing.T) {
 
 	p, err = DecodePolicy(strings.NewReader(`{"backfill":"conservative","reservations":3,"enforceTimeLimits":false,
 		"backfillOrder":"shortest","fairshare":{"halfLife":"24h","weights":{"age":0,"size":5.5},"ageMax":"72h"},
-		"preemption":{"matrix":[[false,1],[0,false]]}}`))
+		"preemption":{"matrix":[[false,1],[0,false]]},"horizon":"36h"}`))
 	require.NoError(t, err)
 	require.Equal(t, PolicyFile{
 		Backfill: Conservative, Reservations: 3, EnforceTimeLimits: false, BackfillOrder: ShortestFirst,
 		FairShare: FairShare{HalfLife: 24 * time.Hour, Weights: fairshare.Weights{
 			FairShare: fairshare.DefaultFairShareWeight, Age: 0, Size: 5.5, AgeMax: 72 * time.Hour, Explicit: true}},
 		Preemption: preempt.Matrix{{false, true}, {false, false}},
+		Horizon:    36 * time.Hour,
 	}, p)
 	cfg, err = p.Config()
 	require.NoError(t, err)
 	require.Equal(t, Config{Backfill: Conservative, Reservations: 3, IgnoreTimeLimits: true, BackfillOrder: ShortestFirst,
-		FairShare: p.FairShare, Preemption: preempt.Matrix{{false, true}, {false, false}}}, cfg)
+		FairShare: p.FairShare, Preemption: preempt.Matrix{{false, true}, {false, false}}, Horizon: 36 * time.Hour}, cfg)
 
 	cfg, err = DecodeConfig(strings.NewReader(`{"backfill":"none"}`))
 	require.NoError(t, err)
@@ -236,6 +237,8 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"bad matrix cell", `{"preemption":{"matrix":[[false,2],[false,false]]}}`, `config: preemption.matrix[0][1]: want true, false, 1 or 0, got 2`},
 		{"string matrix cell", `{"preemption":{"matrix":[["yes"]]}}`, `config: preemption.matrix[0][0]: want true, false, 1 or 0, got "yes"`},
 		{"tier preempts itself", `{"preemption":{"matrix":[[false,false],[false,true]]}}`, `config: preemption.matrix[1][1]: tier 1 may not preempt its own tier`},
+		{"negative horizon", `{"horizon":"-1h"}`, `config: horizon must be >= 0, got -1h0m0s`},
+		{"bad horizon", `{"horizon":"a day"}`, `config: horizon: bad duration "a day"`},
 		{"bad JSON", `{"backfill":}`, `config: json: invalid character '}' looking for beginning of value (line 1, column 13, offset 12)`},
 		{"trailing data", "{}\n{}", `config: json: trailing data after the object (line 2, column 1, offset 3)`},
 		{"empty", ``, `config: json: empty input (want one JSON object)`},

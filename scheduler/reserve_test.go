@@ -36,3 +36,30 @@ func TestReservationPolicy(t *testing.T) {
 	require.Len(t, d.Pending, 1)
 	require.Equal(t, "small", d.Pending[0].Job)
 }
+
+// A planning horizon: the job blocked until the running gang ends in 2h
+// gets its reservation with a 3h horizon and none with a 1h one; it then
+// waits for GPUs, and its message says why it has no start.
+func TestHorizon(t *testing.T) {
+	now := spreadNow
+	snap := &Snapshot{Now: now, Cluster: uniformCluster(4, 8, 4), Jobs: []Job{
+		{ID: "run", Members: 4, GPUsPerMember: 8, State: Running, Started: now, TimeLimit: 2 * time.Hour,
+			Allocation: topology.Allocation{
+				{Node: "n00", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}, {Node: "n01", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}},
+				{Node: "n02", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}, {Node: "n03", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}},
+		{ID: "gang", Members: 2, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+	}}
+	for _, mode := range []BackfillMode{EASY, Conservative} {
+		d, err := New(Config{Backfill: mode, Horizon: 3 * time.Hour}).Step(snap)
+		require.NoError(t, err)
+		require.Len(t, d.Reservations, 1, mode)
+		require.Equal(t, now.Add(2*time.Hour), d.Reservations[0].Start)
+
+		d, err = New(Config{Backfill: mode, Horizon: time.Hour}).Step(snap)
+		require.NoError(t, err)
+		require.Empty(t, d.Reservations, mode)
+		require.Len(t, d.Pending, 1)
+		require.Equal(t, ReasonInsufficientGPUs, d.Pending[0].Reason)
+		require.Equal(t, "needs 2×8 GPUs, 0 free; no start within the 1h0m0s planning horizon", d.Pending[0].Message)
+	}
+}

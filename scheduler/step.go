@@ -495,13 +495,31 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 		}
 	}
 	if mayReserve {
-		if st, ok := r.prof.Earliest(req, d, r.scorer(j), 0); ok {
+		by := backfill.Forever
+		if r.cfg.Horizon > 0 {
+			by = r.cfg.Horizon
+		}
+		if st, ok := r.prof.EarliestBy(req, d, r.scorer(j), 0, by); ok {
 			r.reserveAt(j, st.Placement, st.At, d)
+			return blocked
+		}
+		if by != backfill.Forever {
+			r.explain(j, req, d, key)
+			r.beyondHorizon(j)
 			return blocked
 		}
 	}
 	r.explain(j, req, d, key)
 	return blocked
+}
+
+// beyondHorizon adds to the message of j, which waits for GPUs, that no
+// start was found within the planning horizon.
+func (r *run) beyondHorizon(j *Job) {
+	w := &r.waits[r.rank[r.index(j)]]
+	if w.Reason == ReasonInsufficientGPUs || w.Reason == ReasonTopology {
+		w.Message += fmt.Sprintf("; no start within the %s planning horizon", r.cfg.Horizon)
+	}
 }
 
 // placed records the placement of j.
