@@ -657,7 +657,8 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	// searches: a Step makes few preemptions but may search often.
 	idx, sub := r.idxBuf[:0], r.subBuf[:0]
 	defer func() { r.idxBuf, r.subBuf = idx[:0], sub[:0] }()
-	window := addDur(d, r.maxGrace)
+	// The reservation made below runs from max(grace, 1) for d.
+	window := addDur(d, max(r.maxGrace, 1))
 	for i := range r.cands {
 		c := &r.cands[i]
 		if r.gone[i] || !m.CanPreempt(j.Tier, c.Tier) || m.CanPreempt(c.Tier, j.Tier) {
