@@ -28,7 +28,7 @@ import (
 // that can use them, so a requeued victim cannot backfill into them.
 func TestPreemptionOverSteps(t *testing.T) {
 	m := preempt.Ordered(scheduler.DefaultTiers)
-	preemptions := 0
+	preemptions, checked := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
 		// Several worlds per check: more preemptions per run.
 		for range 5 {
@@ -36,11 +36,16 @@ func TestPreemptionOverSteps(t *testing.T) {
 			h := host.New(s.Cluster, slices.Clone(s.Jobs)...)
 			h.Teams = s.Teams
 			cfg := scheduler.Config{Order: scheduler.TierOrder{}}
-			seen := map[[2]string]bool{}     // victim, preemptor
-			ahead := map[string]bool{}       // preemptors overtaken since they preempted
-			waiting := map[string][]string{} // preemptor -> victims
-			late := map[string]int{}         // preemptor -> steps since its victims are gone
-			claimed := map[string]gpus{}     // preemptor -> its victims' GPUs and those reserved for it
+			seen := map[[2]string]bool{}        // victim, preemptor
+			ahead := map[string]bool{}          // preemptors overtaken since they preempted
+			waiting := map[string][]string{}    // preemptor -> victims
+			late := map[string]int{}            // preemptor -> steps since its victims are gone
+			claimed := map[string]gpus{}        // preemptor -> its victims' GPUs and those reserved for it
+			window := map[string][2]time.Time{} // preemptor -> its latest reserved run
+			quota := map[string]bool{}          // teams with a quota
+			for _, tm := range s.Teams {
+				quota[tm.Name] = tm.Quota != nil
+			}
 			var hist history
 			for step := range 8 {
 				d, err := scheduler.New(cfg).Step(s)
@@ -61,21 +66,29 @@ func TestPreemptionOverSteps(t *testing.T) {
 					reserved[r.Job] = true
 				}
 				// Step keeps no state: a job ahead of a waiting preemptor in
-				// priority order may take or reserve the GPUs its victims
-				// free or it was promised, or its team's quota, and the
-				// preemptor may then have to preempt again.
-				overtakes := func(job, pid string, a topology.Allocation) bool {
+				// priority order may take or reserve, during its reserved run,
+				// the GPUs its victims free or it was promised, or take its
+				// team's quota, and the preemptor may then have to preempt
+				// again.
+				overtakes := func(job, pid string, a topology.Allocation, from time.Time) bool {
 					j, p := jobs[job], jobs[pid]
-					return before(j, p) && (claimed[pid].overlaps(a) || j.Team == p.Team)
+					if !before(j, p) {
+						return false
+					}
+					if j.Team == p.Team && quota[j.Team] {
+						return true
+					}
+					w, known := window[pid]
+					return claimed[pid].overlaps(a) && (!known || from.Before(w[1]) && runEnd(from, j).After(w[0]))
 				}
 				for pid := range waiting {
 					for _, pl := range d.Placements {
-						if overtakes(pl.Job, pid, pl.Allocation) {
+						if overtakes(pl.Job, pid, pl.Allocation, s.Now) {
 							ahead[pid] = true
 						}
 					}
 					for _, r := range d.Reservations {
-						if overtakes(r.Job, pid, r.Allocation) {
+						if overtakes(r.Job, pid, r.Allocation, r.Start) {
 							ahead[pid] = true
 						}
 					}
@@ -116,11 +129,24 @@ func TestPreemptionOverSteps(t *testing.T) {
 				for _, r := range d.Reservations {
 					if c, ok := claimed[r.Job]; ok {
 						c.add(r.Allocation)
+						window[r.Job] = [2]time.Time{r.Start, runEnd(r.Start, jobs[r.Job])}
 					}
 				}
 				for p, victims := range waiting {
+					// A victim is gone once it no longer holds what it was
+					// evicted from: requeued, finished, or started again.
+					gone := true
+					for _, v := range victims {
+						if j, ok := jobs[v]; ok && j.State == scheduler.Evicting {
+							gone = false
+						}
+					}
+					inWay := ahead[p] || preemptedAgain(d, p)
 					if placed[p] {
-						// It started: a later preemption by it is a new episode.
+						if gone && !inWay {
+							checked++ // it started once its victims were gone
+						}
+						// A later preemption by it is a new episode.
 						delete(waiting, p)
 						for k := range seen {
 							if k[1] == p {
@@ -129,18 +155,13 @@ func TestPreemptionOverSteps(t *testing.T) {
 						}
 						continue
 					}
-					gone := true
-					for _, v := range victims {
-						if j, ok := jobs[v]; ok && j.State != scheduler.Pending {
-							gone = false
-						}
-					}
-					if !gone || preemptedAgain(d, p) || jobs[p].State != scheduler.Pending || ahead[p] {
+					if !gone || inWay || jobs[p].State != scheduler.Pending {
 						continue
 					}
 					// Other GPUs it needs may still be on their way (a job evicted
 					// at its time limit in the same Step): it must hold a
 					// reservation meanwhile and start within a few steps.
+					checked++
 					if !reserved[p] {
 						t.Fatalf("step %d: the victims %v of %s are gone; it neither starts nor holds a reservation: %s%s", step, victims, p, why(d, p), hist)
 					}
@@ -158,7 +179,19 @@ func TestPreemptionOverSteps(t *testing.T) {
 	if preemptions == 0 {
 		t.Fatal("no snapshot produced a preemption: the property checked nothing")
 	}
-	t.Logf("%d preemptions checked", preemptions)
+	if checked == 0 {
+		t.Fatal("no preemptor saw its victims gone with no job ahead in its way: the start-soon check checked nothing")
+	}
+	t.Logf("%d preemptions; %d times a preemptor's victims were gone with no job ahead in its way", preemptions, checked)
+}
+
+// runEnd is when j, started at from, lets its GPUs go: its time limit
+// plus its checkpoint grace, or never.
+func runEnd(from time.Time, j scheduler.Job) time.Time {
+	if j.TimeLimit <= 0 {
+		return time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return from.Add(j.TimeLimit + j.CheckpointGrace)
 }
 
 // gpus is a set of GPUs by node and index.

@@ -416,6 +416,20 @@ func (r *run) schedule() error {
 		}
 	}
 	if len(later) > 0 {
+		// While evictions are under way, jobs that may preempt are tried
+		// in priority order first: GPUs that evictions free go to the first
+		// job that can use them (see awaitEvictions), not to the shortest.
+		if r.evictingEnd > 0 {
+			rest := later[:0]
+			for _, j := range later {
+				if r.preempts(j) {
+					_ = r.try(j, false)
+				} else {
+					rest = append(rest, j)
+				}
+			}
+			later = rest
+		}
 		slices.SortStableFunc(later, func(a, b *Job) int {
 			return compareDur(dur(a.TimeLimit), dur(b.TimeLimit))
 		})
