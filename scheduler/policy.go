@@ -19,9 +19,11 @@ type Usage struct {
 	// evicted is not refused while its victims checkpoint.
 	TeamGPUs int
 	// IdleGPUs is the number of GPUs of the whole cluster that are free
-	// now or held by jobs being evicted (on ready nodes): those are idle
-	// once their grace ends, and a preemptor that borrows them must not be
-	// refused while its victims checkpoint.
+	// now, or healthy on ready nodes and held by jobs being evicted
+	// (other than this Step's preemption victims, whose GPUs go to their
+	// preemptors) that no reservation has taken: those are idle once
+	// their grace ends, and a job waiting for them must not be refused
+	// borrowing while they checkpoint.
 	IdleGPUs int
 }
 

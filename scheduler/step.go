@@ -119,7 +119,8 @@ type run struct {
 	// groups counts, per service group, its members on each node.
 	groups map[string]map[topology.NodeID]int
 	// evictEnd is the latest offset at which a job being evicted is gone;
-	// freeing counts the GPUs such jobs hold on ready nodes.
+	// freeing counts the healthy GPUs of ready nodes in evicting that no
+	// reservation has taken: idle once their jobs are gone.
 	evictEnd time.Duration
 	freeing  int
 	// evicting holds, by node, the GPUs of jobs being evicted other than
@@ -129,6 +130,8 @@ type run struct {
 	// what awaitEvictions hands out.
 	evicting    map[topology.NodeID]topology.GPUSet
 	evictingEnd time.Duration
+	// promised holds the GPUs of evicting that a reservation has taken.
+	promised map[topology.NodeID]topology.GPUSet
 	// pending jobs' places in ID order, and their waits in that order.
 	rank  []int32 // by snapshot index: place in ID order, -1 if not pending
 	waits []Wait
@@ -784,11 +787,11 @@ func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReser
 // (not so for this Step's preemption victims). The caller adds each GPU
 // at most once.
 func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, claimable bool, end time.Duration) {
-	if r.ix.State(n) == topology.Ready {
-		r.freeing += s.Len()
-	}
 	if !claimable {
 		return
+	}
+	if r.ix.State(n) == topology.Ready {
+		r.freeing += (s & r.ix.Healthy(n)).Len()
 	}
 	if r.evicting == nil {
 		r.evicting = map[topology.NodeID]topology.GPUSet{}
@@ -826,6 +829,15 @@ func awaitMsg(start time.Time) string {
 // reserveAt reserves pl from start for a run of d for j, in the profile
 // and in the decision.
 func (r *run) reserveAt(j *Job, pl gang.Placement, start, d time.Duration) {
+	for _, sl := range pl.Slots {
+		if taken := sl.GPUs & r.evicting[sl.Node] &^ r.promised[sl.Node]; taken != 0 {
+			if r.promised == nil {
+				r.promised = map[topology.NodeID]topology.GPUSet{}
+			}
+			r.promised[sl.Node] |= taken
+			r.freeing -= (taken & r.ix.Healthy(sl.Node)).Len()
+		}
+	}
 	r.prof.Reserve(pl, start, d)
 	r.addReservation(j, resvInfo{job: j.ID, start: start, end: addDur(start, d)})
 	r.d.Reservations = append(r.d.Reservations, Reservation{Job: j.ID, Start: r.at(start), Allocation: pl.Allocation(r.ix)})
