@@ -125,7 +125,10 @@ type savedHeld struct {
 // NewProfile returns an empty profile over ix. The profile reads and
 // temporarily changes ix during queries, always restoring it; between
 // queries the caller may change ix (place jobs) as it likes, and must
-// tell the profile when placed GPUs will be released.
+// tell the profile when placed GPUs will be released. Answers rely on no
+// GPU being promised twice at one moment: a reservation only on GPUs
+// found usable for its run, and no release moved past a reservation of
+// the same GPUs.
 func NewProfile(ix *topology.Index) *Profile {
 	p := &Profile{
 		ix:        ix,

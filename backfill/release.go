@@ -9,7 +9,9 @@ import (
 // MoveRelease records that the held GPUs s of node n now become free at
 // offset at instead of when an earlier AddRelease said: an evicted job
 // holds its GPUs until its checkpoint grace ends, even if its time limit
-// would have ended sooner. O(events of n + log E).
+// would have ended sooner. A release may move later only if no
+// reservation holds those GPUs before the new time (queries assume no
+// GPU is reserved while it is held). O(events of n + log E).
 func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	evs := p.nodes[n]
 	p.markStale(n)

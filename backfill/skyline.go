@@ -23,6 +23,7 @@ import (
 // looks for.
 type skyline struct {
 	blocks []skyBlock
+	size   int // blocks split past 2·size breakpoints
 }
 
 const skyBlockSize = 128
@@ -34,8 +35,10 @@ type skyBlock struct {
 	lo, hi int32 // least and greatest of v
 }
 
-func newSkyline() *skyline {
-	return &skyline{blocks: []skyBlock{{at: []time.Duration{0}, v: []int32{0}}}}
+func newSkyline() *skyline { return newSkylineSized(skyBlockSize) }
+
+func newSkylineSized(size int) *skyline {
+	return &skyline{blocks: []skyBlock{{at: []time.Duration{0}, v: []int32{0}}}, size: max(size, 1)}
 }
 
 func (b *skyBlock) bounds() {
@@ -68,7 +71,7 @@ func (s *skyline) split(t time.Duration) (int, int) {
 	i++
 	b.at = slices.Insert(b.at, i, t)
 	b.v = slices.Insert(b.v, i, b.v[i-1])
-	if len(b.at) <= 2*skyBlockSize {
+	if len(b.at) <= 2*s.size {
 		return bi, i
 	}
 	// Split the block in halves.

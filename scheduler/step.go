@@ -625,9 +625,10 @@ func (r *run) candidates() {
 		if j.State != Running || evicted[j.ID] {
 			continue
 		}
-		// A job that ends by its time limit no later than its checkpoint
-		// grace would end is never worth preempting, and evicting it would
-		// hold its GPUs longer than reservations made on them expect.
+		// A job whose time limit comes before its checkpoint grace would
+		// run out is not worth preempting: stopping it now frees its GPUs
+		// at most one grace period before its limit does, and loses its
+		// work.
 		if j.TimeLimit > 0 && !j.Started.IsZero() && !j.Started.Add(j.TimeLimit).After(r.snap.Now.Add(j.CheckpointGrace)) {
 			continue
 		}
@@ -736,7 +737,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 			return r.claim(j, st, d, mayReserve)
 		}
 		if canWait && st.At <= r.evictEnd && !mayReserve {
-			r.wait(j, ReasonAwaitingPreemption, awaitMsg(r.at(st.At)), r.at(st.At))
+			r.wait(j, ReasonAwaitingPreemption, fmt.Sprintf("could preempt, but GPUs being freed start it as soon; expected to start at %s", r.at(st.At).Format(time.RFC3339)), r.at(st.At))
 			return true
 		}
 		return false

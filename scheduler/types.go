@@ -211,9 +211,12 @@ const (
 	ReasonQuota Reason = "quota"
 	// ReasonBehindReservation: it fits now but would delay a reservation.
 	ReasonBehindReservation Reason = "behind-reservation"
-	// ReasonAwaitingPreemption: it waits for jobs being evicted to
-	// checkpoint, and a custom ReservationPolicy declined it a reservation
-	// on the GPUs they free (by default such a job is reserved them).
+	// ReasonAwaitingPreemption: its tier may preempt, but GPUs already
+	// being freed (by evictions under way or time limits) start it no
+	// later than a preemption would, and it holds no reservation on them:
+	// a custom ReservationPolicy declined one, or the backfill mode has
+	// none left and the GPUs are not freed by evictions (GPUs that
+	// evictions free are otherwise reserved for it).
 	ReasonAwaitingPreemption Reason = "awaiting-preemption"
 	// ReasonUnsatisfiable: it can never fit this cluster.
 	ReasonUnsatisfiable Reason = "unsatisfiable"
