@@ -106,9 +106,14 @@ func readKTH(t testing.TB) *trace.Trace {
 // processor profile with that reservation, which is the extra-processors
 // rule, with a pass after every arrival and every completion. Replaying
 // that rule event by event in pyss's order gives 92.6770 (EASY) and
-// 67.9677 (EASY-SJBF), so the rule does not explain the published
-// figures; the remaining gap lies outside the backfill rule and the SJBF
-// mean is skipped with the numbers.
+// 67.9677 (EASY-SJBF), and so does a replay on pyss's own model: its
+// processor-time slices (a job occupies its slices until its requested
+// time or until its termination event deletes the tail), its event order
+// (time, then submission < termination < start, then creation), a pass
+// on every termination and on every submission that fits, and the head's
+// reservation unassigned after each pass. So the rule does not explain
+// the published figures; the remaining gap lies outside the backfill rule
+// and the SJBF mean is skipped with the numbers.
 func TestKTHPublished(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("replays 28,481 jobs twice; skipped in short mode and under the race detector")
