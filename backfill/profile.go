@@ -146,18 +146,77 @@ func NewProfile(ix *topology.Index) *Profile {
 		p.firstFree[i], p.firstRes[i] = Forever, Forever
 	}
 	p.lastFree = p.freeNow()
-	p.sky = make([]*skyline, 1+len(ix.Types()))
-	for c := range p.sky {
-		p.sky[c] = newSkyline()
-	}
 	return p
 }
 
-// count adds k GPUs of node n to the skylines on [from, to).
+// count adds k GPUs of node n to the skylines on [from, to), once they
+// are built.
 func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
+	if p.sky == nil {
+		return
+	}
 	p.sky[topology.AnyType].add(from, to, int32(k))
 	if c := p.ix.NodeClass(n); c != topology.AnyType {
 		p.sky[c].add(from, to, int32(k))
+	}
+}
+
+// buildSky builds the skylines from every event so far, on the first
+// query: a Step that records thousands of releases and asks few queries
+// then pays one sort instead of an update per release. O(E log E).
+func (p *Profile) buildSky() {
+	type delta struct {
+		at time.Duration
+		c  topology.Class
+		k  int32
+	}
+	var ds []delta
+	put := func(n topology.NodeID, at time.Duration, k int) {
+		if at == Forever || k == 0 {
+			return
+		}
+		ds = append(ds, delta{at, topology.AnyType, int32(k)})
+		if c := p.ix.NodeClass(n); c != topology.AnyType {
+			ds = append(ds, delta{at, c, int32(k)})
+		}
+	}
+	for _, n := range p.eventful {
+		h := p.ix.Healthy(n)
+		for _, e := range p.nodes[n] {
+			if !e.reserve {
+				put(n, e.start, (e.set & h).Len())
+				continue
+			}
+			put(n, e.start, -e.set.Len())
+			put(n, e.end, e.set.Len())
+		}
+	}
+	slices.SortFunc(ds, func(a, b delta) int {
+		if a.c != b.c {
+			return int(a.c) - int(b.c)
+		}
+		return compareDur(a.at, b.at)
+	})
+	p.sky = make([]*skyline, 1+len(p.ix.Types()))
+	for c := range p.sky {
+		var at []time.Duration
+		var v []int32
+		cur, zero := int32(0), int32(0)
+		for len(ds) > 0 && ds[0].c == topology.Class(c) {
+			d := ds[0]
+			ds = ds[1:]
+			cur += d.k
+			if d.at <= 0 {
+				zero = cur // in force from now on: the value at 0
+				continue
+			}
+			if k := len(at) - 1; k >= 0 && at[k] == d.at {
+				v[k] = cur
+				continue
+			}
+			at, v = append(at, d.at), append(v, cur)
+		}
+		p.sky[c] = newSkylineFrom(zero, at, v)
 	}
 }
 
@@ -165,6 +224,9 @@ func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
 // class, counted over time, stay at r.GPUs() or more during [t, t+d): no
 // run of r fits before it. Forever when there is none.
 func (p *Profile) freeBound(r gang.Request, d, t0 time.Duration) time.Duration {
+	if p.sky == nil {
+		p.buildSky()
+	}
 	if int(r.Class) < 0 || int(r.Class) >= len(p.sky) {
 		return t0
 	}

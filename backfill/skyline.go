@@ -37,6 +37,24 @@ type skyBlock struct {
 
 func newSkyline() *skyline { return newSkylineSized(skyBlockSize) }
 
+// newSkylineFrom returns the skyline that is zero until at[0] and v[i]
+// on [at[i], at[i+1]); at must be ascending and positive.
+func newSkylineFrom(zero int32, at []time.Duration, v []int32) *skyline {
+	s := newSkyline()
+	b := &s.blocks[0]
+	b.v[0] = zero
+	for i := range at {
+		if len(b.at) == s.size {
+			b.bounds()
+			s.blocks = append(s.blocks, skyBlock{})
+			b = &s.blocks[len(s.blocks)-1]
+		}
+		b.at, b.v = append(b.at, at[i]), append(b.v, v[i])
+	}
+	b.bounds()
+	return s
+}
+
 func newSkylineSized(size int) *skyline {
 	return &skyline{blocks: []skyBlock{{at: []time.Duration{0}, v: []int32{0}}}, size: max(size, 1)}
 }

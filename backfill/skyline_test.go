@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // naiveSky is the skyline's obviously correct twin: the list of ranges
@@ -108,4 +111,61 @@ func TestSkylineAgreesWithNaive(t *testing.T) {
 	if split == 0 {
 		t.Fatal("no skyline ever split a block: the test did not reach the splitting code")
 	}
+}
+
+// TestSkylineBuiltAgreesWithIncremental: counts built at the first query
+// from the events recorded so far, then kept up to date, equal counts
+// kept up to date from the start.
+func TestSkylineBuiltAgreesWithIncremental(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := topology.Uniform(rapid.IntRange(1, 6).Draw(t, "nodes"), 8, "H100")
+		if rapid.Bool().Draw(t, "typed") {
+			c.Nodes[0].GPUType = "A100"
+			c.Nodes[0].Unhealthy = []int{7}
+		}
+		ix, err := topology.NewIndex(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewProfile(ix)
+		early := NewProfile(ix)
+		early.buildSky()
+		for n := range topology.NodeID(ix.NumNodes()) {
+			held := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(8))).Draw(t, "held"))
+			if err := ix.TakeSet(n, held); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Duration(rapid.IntRange(0, 10).Draw(t, "release")) * 30 * time.Minute
+			p.AddRelease(n, held, at)
+			early.AddRelease(n, held, at)
+		}
+		for range rapid.IntRange(0, 6).Draw(t, "reservations") {
+			r := gang.NewRequest(rapid.IntRange(1, 4).Draw(t, "members"), rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "g"))
+			d := time.Duration(rapid.IntRange(1, 8).Draw(t, "d")) * time.Hour
+			st, ok := p.Earliest(r, d, nil, 0)
+			if !ok {
+				continue
+			}
+			p.Reserve(st.Placement, st.At, d)
+			early.Reserve(st.Placement, st.At, d)
+		}
+		if p.sky == nil {
+			p.buildSky()
+		}
+		rebuilt := &Profile{ix: ix, nodes: p.nodes, eventful: p.eventful}
+		rebuilt.buildSky()
+		for c := range p.sky {
+			for x := time.Duration(0); x <= 20*time.Hour; x += 15 * time.Minute {
+				a, b, r := valueAt(p.sky[c], x), valueAt(early.sky[c], x), valueAt(rebuilt.sky[c], x)
+				if a != b || r != b {
+					t.Fatalf("class %d at %s: built at the first query %d, rebuilt now %d, kept from the start %d", c, x, a, r, b)
+				}
+			}
+		}
+	})
+}
+
+func valueAt(s *skyline, x time.Duration) int32 {
+	bi, i := s.locate(x)
+	return s.blocks[bi].v[i] + s.blocks[bi].add
 }

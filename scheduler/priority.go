@@ -63,10 +63,13 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 	for _, n := range s.Cluster.Nodes {
 		total += n.GPUs
 	}
+	// Jobs arrive sorted by ID, so their index breaks the last ties as the
+	// ID would, without comparing strings.
 	type keyed struct {
 		tier int
 		p    float64
 		sub  int64
+		i    int
 		j    *Job
 	}
 	ks := make([]keyed, len(jobs))
@@ -77,10 +80,11 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 			f = fs.Value(j.Team, m.Algorithm)
 			byTeam[j.Team] = f
 		}
-		ks[i] = keyed{tier: j.Tier, sub: j.Submitted.UnixNano(), j: j, p: m.Weights.Priority(fairshare.JobFactors{
+		ks[i] = keyed{tier: j.Tier, sub: j.Submitted.UnixNano(), i: i, j: j, p: m.Weights.Priority(fairshare.JobFactors{
 			Tier: j.Tier, FairShare: f, Age: s.Now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: total,
 		})}
 	}
+	sorted := slices.IsSortedFunc(jobs, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
 	slices.SortFunc(ks, func(a, b keyed) int {
 		if a.tier != b.tier {
 			return cmp.Compare(a.tier, b.tier)
@@ -90,6 +94,9 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 		}
 		if a.sub != b.sub {
 			return cmp.Compare(a.sub, b.sub)
+		}
+		if sorted {
+			return cmp.Compare(a.i, b.i)
 		}
 		return strings.Compare(a.j.ID, b.j.ID)
 	})

@@ -107,7 +107,7 @@ type run struct {
 	candJobs  []*Job
 	idxBuf    []int
 	subBuf    []preempt.Candidate
-	gone      map[int]bool
+	gone      []bool // by candidate
 	maxGrace  time.Duration
 	noPreempt map[preemptKey]int
 	// delayMsg caches the names of delayed reservations.
@@ -145,9 +145,9 @@ type preemptKey struct {
 }
 
 type msgKey struct {
-	why        Reason
-	m, g, free int
-	typ        string
+	why           Reason
+	m, g, free    int
+	typ, required string
 }
 
 type resvInfo struct {
@@ -176,7 +176,7 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	}
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
-		msgs: map[msgKey]string{}, gone: map[int]bool{}, noPreempt: map[preemptKey]int{},
+		msgs: map[msgKey]string{}, noPreempt: map[preemptKey]int{},
 		groups: map[string]map[topology.NodeID]int{}, delayMsg: map[[2]int]string{},
 		matrix: cfg.matrix()}
 	for i := range snap.Teams {
@@ -658,6 +658,7 @@ func (r *run) candidates() {
 		cands[k], jobs[k] = r.cands[i], r.candJobs[i]
 	}
 	r.cands, r.candJobs = cands, jobs
+	r.gone = make([]bool, len(cands))
 }
 
 // preempt tries to make room for j by evicting lower-tier jobs. It
@@ -969,7 +970,7 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 	if out == gang.NoDomain {
 		why = ReasonTopology
 	}
-	mk := msgKey{why: why, m: j.Members, g: j.GPUsPerMember, free: free, typ: typ + "/" + j.Topology.Required}
+	mk := msgKey{why: why, m: j.Members, g: j.GPUsPerMember, free: free, typ: j.GPUType, required: j.Topology.Required}
 	msg, ok := r.msgs[mk]
 	if !ok {
 		if why == ReasonTopology {
