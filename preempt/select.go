@@ -230,13 +230,16 @@ func upperBound(ix *topology.Index, r gang.Request, holds []hold) (helps func(n 
 	freeAfter := func(n topology.NodeID) int {
 		return ix.Free(n) + (extra[n] &^ ix.FreeSet(n)).Len()
 	}
-	gain := map[topology.DomainID]int{}
+	gain := make([]int, max(ix.NumDomains(lr), 1))
+	seen := make([]bool, len(gain))
 	for _, n := range touched {
-		gain[ix.DomainOf(lr, n)] += freeAfter(n)/g - ix.Free(n)/g
+		d := ix.DomainOf(lr, n)
+		gain[d] += freeAfter(n)/g - ix.Free(n)/g
+		seen[d] = true
 	}
-	fits := make(map[topology.DomainID]bool, len(gain))
+	fits := make([]bool, len(gain))
 	for d, more := range gain {
-		if ix.Capacity(lr, d, r.Class, g)+more >= r.Members {
+		if seen[d] && ix.Capacity(lr, topology.DomainID(d), r.Class, g)+more >= r.Members {
 			fits[d] = true
 			ok = true
 		}
@@ -286,7 +289,11 @@ func Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candid
 	}
 
 	// The usable holds of every candidate, flattened.
-	var holds []hold
+	total := 0
+	for i := range cands {
+		total += len(cands[i].Holds)
+	}
+	holds := make([]hold, 0, total)
 	span := make([][2]int32, len(cands))
 	nn := topology.NodeID(ix.NumNodes())
 	for i := range cands {
