@@ -301,7 +301,7 @@ func (r *run) evict() {
 			s := topology.SetOf(a.GPUs...)
 			r.prof.AddRelease(n, s, end)
 			if leaving {
-				r.addEvicting(n, s, true, end)
+				r.addEvicting(n, s, end)
 			}
 		}
 	}
@@ -751,7 +751,6 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		r.d.Evictions = append(r.d.Evictions, Eviction{Job: vj.ID, Reason: EvictPreempted, By: j.ID, Grace: vj.CheckpointGrace, Requeue: true})
 		for _, h := range r.cands[i].Holds {
 			r.prof.MoveRelease(h.Node, h.GPUs, max(vj.CheckpointGrace, 1))
-			r.addEvicting(h.Node, h.GPUs, false, 0)
 		}
 		r.evictEnd = max(r.evictEnd, max(vj.CheckpointGrace, 1))
 		r.inUse[vj.Team] -= vj.GPUs()
@@ -768,9 +767,10 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 // the first job in priority order that can use what its victims free,
 // or what a job stopped at its time limit frees beside them; reserving
 // them for it keeps lower tiers from backfilling into GPUs it needs and
-// being preempted again. The reservation is made even when the backfill mode has none
-// left, unless a custom ReservationPolicy declines it; then j waits with
-// reason awaiting-preemption. It reports whether it recorded j's outcome.
+// being preempted again. The reservation is made even when the backfill
+// mode has none left, unless a custom ReservationPolicy declines it; then
+// j waits with reason awaiting-preemption. It reports whether it recorded
+// j's outcome.
 func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
 	if r.evictingEnd <= 0 {
 		return false
@@ -785,13 +785,10 @@ func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReser
 }
 
 // addEvicting notes that GPUs s of node n are held by a job being
-// evicted, gone by end; claimable says awaitEvictions may hand them out
-// (not so for this Step's preemption victims). The caller adds each GPU
-// at most once.
-func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, claimable bool, end time.Duration) {
-	if !claimable {
-		return
-	}
+// evicted (not one of this Step's preemption victims, whose GPUs go to
+// their preemptor) and are free by end: awaitEvictions may hand them out.
+// The caller adds each GPU at most once.
+func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, end time.Duration) {
 	if r.ix.State(n) == topology.Ready {
 		r.freeing += (s & r.ix.Healthy(n)).Len()
 	}
