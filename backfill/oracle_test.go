@@ -198,6 +198,26 @@ func TestProfileAgreesWithOracle(t *testing.T) {
 			for _, s := range st.Placement.Slots {
 				o.reserved = append(o.reserved, event{n: s.Node, set: s.GPUs, start: st.At, end: plus(st.At, d)})
 			}
+			// Now and then the same GPUs again, right after: a stacked
+			// reservation, which the profile keeps as one longer event.
+			end := plus(st.At, d)
+			if end == backfill.Forever || !rapid.Bool().Draw(t, "stack") {
+				continue
+			}
+			d2 := drawDuration(t, "stacked")
+			usable := true
+			for _, s := range st.Placement.Slots {
+				if s.GPUs&^o.usable(s.Node, end, d2) != 0 {
+					usable = false
+				}
+			}
+			if !usable {
+				continue
+			}
+			p.Reserve(st.Placement, end, d2)
+			for _, s := range st.Placement.Slots {
+				o.reserved = append(o.reserved, event{n: s.Node, set: s.GPUs, start: end, end: plus(end, d2)})
+			}
 		}
 	})
 }

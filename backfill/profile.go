@@ -112,9 +112,10 @@ func tevLess(a, b tev) bool {
 // nev is one event of a node: a release (start == end == at) or a
 // reservation of [start, end).
 type nev struct {
-	reserve    bool
 	start, end time.Duration
 	set        topology.GPUSet
+	endSeq     int32 // of a reservation's end in the timeline
+	reserve    bool
 }
 
 type savedHeld struct {
@@ -263,23 +264,53 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 
 // Reserve promises the GPUs of pl for [start, start+d). The caller must
 // have found them usable for that window (with [Profile.Earliest]).
-// O(nodes of pl × log E).
+// A reservation of the same GPUs of a node that ends when this one starts
+// is extended instead, which answers every query alike (a GPU is usable
+// when no reservation holds it at any moment of a run) with half the
+// events: queued gangs stack this way on the nodes they share.
+// O(nodes of pl × (e + log E)).
 func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	end := add(start, d)
 	for _, s := range pl.Slots {
 		p.noteEvent(s.Node)
 		p.markStale(s.Node)
-		p.nodes[s.Node] = append(p.nodes[s.Node], nev{reserve: true, start: start, end: end, set: s.GPUs})
 		p.count(s.Node, start, end, -s.GPUs.Len())
 		p.firstRes[s.Node] = min(p.firstRes[s.Node], start)
 		p.firstFree[s.Node] = min(p.firstFree[s.Node], end)
+		if p.extend(s.Node, s.GPUs, start, end) {
+			continue
+		}
 		p.seq++
 		p.starts.ReplaceOrInsert(tev{at: start, seq: p.seq, n: s.Node})
+		e := nev{reserve: true, start: start, end: end, set: s.GPUs}
 		if end != Forever {
 			p.seq++
+			e.endSeq = p.seq
 			p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: s.Node})
 		}
+		p.nodes[s.Node] = append(p.nodes[s.Node], e)
 	}
+}
+
+// extend lengthens to end a reservation of exactly set on node n that
+// ends at start, and reports whether there was one.
+func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time.Duration) bool {
+	evs := p.nodes[n]
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := &evs[i]
+		if !e.reserve || e.end != start || e.set != set {
+			continue
+		}
+		p.timeline.Delete(tev{at: e.end, seq: e.endSeq, n: n})
+		e.end = end
+		if end != Forever {
+			p.seq++
+			e.endSeq = p.seq
+			p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: n})
+		}
+		return true
+	}
+	return false
 }
 
 // noteEvent lists node n among the nodes with events.
