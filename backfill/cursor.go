@@ -133,9 +133,11 @@ func (p *Profile) drainChanges() {
 	p.chBuf = nodes[:0]
 }
 
-// point makes cursor c show node n as it is for c's run.
+// point makes cursor c show node n as it is for c's run. The GPUs free
+// now are read from the held GPUs last drained from the live index, which
+// cursorFor has brought up to date.
 func (p *Profile) point(c *cursor, n topology.NodeID) {
-	c.ix.SetHeld(n, topology.FirstN(p.ix.GPUs(n))&^p.usable(n, p.ix.FreeSet(n), c.at, c.d))
+	c.ix.SetHeld(n, p.all[n]&^p.usable(n, p.alloc[n]&^p.seenHeld[n], c.at, c.d))
 }
 
 // move brings cursor c to the run [t, t+d). It costs O(min(E', M)·e·L)

@@ -93,6 +93,9 @@ type Profile struct {
 	// The free GPUs over time, counted per class (index Class; 0 is
 	// every node), which bound where a sweep may begin; see skyline.
 	sky []*skyline
+	// Per node, dense for the sweep: all its GPUs, and those that can be
+	// allocated at all (healthy, on a ready node).
+	all, alloc []topology.GPUSet
 }
 
 // tev is a timeline entry: at time at, node n changes.
@@ -142,9 +145,16 @@ func NewProfile(ix *topology.Index) *Profile {
 		firstFree: make([]time.Duration, ix.NumNodes()),
 		firstRes:  make([]time.Duration, ix.NumNodes()),
 	}
+	p.all = make([]topology.GPUSet, ix.NumNodes())
+	p.alloc = make([]topology.GPUSet, ix.NumNodes())
 	for i := range p.savedAt {
 		p.savedAt[i] = -1
 		p.firstFree[i], p.firstRes[i] = Forever, Forever
+		n := topology.NodeID(i)
+		p.all[i] = topology.FirstN(ix.GPUs(n))
+		if ix.State(n) == topology.Ready {
+			p.alloc[i] = ix.Healthy(n)
+		}
 	}
 	p.lastFree = p.freeNow()
 	return p
