@@ -40,16 +40,17 @@
 //  5. For each job in order: place it now if it fits on GPUs that no
 //     reservation needs before it would end (time limit plus grace);
 //     otherwise, if its tier may preempt, evict the cheapest set of
-//     lower-tier jobs that makes room (when waiting would take longer than
-//     their grace) and reserve the freed GPUs for it; otherwise give it
-//     the GPUs that jobs being evicted (but for this Step's own victims)
-//     are freeing, when it can start on them by the time they are gone
-//     (Step keeps no state, so the
-//     first job in order that can use them is taken to be the one they
-//     were evicted for, and a requeued victim cannot backfill into them
-//     only to be preempted again); otherwise give it a
-//     reservation if the backfill mode has one left (EASY: the first K
-//     blocked jobs; conservative: all); otherwise record why it waits.
+//     lower-tier jobs that makes room and reserve the freed GPUs for it,
+//     or, when waiting for GPUs already being freed is as fast, reserve
+//     those; if it may preempt but finds no victims, reserve for it all
+//     the same when it can start before the jobs evicted in earlier
+//     Steps are gone (Step keeps no state: a job that may preempt and will
+//     start that soon is taken to be the one they were evicted for, and a
+//     requeued victim cannot backfill into its GPUs only to be preempted
+//     again). These reservations are made beyond the backfill mode's
+//     count. Otherwise give it a reservation if the backfill mode has one
+//     left (EASY: the first K blocked jobs; conservative: all); otherwise
+//     record why it waits.
 //     Quotas are checked first, counting running jobs and the jobs placed
 //     or reserved so far but not jobs being evicted; jobs that can never
 //     fit are marked unsatisfiable and block nobody.

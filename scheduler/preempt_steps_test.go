@@ -79,6 +79,10 @@ func TestPreemptionOverSteps(t *testing.T) {
 						return true
 					}
 					w, known := window[pid]
+					if known && s.Now.After(w[0]) {
+						// Its reserved start has passed: it would run from now.
+						w = [2]time.Time{s.Now, runEnd(s.Now, p)}
+					}
 					return claimed[pid].overlaps(a) && (!known || from.Before(w[1]) && runEnd(from, j).After(w[0]))
 				}
 				for pid := range waiting {

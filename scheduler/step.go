@@ -127,7 +127,7 @@ type run struct {
 	// this Step's preemption victims (those the snapshot shows evicting,
 	// and those this Step evicts at their time limit or on a down node),
 	// and evictingEnd the latest offset at which one of those is gone:
-	// what awaitEvictions hands out.
+	// the window in which awaitEvictions reserves for waiting preemptors.
 	evicting    map[topology.NodeID]topology.GPUSet
 	evictingEnd time.Duration
 	// promised holds the GPUs of evicting that a reservation has taken.
@@ -734,14 +734,10 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		if cur, seen := r.noPreempt[pk]; !seen || j.Members < cur {
 			r.noPreempt[pk] = j.Members
 		}
-		if canWait && st.At <= r.evictingEnd && r.usesEvicting(st.Placement) {
-			return r.claim(j, st, d, mayReserve)
-		}
-		if canWait && st.At <= r.evictEnd && !mayReserve {
-			r.wait(j, ReasonAwaitingPreemption, fmt.Sprintf("could preempt, but GPUs being freed start it as soon; expected to start at %s", r.at(st.At).Format(time.RFC3339)), r.at(st.At))
-			return true
-		}
-		return false
+		// It has the right to these GPUs and waits only because that is
+		// as fast: reserve them, or a lower tier would backfill into them
+		// and be preempted when they are due.
+		return r.claim(j, st, d, mayReserve, "could preempt, but GPUs being freed start it as soon")
 	}
 	start := max(grace, 1)
 	for _, v := range victims {
@@ -760,17 +756,16 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 }
 
 // awaitEvictions gives j, which may preempt but found no victims worth
-// evicting, GPUs that jobs being evicted free (other than this Step's
-// own preemption victims, which go to their preemptors), when it can
-// start on them by the time the last of those is gone. Step keeps no
-// state, so the job that preempted in an earlier Step is known only as
-// the first job in priority order that can use what its victims free,
-// or what a job stopped at its time limit frees beside them; reserving
-// them for it keeps lower tiers from backfilling into GPUs it needs and
-// being preempted again. The reservation is made even when the backfill
-// mode has none left, unless a custom ReservationPolicy declines it; then
-// j waits with reason awaiting-preemption. It reports whether it recorded
-// j's outcome.
+// evicting, a reservation when it can start by the time the last job
+// being evicted (but for this Step's own victims, whose GPUs go to their
+// preemptors) is gone, even when the backfill mode has none left. Step
+// keeps no state, so the job that preempted in an earlier Step is known
+// only as a job that may preempt and will start soon; the GPUs it waits
+// for (those its victims freed, and what a job stopped at its limit or
+// another release adds to them) are reserved for it, so a lower tier
+// cannot backfill into them and be preempted again. A custom
+// ReservationPolicy may decline; then j waits with reason
+// awaiting-preemption. It reports whether it recorded j's outcome.
 func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
 	if r.evictingEnd <= 0 {
 		return false
@@ -778,16 +773,16 @@ func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReser
 	// EarliestBy remembers its misses per shape: asking again for a
 	// shape that cannot start by then is cheap.
 	st, ok := r.prof.EarliestBy(req, d, r.scorer(j), 0, r.evictingEnd)
-	if !ok || !r.usesEvicting(st.Placement) {
+	if !ok {
 		return false
 	}
-	return r.claim(j, st, d, mayReserve)
+	return r.claim(j, st, d, mayReserve, "waits for GPUs being freed")
 }
 
 // addEvicting notes that GPUs s of node n are held by a job being
 // evicted (not one of this Step's preemption victims, whose GPUs go to
-// their preemptor) and are free by end: awaitEvictions may hand them out.
-// The caller adds each GPU at most once.
+// their preemptor) and are free by end. The caller adds each GPU at most
+// once.
 func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, end time.Duration) {
 	if r.ix.State(n) == topology.Ready {
 		r.freeing += (s & r.ix.Healthy(n)).Len()
@@ -799,30 +794,17 @@ func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, end time.Duratio
 	r.evictingEnd = max(r.evictingEnd, end)
 }
 
-// usesEvicting reports whether pl takes GPUs that awaitEvictions may
-// hand out.
-func (r *run) usesEvicting(pl gang.Placement) bool {
-	for _, sl := range pl.Slots {
-		if sl.GPUs&r.evicting[sl.Node] != 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// claim reserves st for j, which waits for evictions under way, or, when
-// a custom ReservationPolicy declines, records that j waits for them.
-func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool) bool {
+// claim reserves st for j, which may preempt but waits for GPUs being
+// freed, even beyond the backfill mode's reservations; when a custom
+// ReservationPolicy declines, it records why j waits instead.
+func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool, why string) bool {
 	if !mayReserve && r.cfg.Reserve != nil {
-		r.wait(j, ReasonAwaitingPreemption, awaitMsg(r.at(st.At)), r.at(st.At))
+		at := r.at(st.At)
+		r.wait(j, ReasonAwaitingPreemption, why+"; expected to start at "+at.Format(time.RFC3339), at)
 		return true
 	}
 	r.reserveAt(j, st.Placement, st.At, d)
 	return true
-}
-
-func awaitMsg(start time.Time) string {
-	return "waits for evicting jobs to checkpoint; expected to start at " + start.Format(time.RFC3339)
 }
 
 // reserveAt reserves pl from start for a run of d for j, in the profile

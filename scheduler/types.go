@@ -213,10 +213,8 @@ const (
 	ReasonBehindReservation Reason = "behind-reservation"
 	// ReasonAwaitingPreemption: its tier may preempt, but GPUs already
 	// being freed (by evictions under way or time limits) start it no
-	// later than a preemption would, and it holds no reservation on them:
-	// a custom ReservationPolicy declined one, or the backfill mode has
-	// none left and the GPUs are not freed by evictions (GPUs that
-	// evictions free are otherwise reserved for it).
+	// later than a preemption would, and a custom ReservationPolicy
+	// declined it a reservation on them (by default it gets one).
 	ReasonAwaitingPreemption Reason = "awaiting-preemption"
 	// ReasonUnsatisfiable: it can never fit this cluster.
 	ReasonUnsatisfiable Reason = "unsatisfiable"
