@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpusched/gpusched/topology"
 )
@@ -29,7 +30,7 @@ func FuzzDecodeStep(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		for _, mode := range []uint8{0, 1, 2, 3, 9, 0x21} {
+		for _, mode := range []uint8{0, 1, 2, 3, 9, 0x21, 0x41} {
 			f.Add(data, mode)
 		}
 	}
@@ -50,6 +51,9 @@ func FuzzDecodeStep(f *testing.F) {
 			BackfillOrder:    BackfillOrder(mode / 3 % 2),
 			IgnoreTimeLimits: mode&8 != 0,
 			Reservations:     int(mode >> 4),
+		}
+		if mode&0x40 != 0 {
+			cfg.Horizon = time.Hour
 		}
 		var before bytes.Buffer
 		if err := EncodeSnapshot(&before, snap); err != nil {
