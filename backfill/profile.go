@@ -132,7 +132,8 @@ type savedHeld struct {
 // tell the profile when placed GPUs will be released. Answers rely on no
 // GPU being promised twice at one moment: a reservation only on GPUs
 // found usable for its run, and no release moved past a reservation of
-// the same GPUs.
+// the same GPUs. The profile reads the index's record of changes, so an
+// index serves one profile at a time.
 func NewProfile(ix *topology.Index) *Profile {
 	p := &Profile{
 		ix:        ix,

@@ -43,12 +43,12 @@
 //     lower-tier jobs that makes room and reserve the freed GPUs for it,
 //     or, when waiting for GPUs already being freed is as fast, reserve
 //     those; if it may preempt but finds no victims, reserve for it all
-//     the same when it can start before the jobs evicted in earlier
-//     Steps are gone (Step keeps no state: a job that may preempt and will
-//     start that soon is taken to be the one they were evicted for, and a
-//     requeued victim cannot backfill into its GPUs only to be preempted
-//     again). These reservations are made beyond the backfill mode's
-//     count. Otherwise give it a reservation if the backfill mode has one
+//     the same when it can start before the jobs being evicted are gone
+//     on GPUs they hold or that are free now (Step keeps no state: such a
+//     job is taken to be the one they were evicted for, and a requeued
+//     victim cannot backfill into its GPUs only to be preempted again).
+//     These reservations are made beyond the backfill mode's count, within
+//     its planning horizon. Otherwise give it a reservation if the backfill mode has one
 //     left (EASY: the first K blocked jobs; conservative: all); otherwise
 //     record why it waits.
 //     Quotas are checked first, counting running jobs and the jobs placed

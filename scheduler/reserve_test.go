@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -61,5 +62,59 @@ func TestHorizon(t *testing.T) {
 		require.Len(t, d.Pending, 1)
 		require.Equal(t, ReasonInsufficientGPUs, d.Pending[0].Reason)
 		require.Equal(t, "needs 2×8 GPUs, 0 free; no start within the 1h0m0s planning horizon", d.Pending[0].Message)
+	}
+}
+
+// running returns a running job of one member on node's first g GPUs.
+func runningOn(id string, tier int, node string, g int, started time.Time, limit, grace time.Duration) Job {
+	gpus := make([]int, g)
+	for i := range gpus {
+		gpus[i] = i
+	}
+	return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: g, State: Running, Started: started,
+		TimeLimit: limit, CheckpointGrace: grace, Allocation: topology.Allocation{{Node: node, GPUs: gpus}}}
+}
+
+// Reservations for jobs that may preempt and wait for GPUs being freed go
+// beyond the backfill mode's count, but only for what victims hold or
+// have freed: jobs that wait only for time limits while some unrelated
+// job checkpoints are left to EASY, which reserves for the first of them.
+func TestClaimsStayNarrow(t *testing.T) {
+	now := spreadNow
+	snap := &Snapshot{Now: now, Cluster: uniformCluster(10, 1, 10)}
+	e := runningOn("E", 3, "n00", 1, now.Add(-time.Hour), 0, time.Hour)
+	e.State, e.EvictedAt = Evicting, now
+	snap.Jobs = append(snap.Jobs, e)
+	for i := 1; i <= 9; i++ {
+		snap.Jobs = append(snap.Jobs, runningOn(fmt.Sprintf("R%d", i), 1, fmt.Sprintf("n%02d", i), 1, now.Add(-time.Minute), time.Duration(i)*10*time.Minute+time.Minute, 0))
+	}
+	for i := range 8 {
+		snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("P%d", i), Tier: 2, Members: 1, GPUsPerMember: 1, TimeLimit: 2 * time.Hour, Submitted: now.Add(-time.Duration(10-i) * time.Minute)})
+	}
+	d, err := New(Config{Order: TierOrder{}}).Step(snap)
+	require.NoError(t, err)
+	var got []string
+	for _, r := range d.Reservations {
+		got = append(got, r.Job)
+	}
+	require.LessOrEqual(t, len(got), 2, "reservations %v: EASY's one, and at most one on the evicting job's GPU", got)
+	require.Contains(t, got, "P0")
+}
+
+// A claim is a reservation like any other: none beyond the planning
+// horizon.
+func TestClaimsWithinHorizon(t *testing.T) {
+	now := spreadNow
+	snap := &Snapshot{Now: now, Cluster: uniformCluster(2, 1, 2), Jobs: []Job{
+		runningOn("R", 1, "n00", 1, now, 3*time.Hour, 0),
+		runningOn("V", 3, "n01", 1, now.Add(-time.Hour), 0, 5*time.Hour),
+		{ID: "P", Tier: 2, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+	}}
+	for _, mode := range []BackfillMode{EASY, Conservative} {
+		d, err := New(Config{Backfill: mode, Order: TierOrder{}, Horizon: time.Hour}).Step(snap)
+		require.NoError(t, err)
+		require.Empty(t, d.Reservations, mode)
+		require.Len(t, d.Pending, 1)
+		require.Contains(t, d.Pending[0].Message, "no start within the 1h0m0s planning horizon")
 	}
 }

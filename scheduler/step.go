@@ -110,6 +110,9 @@ type run struct {
 	gone      []bool // by candidate
 	maxGrace  time.Duration
 	noPreempt map[preemptKey]int
+	// asFast holds, for shapes whose search found waiting as fast as
+	// preempting, the start by which waiting was judged as fast.
+	asFast map[preemptKey]time.Duration
 	// delayMsg caches the names of delayed reservations.
 	delayMsg map[[2]int]string
 	// matrix is the preemption matrix in force.
@@ -667,6 +670,14 @@ func (r *run) candidates() {
 func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
 	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement}, tier: j.Tier}
 	if m, failed := r.noPreempt[pk]; failed && j.Members >= m {
+		// A smaller job of this shape found waiting as fast as preempting:
+		// so may this one, and then it is treated alike.
+		if bound, asFast := r.asFast[pk]; asFast {
+			if st, ok := r.prof.EarliestBy(req, d, r.scorer(j), 0, bound); ok && r.claim(j, st, d, mayReserve, "could preempt, but GPUs being freed start it as soon") {
+				return true
+			}
+			delete(r.asFast, pk) // the next ones of this shape would fare no better
+		}
 		return r.awaitEvictions(j, req, d, mayReserve)
 	}
 	r.candidates()
@@ -736,8 +747,17 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		}
 		// It has the right to these GPUs and waits only because that is
 		// as fast: reserve them, or a lower tier would backfill into them
-		// and be preempted when they are due.
-		return r.claim(j, st, d, mayReserve, "could preempt, but GPUs being freed start it as soon")
+		// and be preempted when they are due. Later jobs of this shape,
+		// which skip the search, are claimed for alike while claims work.
+		if r.claim(j, st, d, mayReserve, "could preempt, but GPUs being freed start it as soon") {
+			if r.asFast == nil {
+				r.asFast = map[preemptKey]time.Duration{}
+			}
+			r.asFast[pk] = max(grace, r.evictEnd)
+			return true
+		}
+		delete(r.asFast, pk)
+		return false
 	}
 	start := max(grace, 1)
 	for _, v := range victims {
@@ -779,6 +799,20 @@ func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReser
 	return r.claim(j, st, d, mayReserve, "waits for GPUs being freed")
 }
 
+// holdsBack reports whether pl takes GPUs that jobs being evicted hold,
+// or GPUs free now: the first are what its victims may still hold, the
+// second what they may have freed already, which a requeued victim would
+// otherwise take back. A start on GPUs that only time limits free is
+// left to the backfill mode.
+func (r *run) holdsBack(pl gang.Placement) bool {
+	for _, sl := range pl.Slots {
+		if sl.GPUs&(r.evicting[sl.Node]|r.ix.FreeSet(sl.Node)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // addEvicting notes that GPUs s of node n are held by a job being
 // evicted (not one of this Step's preemption victims, whose GPUs go to
 // their preemptor) and are free by end. The caller adds each GPU at most
@@ -795,9 +829,15 @@ func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, end time.Duratio
 }
 
 // claim reserves st for j, which may preempt but waits for GPUs being
-// freed, even beyond the backfill mode's reservations; when a custom
-// ReservationPolicy declines, it records why j waits instead.
+// freed, even beyond the backfill mode's reservations, when st holds back
+// GPUs that victims hold or have freed (see holdsBack); when a custom
+// ReservationPolicy declines, it records why j waits instead. A start
+// that holds back nothing, or lies beyond the planning horizon, is not
+// claimed: claim reports false and leaves j to the backfill mode.
 func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool, why string) bool {
+	if r.cfg.Horizon > 0 && st.At > r.cfg.Horizon || !r.holdsBack(st.Placement) {
+		return false
+	}
 	if !mayReserve && r.cfg.Reserve != nil {
 		at := r.at(st.At)
 		r.wait(j, ReasonAwaitingPreemption, why+"; expected to start at "+at.Format(time.RFC3339), at)
