@@ -20,7 +20,10 @@
 // field 5 (field 8 when 5 is missing), time limit = field 9 (the run time
 // when missing). Jobs with no processors or no run time are skipped, and
 // so are jobs larger than the cluster; all are counted in "skipped". A job
-// that runs longer than its limit is killed at the limit.
+// that runs longer than its limit is killed at the limit. -swf-procs
+// requested sizes jobs by the requested processors of field 8 instead
+// (field 5 when 8 is missing), as the pyss simulator behind the published
+// EASY figures of Gaussier et al. (SC'15) does.
 //
 // Output: a table, or with -json one object with the keys jobs, skipped,
 // makespan, utilization, meanWait, meanBoundedSlowdown, maxWait, stepP50
@@ -67,6 +70,7 @@ func usagef(format string, args ...any) error {
 
 type options struct {
 	trace, format, backfill, order, plot string
+	procs                                string
 	gpus, nodes, perNode, jobs           int
 	json                                 bool
 }
@@ -103,6 +107,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.IntVar(&o.jobs, "jobs", 0, "simulate only the first `N` jobs (0: all)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
 	fs.StringVar(&o.plot, "plot", "", "write a chart to `FILE`, .svg or .png")
+	fs.StringVar(&o.procs, "swf-procs", "allocated", "SWF job `size`: allocated (field 5) or requested (field 8) processors")
 	return fs, &o
 }
 
@@ -129,6 +134,8 @@ func parseFlags(args []string) (*options, error) {
 		return nil, usagef("simulate: -nodes and -gpus-per-node go together")
 	case o.perNode > 64:
 		return nil, usagef("simulate: -gpus-per-node must be <= 64, got %d", o.perNode)
+	case o.procs != "allocated" && o.procs != "requested":
+		return nil, usagef("simulate: -swf-procs must be allocated or requested, got %q", o.procs)
 	case o.plot != "" && !strings.HasSuffix(strings.ToLower(o.plot), ".svg") && !strings.HasSuffix(strings.ToLower(o.plot), ".png"):
 		return nil, usagef("simulate: -plot file must end in .svg or .png, got %q", o.plot)
 	}
@@ -200,7 +207,11 @@ func load(o *options) (*workload, error) {
 	width := len(fmt.Sprint(len(jobs)))
 	w.jobs = make([]sim.Job, 0, len(jobs))
 	for i, j := range jobs {
-		m, per := sim.Shape(j.Procs, w.perNode)
+		procs := j.Procs
+		if o.procs == "requested" {
+			procs = j.ReqProcs
+		}
+		m, per := sim.Shape(procs, w.perNode)
 		if m*per > total {
 			w.skippedBy[tooLarge]++
 			w.skipped++

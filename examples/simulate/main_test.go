@@ -72,6 +72,30 @@ func TestFlatPoolAndNodes(t *testing.T) {
 	require.InDelta(t, 620, m["makespan"], 1e-9)
 }
 
+func TestSWFProcs(t *testing.T) {
+	// Two jobs on 4 processors, both submitted at 0 for 100 s: the first
+	// was allocated 4 processors but asked for 2.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "req.swf")
+	log := "; MaxProcs: 4\n" +
+		"1 0 -1 100 4 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n" +
+		"2 0 -1 100 2 -1 -1 2 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+	require.NoError(t, os.WriteFile(path, []byte(log), 0o644))
+	for _, tc := range []struct {
+		procs    string
+		makespan float64
+	}{
+		{"allocated", 200}, // the second job waits for the first's 4 processors
+		{"requested", 100}, // 2 + 2 processors: both start at 0
+	} {
+		code, out, stderr := runCLI(t, "-trace", path, "-swf-procs", tc.procs, "-json")
+		require.Equal(t, 0, code, stderr)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &m))
+		require.InDelta(t, tc.makespan, m["makespan"], 1e-9, tc.procs)
+	}
+}
+
 func TestTableAndPlot(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"out.svg", "out.png"} {
@@ -104,6 +128,7 @@ func TestErrors(t *testing.T) {
 		{"-trace", "testdata/small.swf", "-gpus", "4", "-nodes", "2", "-gpus-per-node", "2"},
 		{"-trace", "testdata/small.swf", "-nodes", "2"},
 		{"-trace", "testdata/small.swf", "-plot", "out.pdf"},
+		{"-trace", "testdata/small.swf", "-swf-procs", "asked"},
 		{"-trace", "testdata/small.csv"},
 		{"-trace", "testdata/small.swf", "-bogus"},
 		{"-trace", "testdata/small.swf", "extra"},
@@ -123,7 +148,7 @@ func TestHelp(t *testing.T) {
 		require.True(t, strings.HasPrefix(stderr, "usage: simulate -trace FILE [-format swf|csv] [-gpus N | -nodes N -gpus-per-node G]\n"), "%v: %q", args, stderr)
 		require.Contains(t, stderr, "[-backfill easy|conservative|none] [-backfill-order priority|shortest]")
 		require.Contains(t, stderr, "[-jobs N] [-json] [-plot out.svg]")
-		for _, f := range []string{"trace", "format", "gpus", "nodes", "gpus-per-node", "backfill", "backfill-order", "jobs", "json", "plot"} {
+		for _, f := range []string{"trace", "format", "gpus", "nodes", "gpus-per-node", "backfill", "backfill-order", "jobs", "json", "plot", "swf-procs"} {
 			require.Regexp(t, `(?m)^  -`+regexp.QuoteMeta(f)+`( |$)`, stderr, "%v: flag %s", args, f)
 		}
 		require.Contains(t, stderr, `(default "easy")`)

@@ -229,6 +229,7 @@ func csvJob(rec []string, pos *[numCols]int, line, row int, teams interner) (j J
 	}
 	if gpus > 0 {
 		j.Procs = int(gpus)
+		j.ReqProcs = j.Procs
 	}
 	if j.Run, err = num(colDuration, false); err != nil {
 		return j, false, err

@@ -8,8 +8,8 @@ import (
 
 func TestReadCSV(t *testing.T) {
 	job := func(id string, submit, run, limit int64, procs int, team string, tier int, kind string, line int) Job {
-		return Job{ID: id, Submit: submit, Run: run, Limit: limit, Procs: procs, Team: team,
-			Tier: tier, Kind: kind, Line: line}
+		return Job{ID: id, Submit: submit, Run: run, Limit: limit, Procs: procs, ReqProcs: procs,
+			Team: team, Tier: tier, Kind: kind, Line: line}
 	}
 	const tr, inf = KindTraining, KindInference
 	tests := []struct {

@@ -80,6 +80,7 @@ func TestCSVRoundTrip(t *testing.T) {
 			if j.Limit <= 0 {
 				j.Limit = j.Run
 			}
+			j.ReqProcs = j.Procs
 			want = append(want, j)
 		}
 		sortJobs(want)

@@ -26,8 +26,8 @@ func equal[T any](t *testing.T, want, got T, what string) {
 func checkJobs(t *testing.T, tr *Trace) {
 	t.Helper()
 	for i, j := range tr.Jobs {
-		if j.Procs < 1 || j.Run < 1 || j.Limit < 1 {
-			t.Fatalf("job %d (%+v): Procs, Run and Limit must be >= 1", i, j)
+		if j.Procs < 1 || j.ReqProcs < 1 || j.Run < 1 || j.Limit < 1 {
+			t.Fatalf("job %d (%+v): Procs, ReqProcs, Run and Limit must be >= 1", i, j)
 		}
 		if j.Kind != KindTraining && j.Kind != KindInference {
 			t.Fatalf("job %d: kind %q", i, j.Kind)

@@ -76,6 +76,14 @@ func readSWF(r io.Reader, hint int) (*Trace, error) {
 			return nil, &ParseError{Format: "swf", Line: lineNo,
 				Field: "field " + strconv.Itoa(field), Value: f[field-1], Err: ErrRange}
 		}
+		req := procs
+		if v[7] > 0 {
+			if v[7] > maxInt {
+				return nil, &ParseError{Format: "swf", Line: lineNo,
+					Field: "field 8", Value: f[7], Err: ErrRange}
+			}
+			req = v[7]
+		}
 		run := v[3]
 		if run <= 0 {
 			skips.noRun++
@@ -90,15 +98,16 @@ func readSWF(r io.Reader, hint int) (*Trace, error) {
 			team = teams.get(strconv.FormatInt(v[12], 10))
 		}
 		t.Jobs = append(t.Jobs, Job{
-			ID:     strconv.FormatInt(v[0], 10),
-			Submit: v[1],
-			Run:    run,
-			Limit:  limit,
-			Procs:  int(procs),
-			Team:   team,
-			Tier:   DefaultTier,
-			Kind:   KindTraining,
-			Line:   lineNo,
+			ID:       strconv.FormatInt(v[0], 10),
+			Submit:   v[1],
+			Run:      run,
+			Limit:    limit,
+			Procs:    int(procs),
+			ReqProcs: int(req),
+			Team:     team,
+			Tier:     DefaultTier,
+			Kind:     KindTraining,
+			Line:     lineNo,
 		})
 	}
 	if err := sc.Err(); err != nil {

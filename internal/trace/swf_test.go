@@ -14,9 +14,10 @@ func swfLine(id, submit, run, procs, reqProcs, reqTime, group string) string {
 
 func TestReadSWF(t *testing.T) {
 	job := func(id string, submit, run, limit int64, procs int, team string, line int) Job {
-		return Job{ID: id, Submit: submit, Run: run, Limit: limit, Procs: procs, Team: team,
-			Tier: DefaultTier, Kind: KindTraining, Line: line}
+		return Job{ID: id, Submit: submit, Run: run, Limit: limit, Procs: procs, ReqProcs: procs,
+			Team: team, Tier: DefaultTier, Kind: KindTraining, Line: line}
 	}
+	requested := func(j Job, req int) Job { j.ReqProcs = req; return j }
 	tests := []struct {
 		name               string
 		in                 string
@@ -43,6 +44,13 @@ func TestReadSWF(t *testing.T) {
 			name:    "field 8 when field 5 is missing",
 			in:      swfLine("1", "0", "10", "-1", "16", "30", "2") + "\n" + swfLine("2", "1", "10", "0", "8", "30", "2"),
 			jobs:    []Job{job("1", 0, 10, 30, 16, "2", 1), job("2", 1, 10, 30, 8, "2", 2)},
+			skipped: Skips{},
+		},
+		{
+			name: "requested processors kept beside the allocation",
+			in: swfLine("1", "0", "10", "8", "7", "30", "2") + "\n" + swfLine("2", "0", "10", "3", "4", "30", "2") + "\n" +
+				swfLine("3", "0", "10", "5", "-1", "30", "2"),
+			jobs:    []Job{requested(job("1", 0, 10, 30, 8, "2", 1), 7), requested(job("2", 0, 10, 30, 3, "2", 2), 4), job("3", 0, 10, 30, 5, "2", 3)},
 			skipped: Skips{},
 		},
 		{

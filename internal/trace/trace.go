@@ -48,6 +48,10 @@ type Job struct {
 	Limit int64
 	// Procs is the number of processors (SWF) or GPUs (CSV), always >= 1.
 	Procs int
+	// ReqProcs is the number of processors the job requested (SWF field
+	// 8), which logs may record apart from the allocation in Procs; it is
+	// Procs when the trace gives none, and for CSV. Always >= 1.
+	ReqProcs int
 	// Team is the owning team or account, "" when unknown.
 	Team string
 	// Tier is the priority tier, 0 highest; [DefaultTier] when not given.
