@@ -64,13 +64,13 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 		total += n.GPUs
 	}
 	// Jobs arrive sorted by ID, so their index breaks the last ties as the
-	// ID would, without comparing strings.
+	// ID would, without comparing strings. The keys stay small (32 bytes)
+	// for the sort to move.
 	type keyed struct {
-		tier int
 		p    float64
 		sub  int64
-		i    int
-		j    *Job
+		tier int
+		i    int32
 	}
 	ks := make([]keyed, len(jobs))
 	byTeam := make(map[string]float64)
@@ -80,11 +80,12 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 			f = fs.Value(j.Team, m.Algorithm)
 			byTeam[j.Team] = f
 		}
-		ks[i] = keyed{tier: j.Tier, sub: j.Submitted.UnixNano(), i: i, j: j, p: m.Weights.Priority(fairshare.JobFactors{
+		ks[i] = keyed{tier: j.Tier, sub: j.Submitted.UnixNano(), i: int32(i), p: m.Weights.Priority(fairshare.JobFactors{
 			Tier: j.Tier, FairShare: f, Age: s.Now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: total,
 		})}
 	}
 	sorted := slices.IsSortedFunc(jobs, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
+	orig := slices.Clone(jobs)
 	slices.SortFunc(ks, func(a, b keyed) int {
 		if a.tier != b.tier {
 			return cmp.Compare(a.tier, b.tier)
@@ -98,9 +99,9 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 		if sorted {
 			return cmp.Compare(a.i, b.i)
 		}
-		return strings.Compare(a.j.ID, b.j.ID)
+		return strings.Compare(orig[a.i].ID, orig[b.i].ID)
 	})
 	for i := range ks {
-		jobs[i] = ks[i].j
+		jobs[i] = orig[ks[i].i]
 	}
 }

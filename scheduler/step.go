@@ -113,7 +113,8 @@ type run struct {
 	// asFast holds, for shapes whose search found waiting as fast as
 	// preempting, the start by which waiting was judged as fast.
 	asFast map[preemptKey]time.Duration
-	// delayMsg caches the names of delayed reservations.
+	// delayMsg caches the behind-reservation message that names the
+	// delayed reservations.
 	delayMsg map[[2]int]string
 	// matrix is the preemption matrix in force.
 	matrix preempt.Matrix
@@ -972,8 +973,7 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 			}
 		}
 		if out == gang.Placed {
-			who := r.delayed(d)
-			r.wait(j, ReasonBehindReservation, "fits now but would delay the reservation of "+who, time.Time{})
+			r.wait(j, ReasonBehindReservation, r.delayed(d), time.Time{})
 			return
 		}
 		if !known || j.Members < m {
@@ -1002,7 +1002,8 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 	r.wait(j, why, msg, time.Time{})
 }
 
-// delayed names the reservations that start within d. With the same
+// delayed is the message of a job that fits now but would delay the
+// reservations that start within d, which it names. With the same
 // reservations made so far, the same count starts within d, so the text
 // is formatted once per (count, reservations).
 func (r *run) delayed(d time.Duration) string {
@@ -1010,7 +1011,7 @@ func (r *run) delayed(d time.Duration) string {
 	if msg, ok := r.delayMsg[key]; ok {
 		return msg
 	}
-	msg := r.formatDelayed(d)
+	msg := "fits now but would delay the reservation of " + r.formatDelayed(d)
 	r.delayMsg[key] = msg
 	return msg
 }

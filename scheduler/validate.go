@@ -95,17 +95,31 @@ func validate(s *Snapshot, tiers int) error {
 		nodes[s.Cluster.Nodes[i].Name] = i
 	}
 	claimed := make([]topology.GPUSet, len(s.Cluster.Nodes))
-	ids := make(map[string]int, len(s.Jobs))
+	// Jobs listed in ID order, as hosts usually keep them, repeat an ID
+	// only next to each other; otherwise a map finds repeats.
+	var ids map[string]int
+	for i := 1; i < len(s.Jobs); i++ {
+		if s.Jobs[i-1].ID > s.Jobs[i].ID {
+			ids = make(map[string]int, len(s.Jobs))
+			break
+		}
+	}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		f := func() string { return fmt.Sprintf("jobs[%d] %q", i, j.ID) }
 		if j.ID == "" {
 			return verr(fmt.Sprintf("jobs[%d]", i), "id is empty")
 		}
-		if k, dup := ids[j.ID]; dup {
-			return verr(f(), "duplicate job id (also jobs[%d])", k)
+		if ids == nil {
+			if i > 0 && s.Jobs[i-1].ID == j.ID {
+				return verr(f(), "duplicate job id (also jobs[%d])", i-1)
+			}
+		} else {
+			if k, dup := ids[j.ID]; dup {
+				return verr(f(), "duplicate job id (also jobs[%d])", k)
+			}
+			ids[j.ID] = i
 		}
-		ids[j.ID] = i
 		if j.Tier < 0 || j.Tier >= tiers {
 			return verr(f()+": tier", "must be in 0..%d, got %d", tiers-1, j.Tier)
 		}

@@ -82,6 +82,8 @@ func TestValidationErrors(t *testing.T) {
 		{name: "negative checkpointGrace", json: snapJSON(`{"id":"A","gpusPerMember":1,"checkpointGrace":"-5m"}`), field: `jobs[0] "A": checkpointGrace`, msg: "must be >= 0"},
 		{name: "duplicate node names", json: `{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8},{"name":"n0","gpus":4}]}}`, field: "cluster", msg: `nodes[1] "n0": duplicate node name`},
 		{name: "duplicate job ids", json: snapJSON(`{"id":"A","gpusPerMember":1}`, `{"id":"A","gpusPerMember":2}`), field: `jobs[1] "A"`, msg: "duplicate job id"},
+		{name: "duplicate job ids out of order", json: snapJSON(`{"id":"B","gpusPerMember":1}`, `{"id":"A","gpusPerMember":1}`, `{"id":"B","gpusPerMember":2}`), field: `jobs[2] "B"`, msg: "duplicate job id (also jobs[0])"},
+		{name: "duplicate job ids in order", json: snapJSON(`{"id":"A","gpusPerMember":1}`, `{"id":"B","gpusPerMember":1}`, `{"id":"B","gpusPerMember":2}`), field: `jobs[2] "B"`, msg: "duplicate job id (also jobs[1])"},
 		{name: "allocation on an unknown node", json: snapJSON(running(`[{"node":"n9","gpus":[0,1]}]`)), field: `jobs[0] "A": allocation[0].node`, msg: `unknown node "n9"`},
 		{name: "GPU index out of range", json: snapJSON(running(`[{"node":"n0","gpus":[7,8]}]`)), field: `jobs[0] "A": allocation[0].gpus`, msg: "GPU index 8 out of range 0..7"},
 		{name: "negative GPU index", json: snapJSON(running(`[{"node":"n0","gpus":[-1,0]}]`)), field: `jobs[0] "A": allocation[0].gpus`, msg: "GPU index -1 out of range"},
