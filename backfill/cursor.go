@@ -27,11 +27,79 @@ import (
 // (GPUs taken or freed between queries, which the index records) mark the
 // changed nodes stale in every cursor; a cursor recomputes its stale
 // nodes before it is used.
+//
+// A sweep moves a cursor over many runs and asks at each only whether the
+// free GPUs of the job's class suffice; it places the job at few of them.
+// So a cursor keeps the usable GPUs of every node and their count per
+// class itself, and writes a changed node into its index only when the
+// index is next read (flush): a node that changes at several steps of a
+// sweep is written once, and the index's buckets are not kept in order
+// for steps that only count.
 type cursor struct {
 	ix    *topology.Index
 	at, d time.Duration // the run shown; at -1: the live view
 	stale []bool
 	list  []topology.NodeID // the stale nodes
+	// use holds the GPUs shown usable per node (all GPUs but the held
+	// ones the index should show), free their count per class among
+	// the allocatable GPUs (AnyType: every node), and ahead the nodes
+	// whose use the index does not show yet.
+	use    []topology.GPUSet
+	free   []int
+	behind []bool
+	ahead  []topology.NodeID
+}
+
+// newCursor returns a cursor over a copy of ix that shows it as it is.
+func (p *Profile) newCursor(ix *topology.Index, at, d time.Duration) *cursor {
+	c := &cursor{ix: ix.Clone(), at: at, d: d, stale: make([]bool, ix.NumNodes()),
+		use: make([]topology.GPUSet, ix.NumNodes()), free: make([]int, p.classes), behind: make([]bool, ix.NumNodes())}
+	for i := range c.use {
+		n := topology.NodeID(i)
+		c.use[i] = p.all[i] &^ ix.Held(n)
+		k := (c.use[i] & p.alloc[i]).Len()
+		c.free[topology.AnyType] += k
+		if cl := p.class[i]; cl != topology.AnyType {
+			c.free[cl] += k
+		}
+	}
+	return c
+}
+
+// show makes c show u usable on node n.
+func (p *Profile) show(c *cursor, n topology.NodeID, u topology.GPUSet) {
+	old := c.use[n]
+	if u == old {
+		return
+	}
+	c.use[n] = u
+	if k := (u & p.alloc[n]).Len() - (old & p.alloc[n]).Len(); k != 0 {
+		c.free[topology.AnyType] += k
+		if cl := p.class[n]; cl != topology.AnyType {
+			c.free[cl] += k
+		}
+	}
+	if !c.behind[n] {
+		c.behind[n] = true
+		c.ahead = append(c.ahead, n)
+	}
+}
+
+// flush brings c's index up to what c shows.
+func (p *Profile) flush(c *cursor) {
+	for _, n := range c.ahead {
+		c.behind[n] = false
+		c.ix.SetHeld(n, p.all[n]&^c.use[n])
+	}
+	c.ahead = c.ahead[:0]
+}
+
+// freeGPUs is the count of GPUs of class cl that c shows usable.
+func (p *Profile) freeGPUs(c *cursor, cl topology.Class) int {
+	if int(cl) < 0 || int(cl) >= len(c.free) {
+		return 0 // no node has that class
+	}
+	return c.free[cl]
 }
 
 // The view does not depend on the request, so any cursor serves any
@@ -79,10 +147,11 @@ func (p *Profile) cursorFor(t, d time.Duration) *cursor {
 				p.seenHeld[n] = p.ix.Held(topology.NodeID(n))
 			}
 			p.ix.TrackChanges(true)
-			best = &cursor{ix: p.ix.Clone(), at: -1, d: 1, stale: make([]bool, p.ix.NumNodes())}
+			best = p.newCursor(p.ix, -1, 1)
 		} else {
 			p.refreshStale(best)
-			best = &cursor{ix: best.ix.Clone(), at: best.at, d: best.d, stale: make([]bool, p.ix.NumNodes())}
+			p.flush(best)
+			best = p.newCursor(best.ix, best.at, best.d)
 		}
 		p.cursors = append(p.cursors, best)
 	}
@@ -137,7 +206,7 @@ func (p *Profile) drainChanges() {
 // now are read from the held GPUs last drained from the live index, which
 // cursorFor has brought up to date.
 func (p *Profile) point(c *cursor, n topology.NodeID) {
-	c.ix.SetHeld(n, p.all[n]&^p.usable(n, p.alloc[n]&^p.seenHeld[n], c.at, c.d))
+	p.show(c, n, p.usable(n, p.alloc[n]&^p.seenHeld[n], c.at, c.d))
 }
 
 // move brings cursor c to the run [t, t+d). It costs O(min(E', M)·e·L)
@@ -189,9 +258,10 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t,
 	need := r.GPUs()
 	try := func(t time.Duration) (Start, bool) {
 		p.move(c, t, d)
-		if c.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class) < need {
+		if p.freeGPUs(c, r.Class) < need {
 			return Start{}, false
 		}
+		p.flush(c)
 		pl, out := gang.Place(c.ix, r, s)
 		if out != gang.Placed {
 			return Start{}, false

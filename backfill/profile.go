@@ -93,9 +93,12 @@ type Profile struct {
 	// The free GPUs over time, counted per class (index Class; 0 is
 	// every node), which bound where a sweep may begin; see skyline.
 	sky []*skyline
-	// Per node, dense for the sweep: all its GPUs, and those that can be
-	// allocated at all (healthy, on a ready node).
+	// Per node, dense for the sweep: all its GPUs, those that can be
+	// allocated at all (healthy, on a ready node), and its GPU-type class
+	// (classes is one more than the largest).
 	all, alloc []topology.GPUSet
+	class      []topology.Class
+	classes    int
 }
 
 // tev is a timeline entry: at time at, node n changes.
@@ -148,6 +151,7 @@ func NewProfile(ix *topology.Index) *Profile {
 	}
 	p.all = make([]topology.GPUSet, ix.NumNodes())
 	p.alloc = make([]topology.GPUSet, ix.NumNodes())
+	p.class = make([]topology.Class, ix.NumNodes())
 	for i := range p.savedAt {
 		p.savedAt[i] = -1
 		p.firstFree[i], p.firstRes[i] = Forever, Forever
@@ -156,6 +160,8 @@ func NewProfile(ix *topology.Index) *Profile {
 		if ix.State(n) == topology.Ready {
 			p.alloc[i] = ix.Healthy(n)
 		}
+		p.class[i] = ix.NodeClass(n)
+		p.classes = max(p.classes, int(p.class[i])+1)
 	}
 	p.lastFree = p.freeNow()
 	return p

@@ -1016,23 +1016,22 @@ func (r *run) delayed(d time.Duration) string {
 	return msg
 }
 
+// formatDelayed names the first three reservations (in the order they
+// were made) that start within d, and counts the others.
 func (r *run) formatDelayed(d time.Duration) string {
 	var names []string
-	more := 0
 	for _, rs := range r.reserve {
-		if rs.start >= d {
-			continue
-		}
 		if len(names) == 3 {
-			more++
-			continue
+			break
 		}
-		names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339)))
+		if rs.start < d {
+			names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339)))
+		}
 	}
 	if len(names) == 0 {
 		return "an earlier job"
 	}
-	if more > 0 {
+	if more := r.blocks(d) - len(names); more > 0 {
 		names = append(names, fmt.Sprintf("%d more", more))
 	}
 	return strings.Join(names, ", ")
