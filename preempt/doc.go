@@ -110,5 +110,8 @@
 //	// ok, victims == [0] (the P3 job); pl covers all 64 GPUs and becomes
 //	// a reservation at now + preempt.MaxGrace(cands, victims) = now + 5m.
 //
-// The package example runs this scenario in full.
+// The package example runs this scenario in full. A caller that searches
+// many times, as a scheduler step does, can keep a [Selector] and call its
+// Select method instead, which gives the same answers and reuses its
+// scratch space.
 package preempt

@@ -328,3 +328,25 @@ func TestPropertyAvoidNothingSameAnswer(t *testing.T) {
 		}
 	})
 }
+
+// A Selector used for many searches answers each as a fresh Select does:
+// its scratch space carries nothing from one search to the next.
+func TestPropertySelectorReuse(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var sc Selector
+		for range rapid.IntRange(1, 4).Draw(t, "searches") {
+			w := genWorld(t)
+			ix, sub, victims, pl, ok := w.run(t)
+			before := ix.Clone()
+			v2, pl2, ok2 := sc.Select(ix, w.r, w.s, sub)
+			if ok != ok2 || !slices.Equal(victims, v2) || !slices.EqualFunc(pl.Slots, pl2.Slots, func(a, b gang.Slot) bool { return a == b }) {
+				t.Fatalf("fresh: %v %v %+v; reused: %v %v %+v", ok, victims, pl.Slots, ok2, v2, pl2.Slots)
+			}
+			for n := range topology.NodeID(ix.NumNodes()) {
+				if ix.Held(n) != before.Held(n) {
+					t.Fatalf("node %d: held %v after a reused search, %v before", n, ix.Held(n), before.Held(n))
+				}
+			}
+		}
+	})
+}

@@ -212,21 +212,33 @@ func helpsReleased(ix *topology.Index, r gang.Request) func(n topology.NodeID) b
 // not fit ix as it is. O(H + N) for H holds and N nodes (the N is
 // clearing a scratch array).
 func upperBound(ix *topology.Index, r gang.Request, holds []hold) (helps func(n topology.NodeID) bool, ok bool) {
+	var sc Selector
+	return sc.upperBound(ix, r, holds)
+}
+
+// upperBound is the function upperBound with the scratch of sc; its
+// dense array stays in use until sc.clearExtra.
+func (sc *Selector) upperBound(ix *topology.Index, r gang.Request, holds []hold) (helps func(n topology.NodeID) bool, ok bool) {
 	g := r.GPUsPerMember
 	lr := r.Required
 	if lr == gang.NoLevel {
 		lr = topology.ClusterLevel
 	}
 	// The GPUs each node would have free: the holds merged by node, in
-	// a dense array (clearing it costs less than sorting the holds).
-	extra := make([]topology.GPUSet, ix.NumNodes())
-	var touched []topology.NodeID
+	// a dense array (clearing the nodes it touched costs less than
+	// sorting the holds).
+	if len(sc.extra) != ix.NumNodes() {
+		sc.extra = make([]topology.GPUSet, ix.NumNodes())
+	}
+	extra := sc.extra
+	touched := sc.touched[:0]
 	for _, h := range holds {
 		if extra[h.node] == 0 {
 			touched = append(touched, h.node)
 		}
 		extra[h.node] |= h.set
 	}
+	sc.touched = touched
 	freeAfter := func(n topology.NodeID) int {
 		return ix.Free(n) + (extra[n] &^ ix.FreeSet(n)).Len()
 	}
@@ -247,6 +259,29 @@ func upperBound(ix *topology.Index, r gang.Request, holds []hold) (helps func(n 
 	return func(n topology.NodeID) bool {
 		return extra[n] != 0 && freeAfter(n) >= g && fits[ix.DomainOf(lr, n)]
 	}, ok
+}
+
+// clearExtra empties the dense array of upperBound.
+func (sc *Selector) clearExtra() {
+	for _, n := range sc.touched {
+		sc.extra[n] = 0
+	}
+	sc.touched = sc.touched[:0]
+}
+
+// A Selector is [Select] with scratch space kept from one call to the
+// next, for a caller that selects many times over one cluster, as a
+// scheduler step does: its calls allocate little beyond their results.
+// The zero value is ready to use. A Selector keeps no state that changes
+// an answer, but it must not be used by two goroutines at once.
+type Selector struct {
+	holds   []hold
+	span    [][2]int32
+	order   []int
+	gpus    []int
+	extra   []topology.GPUSet
+	touched []topology.NodeID
+	undo    []undoEntry
 }
 
 // Select chooses whole running jobs to preempt so that the gang r fits,
@@ -279,6 +314,12 @@ func upperBound(ix *topology.Index, r gang.Request, holds []hold) (helps func(n 
 // attempt. Each attempt is preceded by an O(G) capacity check that skips
 // it while the cluster lacks room.
 func Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candidate) (victims []int, pl gang.Placement, ok bool) {
+	var sc Selector
+	return sc.Select(ix, r, s, cands)
+}
+
+// Select is [Select] using sc's scratch space.
+func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candidate) (victims []int, pl gang.Placement, ok bool) {
 	p, out := gang.Place(ix, r, s)
 	switch out {
 	case gang.Placed:
@@ -293,8 +334,9 @@ func Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candid
 	for i := range cands {
 		total += len(cands[i].Holds)
 	}
-	holds := make([]hold, 0, total)
-	span := make([][2]int32, len(cands))
+	holds := slices.Grow(sc.holds[:0], total)
+	span := slices.Grow(sc.span[:0], len(cands))[:len(cands)]
+	defer func() { sc.holds, sc.span = holds[:0], span[:0] }()
 	nn := topology.NodeID(ix.NumNodes())
 	for i := range cands {
 		c := &cands[i]
@@ -316,15 +358,17 @@ func Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candid
 	}
 	of := func(i int) []hold { return holds[span[i][0]:span[i][1]] }
 
-	v := &view{ix: ix}
-	defer v.restore()
+	v := &view{ix: ix, log: sc.undo[:0]}
+	defer func() { v.restore(); sc.undo = v.log[:0] }()
 
 	// Upper bound: every candidate stopped. Without Avoid it is counted
 	// from capacities, without changing the index.
 	var helps func(n topology.NodeID) bool
 	if r.Avoid == nil {
 		var ok bool
-		if helps, ok = upperBound(ix, r, holds); !ok {
+		helps, ok = sc.upperBound(ix, r, holds)
+		defer sc.clearExtra()
+		if !ok {
 			return nil, gang.Placement{}, false
 		}
 	} else {
@@ -334,7 +378,8 @@ func Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candid
 		}
 		helps = helpsReleased(ix, r)
 	}
-	order := make([]int, 0, len(cands))
+	order := sc.order[:0]
+	defer func() { sc.order = order[:0] }()
 	for i := range cands {
 		for _, h := range of(i) {
 			if helps(h.node) {
@@ -345,7 +390,8 @@ func Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candid
 	}
 	v.restore()
 
-	gpus := make([]int, len(cands))
+	gpus := slices.Grow(sc.gpus[:0], len(cands))[:len(cands)]
+	sc.gpus = gpus[:0]
 	for _, i := range order {
 		gpus[i] = cands[i].NumGPUs()
 	}

@@ -113,6 +113,9 @@ type run struct {
 	// asFast holds, for shapes whose search found waiting as fast as
 	// preempting, the start by which waiting was judged as fast.
 	asFast map[preemptKey]time.Duration
+	// sel is the default victim selector, whose scratch space serves
+	// every search of the Step.
+	sel preempt.Selector
 	// delayMsg caches the behind-reservation message that names the
 	// delayed reservations.
 	delayMsg map[[2]int]string
@@ -719,7 +722,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 			if r.cfg.Victims != nil {
 				victims, pl, ok = r.cfg.Victims.Select(r.ix, req, sc, sub)
 			} else {
-				victims, pl, ok = preempt.Select(r.ix, req, sc, sub)
+				victims, pl, ok = r.sel.Select(r.ix, req, sc, sub)
 			}
 		})
 	}
