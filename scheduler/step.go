@@ -1111,11 +1111,17 @@ func (r *run) decision() *Decision {
 	slices.SortFunc(d.Placements, func(a, b Placement) int { return strings.Compare(a.Job, b.Job) })
 	slices.SortFunc(d.Evictions, func(a, b Eviction) int { return strings.Compare(a.Job, b.Job) })
 	slices.SortFunc(d.Reservations, func(a, b Reservation) int { return strings.Compare(a.Job, b.Job) })
-	d.Pending = make([]Wait, 0, len(r.waits))
+	// The waits of jobs that neither start nor hold a reservation, in
+	// ID order, compacted where they are: r is done with them.
+	k := 0
 	for _, w := range r.waits {
 		if w.Job != "" {
-			d.Pending = append(d.Pending, w)
+			r.waits[k] = w
+			k++
 		}
 	}
+	clear(r.waits[k:])
+	d.Pending = r.waits[:k:k]
+	r.waits = nil
 	return &d
 }
