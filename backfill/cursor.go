@@ -209,8 +209,10 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 	p.show(c, n, p.usable(n, p.alloc[n]&^p.seenHeld[n], c.at, c.d))
 }
 
-// move brings cursor c to the run [t, t+d). It costs O(min(E', M)·e·L)
-// for the E' events passed and the M nodes with events.
+// move brings cursor c to the run [t, t+d). It costs O(min(E', M)·e)
+// for the E' events passed, the M nodes with events and e events per
+// node; writing the changed nodes into the index (O(L) each, for L
+// levels) waits for the next flush.
 func (p *Profile) move(c *cursor, t, d time.Duration) {
 	e0, e1 := add(c.at, c.d), add(t, d)
 	if t == c.at && e0 == e1 {

@@ -4,7 +4,8 @@
 //
 // It imports only topology, gang and binpack; the scheduler calls it, never
 // the other way round. It reads no clock (durations are passed in), keeps
-// no state between calls, starts no goroutines and does not log.
+// no state that changes an answer from one call to the next (a [Selector]
+// keeps only scratch space), starts no goroutines and does not log.
 //
 // # Tiers
 //

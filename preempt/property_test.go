@@ -293,7 +293,8 @@ func TestPropertyUpperBoundCounted(t *testing.T) {
 				}
 			}
 		}
-		helps, ok := upperBound(ix, w.r, holds)
+		var sc Selector
+		helps, ok := sc.upperBound(ix, w.r, holds)
 		v := &view{ix: ix}
 		v.release(holds)
 		want := placed(ix, w)
@@ -330,22 +331,45 @@ func TestPropertyAvoidNothingSameAnswer(t *testing.T) {
 }
 
 // A Selector used for many searches answers each as a fresh Select does:
-// its scratch space carries nothing from one search to the next.
+// its scratch space carries nothing from one search to the next, and
+// what it returned earlier does not change under later searches.
 func TestPropertySelectorReuse(t *testing.T) {
+	type answer struct {
+		victims []int
+		pl      gang.Placement
+		ok      bool
+	}
+	same := func(a, b answer) bool {
+		return a.ok == b.ok && slices.Equal(a.victims, b.victims) && a.pl.Level == b.pl.Level && a.pl.Domain == b.pl.Domain &&
+			slices.EqualFunc(a.pl.Slots, b.pl.Slots, func(x, y gang.Slot) bool { return x == y })
+	}
+	clone := func(a answer) answer {
+		a.victims = slices.Clone(a.victims)
+		a.pl.Slots = slices.Clone(a.pl.Slots)
+		return a
+	}
 	rapid.Check(t, func(t *rapid.T) {
 		var sc Selector
+		var got, want []answer
 		for range rapid.IntRange(1, 4).Draw(t, "searches") {
 			w := genWorld(t)
 			ix, sub, victims, pl, ok := w.run(t)
 			before := ix.Clone()
 			v2, pl2, ok2 := sc.Select(ix, w.r, w.s, sub)
-			if ok != ok2 || !slices.Equal(victims, v2) || !slices.EqualFunc(pl.Slots, pl2.Slots, func(a, b gang.Slot) bool { return a == b }) {
-				t.Fatalf("fresh: %v %v %+v; reused: %v %v %+v", ok, victims, pl.Slots, ok2, v2, pl2.Slots)
+			fresh, reused := answer{victims, pl, ok}, answer{v2, pl2, ok2}
+			if !same(fresh, reused) {
+				t.Fatalf("fresh: %+v; reused: %+v", fresh, reused)
 			}
 			for n := range topology.NodeID(ix.NumNodes()) {
 				if ix.Held(n) != before.Held(n) {
 					t.Fatalf("node %d: held %v after a reused search, %v before", n, ix.Held(n), before.Held(n))
 				}
+			}
+			got, want = append(got, reused), append(want, clone(fresh))
+		}
+		for i := range got {
+			if !same(got[i], want[i]) {
+				t.Fatalf("search %d: its answer changed to %+v under later searches, was %+v", i, got[i], want[i])
 			}
 		}
 	})

@@ -209,15 +209,9 @@ func helpsReleased(ix *topology.Index, r gang.Request) func(n topology.NodeID) b
 // would fit then (Place succeeds exactly when the members fit the cluster,
 // or one domain of the required level), and which nodes would then have
 // room for a member in a domain that could hold the whole gang. r does
-// not fit ix as it is. O(H + N) for H holds and N nodes (the N is
-// clearing a scratch array).
-func upperBound(ix *topology.Index, r gang.Request, holds []hold) (helps func(n topology.NodeID) bool, ok bool) {
-	var sc Selector
-	return sc.upperBound(ix, r, holds)
-}
-
-// upperBound is the function upperBound with the scratch of sc; its
-// dense array stays in use until sc.clearExtra.
+// not fit ix as it is. O(H + D) for H holds and D domains of r's level,
+// once sc has its dense array of N nodes (allocated on first use); the
+// array stays in use until sc.clearExtra, which costs O(H).
 func (sc *Selector) upperBound(ix *topology.Index, r gang.Request, holds []hold) (helps func(n topology.NodeID) bool, ok bool) {
 	g := r.GPUsPerMember
 	lr := r.Required
@@ -273,7 +267,9 @@ func (sc *Selector) clearExtra() {
 // next, for a caller that selects many times over one cluster, as a
 // scheduler step does: its calls allocate little beyond their results.
 // The zero value is ready to use. A Selector keeps no state that changes
-// an answer, but it must not be used by two goroutines at once.
+// an answer, but it must not be used by two goroutines at once, so do
+// not set one as the victim selector of a scheduler whose Steps run
+// concurrently ([Select] itself is safe for that).
 type Selector struct {
 	holds   []hold
 	span    [][2]int32

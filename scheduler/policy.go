@@ -75,8 +75,10 @@ func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
 // return indices into cands, the placement r would get once they are
 // gone, and whether any choice makes room. It must leave ix exactly as it
 // found it (free GPUs on a copy of your own view, or Release what you
-// take) and keep no state. The default, [preempt.Select], frees the
-// cheapest jobs first and drops every victim that is not needed.
+// take) and keep no state that changes an answer; if Steps run
+// concurrently it must be safe for that (a [preempt.Selector] is not).
+// The default, [preempt.Select], frees the cheapest jobs first and drops
+// every victim that is not needed.
 type VictimSelector interface {
 	Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) (victims []int, pl gang.Placement, ok bool)
 }

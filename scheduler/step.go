@@ -1112,7 +1112,9 @@ func (r *run) decision() *Decision {
 	slices.SortFunc(d.Evictions, func(a, b Eviction) int { return strings.Compare(a.Job, b.Job) })
 	slices.SortFunc(d.Reservations, func(a, b Reservation) int { return strings.Compare(a.Job, b.Job) })
 	// The waits of jobs that neither start nor hold a reservation, in
-	// ID order, compacted where they are: r is done with them.
+	// ID order, compacted where they are: decision is the run's last
+	// word, called once. When few jobs wait, they are copied out so that
+	// the decision does not keep the whole array alive.
 	k := 0
 	for _, w := range r.waits {
 		if w.Job != "" {
@@ -1120,8 +1122,12 @@ func (r *run) decision() *Decision {
 			k++
 		}
 	}
-	clear(r.waits[k:])
-	d.Pending = r.waits[:k:k]
+	if k < len(r.waits)/2 {
+		d.Pending = slices.Clone(r.waits[:k])
+	} else {
+		clear(r.waits[k:])
+		d.Pending = r.waits[:k:k]
+	}
 	r.waits = nil
 	return &d
 }

@@ -3,7 +3,7 @@
 //
 //	simulate -trace FILE [-format swf|csv] [-gpus N | -nodes N -gpus-per-node G]
 //	         [-backfill easy|conservative|none] [-backfill-order priority|shortest]
-//	         [-jobs N] [-json] [-plot out.svg]
+//	         [-jobs N] [-json] [-plot out.svg] [-swf-procs allocated|requested]
 //
 // Jobs are ordered first come, first served (scheduler.TierOrder: every
 // trace job has the same tier), as Parallel Workloads Archive simulators
@@ -23,7 +23,8 @@
 // that runs longer than its limit is killed at the limit. -swf-procs
 // requested sizes jobs by the requested processors of field 8 instead
 // (field 5 when 8 is missing), as the pyss simulator behind the published
-// EASY figures of Gaussier et al. (SC'15) does.
+// EASY figures of Gaussier et al. (SC'15) does; a CSV trace has one GPU
+// count, which both settings use.
 //
 // Output: a table, or with -json one object with the keys jobs, skipped,
 // makespan, utilization, meanWait, meanBoundedSlowdown, maxWait, stepP50
@@ -78,7 +79,7 @@ type options struct {
 // synopsis is the command line of the simulation contract.
 const synopsis = `usage: simulate -trace FILE [-format swf|csv] [-gpus N | -nodes N -gpus-per-node G]
                 [-backfill easy|conservative|none] [-backfill-order priority|shortest]
-                [-jobs N] [-json] [-plot out.svg]`
+                [-jobs N] [-json] [-plot out.svg] [-swf-procs allocated|requested]`
 
 // errHelp is returned by parseFlags for -h and -help: print the usage,
 // exit 0.

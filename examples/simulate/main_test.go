@@ -147,7 +147,7 @@ func TestHelp(t *testing.T) {
 		require.Empty(t, out, "%v", args)
 		require.True(t, strings.HasPrefix(stderr, "usage: simulate -trace FILE [-format swf|csv] [-gpus N | -nodes N -gpus-per-node G]\n"), "%v: %q", args, stderr)
 		require.Contains(t, stderr, "[-backfill easy|conservative|none] [-backfill-order priority|shortest]")
-		require.Contains(t, stderr, "[-jobs N] [-json] [-plot out.svg]")
+		require.Contains(t, stderr, "[-jobs N] [-json] [-plot out.svg] [-swf-procs allocated|requested]")
 		for _, f := range []string{"trace", "format", "gpus", "nodes", "gpus-per-node", "backfill", "backfill-order", "jobs", "json", "plot", "swf-procs"} {
 			require.Regexp(t, `(?m)^  -`+regexp.QuoteMeta(f)+`( |$)`, stderr, "%v: flag %s", args, f)
 		}

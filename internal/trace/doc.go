@@ -12,10 +12,10 @@
 //	swf: line 17: field 4 "abc": not a number
 //
 // Readers never panic on bad input. Every returned job has Procs,
-// ReqProcs, Run and Limit of at least 1. Numbers may be written as integers
-// or decimal floats ("3600.0", "1e3"); times are rounded to whole seconds, while processor
-// and GPU counts and tiers must be whole. Infinities, NaN, hexadecimal and
-// values beyond int64 are errors.
+// ReqProcs, Run and Limit of at least 1. Numbers may be written as
+// integers or decimal floats ("3600.0", "1e3"); times are rounded to whole
+// seconds, while processor and GPU counts and tiers must be whole.
+// Infinities, NaN, hexadecimal and values beyond int64 are errors.
 //
 // # Standard Workload Format
 //
@@ -28,17 +28,17 @@
 //
 // Field mapping (1-based):
 //
-//	ID     field 1, job number
-//	Submit field 2, submit time (s)
-//	Run    field 4, run time (s)
-//	Procs  field 5, allocated processors; field 8, requested processors,
-//	       when field 5 is <= 0
+//	ID       field 1, job number
+//	Submit   field 2, submit time (s)
+//	Run      field 4, run time (s)
+//	Procs    field 5, allocated processors; field 8, requested
+//	         processors, when field 5 is <= 0
 //	ReqProcs field 8, requested processors; Procs when field 8 is <= 0
-//	Limit  field 9, requested time (s); the run time when field 9 is <= 0
-//	Team   field 13, group number in decimal; "" when it is -1. (Field 12,
-//	       the user, is not kept.)
-//	Tier   always DefaultTier
-//	Kind   always KindTraining
+//	Limit    field 9, requested time (s); the run time when field 9 is <= 0
+//	Team     field 13, group number in decimal; "" when it is -1. (Field
+//	         12, the user, is not kept.)
+//	Tier     always DefaultTier
+//	Kind     always KindTraining
 //
 // A job is skipped as "no-processors" when both fields 5 and 8 are <= 0,
 // otherwise as "no-runtime" when field 4 is <= 0. No other filtering is
