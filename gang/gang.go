@@ -21,8 +21,8 @@ type Request struct {
 	Class topology.Class
 	// Required, when not NoLevel, is a declared level of the index: the
 	// whole gang must sit inside one domain of it. Zero is the outermost
-	// declared level, so an unset Request must say NoLevel explicitly;
-	// use [Request.Normalize] or build requests with [NewRequest].
+	// declared level, so an unset Request must say NoLevel explicitly:
+	// build requests with [NewRequest].
 	Required int
 	// Preferred, when not NoLevel, is a level tried first; the placer then
 	// relaxes outward level by level, down to Required (or to the whole
@@ -122,7 +122,7 @@ func (o Outcome) String() string {
 // the fullest that fits them. Otherwise each member goes to the best
 // scoring node class.
 //
-// The domain is chosen as [Index.BestDomains] orders them: among domains
+// The domain is chosen as [topology.Index.BestDomains] orders them: among domains
 // of the level with room for the gang, the one with the fewest free GPUs,
 // then the most used, then by name.
 //

@@ -65,7 +65,7 @@ func (o BackfillOrder) String() string {
 // Orderer ranks pending jobs: Step considers them in the order Order
 // leaves them, highest priority first. Order receives the jobs sorted by
 // ID; it must sort them in place and must not modify the jobs or the
-// snapshot, nor keep them after it returns. The default is [TierOrder].
+// snapshot, nor keep them after it returns. The default is [Multifactor].
 type Orderer interface {
 	Order(s *Snapshot, jobs []*Job)
 }
@@ -76,7 +76,8 @@ type OrderFunc func(s *Snapshot, jobs []*Job)
 // Order calls f(s, jobs).
 func (f OrderFunc) Order(s *Snapshot, jobs []*Job) { f(s, jobs) }
 
-// TierOrder is the plain default order: tier, then submit time, then ID.
+// TierOrder is the plain order: tier, then submit time, then ID (first
+// come, first served within a tier).
 type TierOrder struct{}
 
 // Order sorts jobs by tier, then submit time, then ID. O(n log n).

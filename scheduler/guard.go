@@ -12,9 +12,10 @@ import (
 // this instead of copying the snapshot for every call.
 var ErrPolicyModifiedSnapshot = errors.New("scheduler: a policy modified the snapshot")
 
-// errPolicyOrder is returned when an Orderer did not return a permutation
-// of the jobs it was given.
-var errPolicyOrder = errors.New("scheduler: the Orderer did not return a permutation of the pending jobs")
+// ErrPolicyOrder is returned by Step when an Orderer did not leave a
+// permutation of the jobs it was given (it dropped, added or repeated
+// one).
+var ErrPolicyOrder = errors.New("scheduler: the Orderer did not return a permutation of the pending jobs")
 
 // fingerprint hashes every field of the snapshot that Step reads, so that
 // Step can tell whether a policy changed it. O(size of the snapshot).

@@ -44,7 +44,7 @@ func TestOrdererMustPermute(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			d, err := New(Config{Order: ord}).Step(guardSnap())
-			require.ErrorIs(t, err, errPolicyOrder)
+			require.ErrorIs(t, err, ErrPolicyOrder)
 			require.Nil(t, d)
 		})
 	}

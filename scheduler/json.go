@@ -30,6 +30,7 @@ var (
 	nodeStateNames = []string{topology.Ready: "ready", topology.Draining: "draining", topology.Down: "down"}
 	backfillNames  = []string{EASY: "easy", Conservative: "conservative", NoBackfill: "none"}
 	orderNames     = []string{ByPriority: "priority", ShortestFirst: "shortest"}
+	queueNames     = []string{"multifactor", "tier"}
 )
 
 // Wire types. Pointer fields tell an absent key (default applies) from an
@@ -678,6 +679,11 @@ type PolicyFile struct {
 	// Horizon is the "horizon" key (a Go duration, default none): how far
 	// ahead reservations are planned; it becomes Config.Horizon.
 	Horizon time.Duration
+	// Order is the "order" key: "multifactor" ([Multifactor] with the
+	// fairshare settings, the default, also meant by "") or "tier"
+	// ([TierOrder]: first come, first served within a tier); it becomes
+	// Config.Order.
+	Order string
 }
 
 type wirePolicy struct {
@@ -688,6 +694,7 @@ type wirePolicy struct {
 	FairShare         *wireFairShare  `json:"fairshare"`
 	Preemption        *wirePreemption `json:"preemption"`
 	Horizon           *string         `json:"horizon"`
+	Order             *string         `json:"order"`
 }
 
 type wireFairShare struct {
@@ -765,6 +772,13 @@ func DecodePolicy(r io.Reader) (PolicyFile, error) {
 			return PolicyFile{}, err
 		}
 	}
+	if w.Order != nil {
+		q, err := parseEnum[uint8](configErr, "order", w.Order, 0, queueNames)
+		if err != nil {
+			return PolicyFile{}, err
+		}
+		p.Order = queueNames[q]
+	}
 	if pr := w.Preemption; pr != nil && pr.Matrix != nil {
 		if p.Preemption, err = decodeMatrix(pr.Matrix); err != nil {
 			return PolicyFile{}, err
@@ -828,7 +842,16 @@ func (p PolicyFile) Config() (Config, error) {
 			return Config{}, fmt.Errorf("config: preemption.%w", err)
 		}
 	}
+	var order Orderer
+	switch p.Order {
+	case "", "multifactor":
+	case "tier":
+		order = TierOrder{}
+	default:
+		return Config{}, configErr("order", fmt.Sprintf("unknown value %q (want \"multifactor\" or \"tier\")", p.Order))
+	}
 	return Config{
+		Order:            order,
 		Backfill:         p.Backfill,
 		Reservations:     p.Reservations,
 		IgnoreTimeLimits: !p.EnforceTimeLimits,

@@ -200,7 +200,7 @@ func TestDecodePolicy(t *testing.T) {
 
 	p, err = DecodePolicy(strings.NewReader(`{"backfill":"conservative","reservations":3,"enforceTimeLimits":false,
 		"backfillOrder":"shortest","fairshare":{"halfLife":"24h","weights":{"age":0,"size":5.5},"ageMax":"72h"},
-		"preemption":{"matrix":[[false,1],[0,false]]},"horizon":"36h"}`))
+		"preemption":{"matrix":[[false,1],[0,false]]},"horizon":"36h","order":"tier"}`))
 	require.NoError(t, err)
 	require.Equal(t, PolicyFile{
 		Backfill: Conservative, Reservations: 3, EnforceTimeLimits: false, BackfillOrder: ShortestFirst,
@@ -208,15 +208,20 @@ func TestDecodePolicy(t *testing.T) {
 			FairShare: fairshare.DefaultFairShareWeight, Age: 0, Size: 5.5, AgeMax: 72 * time.Hour, Explicit: true}},
 		Preemption: preempt.Matrix{{false, true}, {false, false}},
 		Horizon:    36 * time.Hour,
+		Order:      "tier",
 	}, p)
 	cfg, err = p.Config()
 	require.NoError(t, err)
 	require.Equal(t, Config{Backfill: Conservative, Reservations: 3, IgnoreTimeLimits: true, BackfillOrder: ShortestFirst,
-		FairShare: p.FairShare, Preemption: preempt.Matrix{{false, true}, {false, false}}, Horizon: 36 * time.Hour}, cfg)
+		FairShare: p.FairShare, Preemption: preempt.Matrix{{false, true}, {false, false}}, Horizon: 36 * time.Hour, Order: TierOrder{}}, cfg)
 
 	cfg, err = DecodeConfig(strings.NewReader(`{"backfill":"none"}`))
 	require.NoError(t, err)
 	require.Equal(t, Config{Backfill: NoBackfill}, cfg)
+
+	cfg, err = DecodeConfig(strings.NewReader(`{"order":"multifactor"}`))
+	require.NoError(t, err)
+	require.Equal(t, Config{}, cfg, "multifactor is the default order")
 }
 
 func TestDecodePolicyErrors(t *testing.T) {
@@ -239,6 +244,7 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"tier preempts itself", `{"preemption":{"matrix":[[false,false],[false,true]]}}`, `config: preemption.matrix[1][1]: tier 1 may not preempt its own tier`},
 		{"negative horizon", `{"horizon":"-1h"}`, `config: horizon must be >= 0, got -1h0m0s`},
 		{"bad horizon", `{"horizon":"a day"}`, `config: horizon: bad duration "a day"`},
+		{"bad queue order", `{"order":"fifo"}`, `config: order: unknown value "fifo" (want "multifactor" or "tier")`},
 		{"bad JSON", `{"backfill":}`, `config: json: invalid character '}' looking for beginning of value (line 1, column 13, offset 12)`},
 		{"trailing data", "{}\n{}", `config: json: trailing data after the object (line 2, column 1, offset 3)`},
 		{"empty", ``, `config: json: empty input (want one JSON object)`},
@@ -255,4 +261,6 @@ func TestDecodePolicyErrors(t *testing.T) {
 	require.EqualError(t, err, "config: backfill: unknown mode 9")
 	_, err = PolicyFile{Reservations: -2}.Config()
 	require.EqualError(t, err, "config: reservations must be >= 0, got -2")
+	_, err = PolicyFile{Order: "fifo"}.Config()
+	require.EqualError(t, err, `config: order: unknown value "fifo" (want "multifactor" or "tier")`)
 }

@@ -344,13 +344,13 @@ func (r *run) pendingJobs() ([]*Job, error) {
 	n := len(jobs)
 	r.cfg.order().Order(r.snap, jobs)
 	if len(jobs) != n {
-		return nil, errPolicyOrder
+		return nil, ErrPolicyOrder
 	}
 	seen := make([]bool, n)
 	for _, j := range jobs {
 		i := r.index(j)
 		if i < 0 || r.rank[i] < 0 || seen[r.rank[i]] {
-			return nil, errPolicyOrder
+			return nil, ErrPolicyOrder
 		}
 		seen[r.rank[i]] = true
 	}

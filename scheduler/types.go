@@ -128,8 +128,8 @@ type Job struct {
 // GPUs returns Members × GPUsPerMember.
 func (j *Job) GPUs() int { return j.Members * j.GPUsPerMember }
 
-// Quota caps a team's GPUs: Nominal GPUs always, and BorrowLimit more
-// while others leave them idle.
+// Quota caps a team's GPUs: GPUs always, and BorrowLimit more while
+// others leave them idle.
 type Quota struct {
 	GPUs        int
 	BorrowLimit int

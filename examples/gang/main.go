@@ -63,7 +63,7 @@ func run(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "\nC takes nothing now: a gang runs whole or not at all. It is promised")
-	fmt.Fprintln(w, "the GPUs of B, which ends first, plus 32 of A's, from when both have ended.")
+	fmt.Fprintln(w, "all of A's GPUs and 32 of B's from 12:00, when A, the later of the two, ends.")
 	return nil
 }
 

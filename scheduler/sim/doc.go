@@ -6,6 +6,13 @@
 // clock for Step latency) and returns a [Result]: what happened to every
 // job, a [Summary] of the metrics and a bounded time series for charts.
 //
+//	jobs := []sim.Job{{ID: "a", Run: time.Hour, Limit: 2 * time.Hour, Members: 2, GPUsPerMember: 8}}
+//	res, err := sim.Run(sim.Uniform(64, 8), jobs, scheduler.Config{}, sim.Options{})
+//	// res.Jobs[0].Start, res.Summary.MeanBoundedSlowdown, res.Summary.Utilization
+//
+// examples/simulate reads workload traces into jobs and prints the
+// summary; the package example works one through by hand.
+//
 // # Events and Step
 //
 // Events are arrivals, completions, time limits falling due, the end of
