@@ -676,6 +676,9 @@ type PolicyFile struct {
 	// tier, column = victim tier, cells true/false or 1/0. Nil means the
 	// default matrix; it becomes Config.Preemption.
 	Preemption preempt.Matrix
+	// DisablePreemption is "preemption": {"disabled": true} (default
+	// false); it becomes Config.DisablePreemption.
+	DisablePreemption bool
 	// Horizon is the "horizon" key (a Go duration, default none): how far
 	// ahead reservations are planned; it becomes Config.Horizon.
 	Horizon time.Duration
@@ -710,7 +713,8 @@ type wireWeights struct {
 }
 
 type wirePreemption struct {
-	Matrix [][]json.RawMessage `json:"matrix"`
+	Matrix   [][]json.RawMessage `json:"matrix"`
+	Disabled *bool               `json:"disabled"`
 }
 
 // DecodePolicy reads a policy file. All keys are optional; unknown keys,
@@ -779,9 +783,14 @@ func DecodePolicy(r io.Reader) (PolicyFile, error) {
 		}
 		p.Order = queueNames[q]
 	}
-	if pr := w.Preemption; pr != nil && pr.Matrix != nil {
-		if p.Preemption, err = decodeMatrix(pr.Matrix); err != nil {
-			return PolicyFile{}, err
+	if pr := w.Preemption; pr != nil {
+		if pr.Matrix != nil {
+			if p.Preemption, err = decodeMatrix(pr.Matrix); err != nil {
+				return PolicyFile{}, err
+			}
+		}
+		if pr.Disabled != nil {
+			p.DisablePreemption = *pr.Disabled
 		}
 	}
 	if _, err := p.Config(); err != nil {
@@ -851,14 +860,15 @@ func (p PolicyFile) Config() (Config, error) {
 		return Config{}, configErr("order", fmt.Sprintf("unknown value %q (want \"multifactor\" or \"tier\")", p.Order))
 	}
 	return Config{
-		Order:            order,
-		Backfill:         p.Backfill,
-		Reservations:     p.Reservations,
-		IgnoreTimeLimits: !p.EnforceTimeLimits,
-		BackfillOrder:    p.BackfillOrder,
-		FairShare:        p.FairShare,
-		Preemption:       p.Preemption,
-		Horizon:          p.Horizon,
+		Order:             order,
+		Backfill:          p.Backfill,
+		Reservations:      p.Reservations,
+		IgnoreTimeLimits:  !p.EnforceTimeLimits,
+		BackfillOrder:     p.BackfillOrder,
+		FairShare:         p.FairShare,
+		Preemption:        p.Preemption,
+		DisablePreemption: p.DisablePreemption,
+		Horizon:           p.Horizon,
 	}, nil
 }
 

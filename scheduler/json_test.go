@@ -222,6 +222,10 @@ func TestDecodePolicy(t *testing.T) {
 	cfg, err = DecodeConfig(strings.NewReader(`{"order":"multifactor"}`))
 	require.NoError(t, err)
 	require.Equal(t, Config{}, cfg, "multifactor is the default order")
+
+	cfg, err = DecodeConfig(strings.NewReader(`{"preemption":{"disabled":true}}`))
+	require.NoError(t, err)
+	require.Equal(t, Config{DisablePreemption: true}, cfg)
 }
 
 func TestDecodePolicyErrors(t *testing.T) {
@@ -245,6 +249,7 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"negative horizon", `{"horizon":"-1h"}`, `config: horizon must be >= 0, got -1h0m0s`},
 		{"bad horizon", `{"horizon":"a day"}`, `config: horizon: bad duration "a day"`},
 		{"bad queue order", `{"order":"fifo"}`, `config: order: unknown value "fifo" (want "multifactor" or "tier")`},
+		{"preemption disabled not a bool", `{"preemption":{"disabled":"yes"}}`, `config: preemption.disabled: want true or false, got string`},
 		{"bad JSON", `{"backfill":}`, `config: json: invalid character '}' looking for beginning of value (line 1, column 13, offset 12)`},
 		{"trailing data", "{}\n{}", `config: json: trailing data after the object (line 2, column 1, offset 3)`},
 		{"empty", ``, `config: json: empty input (want one JSON object)`},
