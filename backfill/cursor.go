@@ -57,13 +57,18 @@ func (p *Profile) newCursor(ix *topology.Index, at, d time.Duration) *cursor {
 	for i := range c.use {
 		n := topology.NodeID(i)
 		c.use[i] = p.all[i] &^ ix.Held(n)
-		k := (c.use[i] & p.alloc[i]).Len()
-		c.free[topology.AnyType] += k
-		if cl := p.class[i]; cl != topology.AnyType {
-			c.free[cl] += k
-		}
+		p.countFree(c, n, (c.use[i] & p.alloc[i]).Len())
 	}
 	return c
+}
+
+// countFree adds k usable GPUs of node n to c's counts for its class and
+// for every node.
+func (p *Profile) countFree(c *cursor, n topology.NodeID, k int) {
+	c.free[topology.AnyType] += k
+	if cl := p.class[n]; cl != topology.AnyType {
+		c.free[cl] += k
+	}
 }
 
 // show makes c show u usable on node n.
@@ -74,10 +79,7 @@ func (p *Profile) show(c *cursor, n topology.NodeID, u topology.GPUSet) {
 	}
 	c.use[n] = u
 	if k := (u & p.alloc[n]).Len() - (old & p.alloc[n]).Len(); k != 0 {
-		c.free[topology.AnyType] += k
-		if cl := p.class[n]; cl != topology.AnyType {
-			c.free[cl] += k
-		}
+		p.countFree(c, n, k)
 	}
 	if !c.behind[n] {
 		c.behind[n] = true

@@ -777,11 +777,7 @@ func DecodePolicy(r io.Reader) (PolicyFile, error) {
 		}
 	}
 	if w.Order != nil {
-		q, err := parseEnum[uint8](configErr, "order", w.Order, 0, queueNames)
-		if err != nil {
-			return PolicyFile{}, err
-		}
-		p.Order = queueNames[q]
+		p.Order = *w.Order // checked by Config below
 	}
 	if pr := w.Preemption; pr != nil {
 		if pr.Matrix != nil {
@@ -852,12 +848,14 @@ func (p PolicyFile) Config() (Config, error) {
 		}
 	}
 	var order Orderer
-	switch p.Order {
-	case "", "multifactor":
-	case "tier":
-		order = TierOrder{}
-	default:
-		return Config{}, configErr("order", fmt.Sprintf("unknown value %q (want \"multifactor\" or \"tier\")", p.Order))
+	if p.Order != "" {
+		q, err := parseEnum[uint8](configErr, "order", &p.Order, 0, queueNames)
+		if err != nil {
+			return Config{}, err
+		}
+		if queueNames[q] == "tier" {
+			order = TierOrder{}
+		}
 	}
 	return Config{
 		Order:             order,

@@ -110,11 +110,10 @@ func validate(s *Snapshot, tiers int) error {
 		if j.ID == "" {
 			return verr(fmt.Sprintf("jobs[%d]", i), "id is empty")
 		}
-		if ids == nil {
-			if i > 0 && s.Jobs[i-1].ID == j.ID {
-				return verr(f(), "duplicate job id (also jobs[%d])", i-1)
-			}
-		} else {
+		if ids == nil && i > 0 && s.Jobs[i-1].ID == j.ID {
+			return verr(f(), "duplicate job id (also jobs[%d])", i-1)
+		}
+		if ids != nil {
 			if k, dup := ids[j.ID]; dup {
 				return verr(f(), "duplicate job id (also jobs[%d])", k)
 			}
