@@ -213,7 +213,8 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 
 // move brings cursor c to the run [t, t+d). It costs O(min(E', M)·e)
 // for the E' events passed, the M nodes with events and e events per
-// node; writing the changed nodes into the index (O(L) each, for L
+// node, except that reservation starts passed by a run end moving later
+// cost O(1) each; writing the changed nodes into the index (O(L) each, for L
 // levels) waits for the next flush.
 func (p *Profile) move(c *cursor, t, d time.Duration) {
 	e0, e1 := add(c.at, c.d), add(t, d)
@@ -241,7 +242,26 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 		p.timeline.AscendRange(tev{at: lo + 1, seq: -1}, tev{at: hi + 1, seq: -1}, visit)
 	}
 	if elo != ehi && budget >= 0 {
-		p.starts.AscendRange(tev{at: elo, seq: -1}, tev{at: ehi, seq: -1}, visit)
+		if e1 > e0 {
+			// The run's end moves later: each start passed blocks its
+			// GPUs, and nothing else changes on a node without a release
+			// or reservation end passed (those nodes were recomputed
+			// above, with all their reservations). A reservation that
+			// starts in [e0, e1) ends after e0, which is after the old
+			// start; if it ended by the new start t, its end was passed.
+			// So a start only takes its GPUs away, read from the entry
+			// itself, and costs no recomputation.
+			p.starts.AscendRange(tev{at: elo, seq: -1}, tev{at: ehi, seq: -1}, func(e tev) bool {
+				if p.stamp[e.n] != st {
+					if u := c.use[e.n]; u&e.set != 0 {
+						p.show(c, e.n, u&^e.set)
+					}
+				}
+				return true
+			})
+		} else {
+			p.starts.AscendRange(tev{at: elo, seq: -1}, tev{at: ehi, seq: -1}, visit)
+		}
 	}
 	if budget < 0 {
 		for _, n := range p.eventful {

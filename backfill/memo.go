@@ -23,6 +23,10 @@ import (
 // capacity could grow (a release, a reservation end, or 0). Between t0
 // and T' no GPU was released and no reservation ended, so every GPU
 // usable at T' was usable at t0 and t0 fits: the old answer T <= t0 <= T'.
+//
+// The same holds across shapes (see [shape.implies]): wherever a gang
+// fits, a gang of a weaker shape with no more members fits too, so an
+// answer remembered for the weaker shape bounds the stronger one.
 
 // shape is what, besides members and run length, decides whether a gang
 // fits.
@@ -60,11 +64,33 @@ func (p *Profile) memoShape(r gang.Request) (shape, bool) {
 	return shape{class: r.Class, g: int32(r.GPUsPerMember), req: int32(r.Required)}, true
 }
 
-// lowerBound returns the largest remembered bound for m members and a run
-// of d. O(groups × log bounds).
+// implies reports whether, wherever a gang of shape k fits, a gang of
+// shape w with as many members fits too: the same GPUs serve it when w's
+// members need no more GPUs each (take that many of each member's), w
+// takes any GPU type or k's, and w requires k's level or none.
+func (k shape) implies(w shape) bool {
+	return (w.class == k.class || w.class == topology.AnyType) && w.g <= k.g &&
+		(w.req == k.req || w.req == gang.NoLevel)
+}
+
+// lowerBound returns the largest bound remembered for m members and a run
+// of d of shape k or of a shape k implies. O(shapes × groups × log
+// bounds).
 func (p *Profile) lowerBound(k shape, m int, d time.Duration) time.Duration {
 	lb := time.Duration(0)
-	for _, g := range p.memo[k] {
+	for w, gs := range p.memo {
+		if k.implies(w) {
+			lb = max(lb, boundIn(gs, m, d))
+		}
+	}
+	return lb
+}
+
+// boundIn returns the largest of the bounds gs remembers for at most m
+// members and a run of at most d.
+func boundIn(gs []memoGroup, m int, d time.Duration) time.Duration {
+	lb := time.Duration(0)
+	for _, g := range gs {
 		if g.members > m {
 			break
 		}

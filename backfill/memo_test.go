@@ -1,26 +1,34 @@
 package backfill_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // TestRememberedAnswersAgreeWithOracle: long call sequences over a few
 // request shapes, so that Earliest answers from what it remembers, with
 // releases moved earlier now and then (the profile loosens), still agree
-// with the oracle.
+// with the oracle. Shapes are often variants of one another (another
+// member size, GPU type or required level), so that answers remembered
+// for one shape are offered as bounds to the others.
 func TestRememberedAnswersAgreeWithOracle(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ix, p, o := drawWorld(t)
-		shapes := make([]gang.Request, rapid.IntRange(1, 3).Draw(t, "shapes"))
+		shapes := make([]gang.Request, rapid.IntRange(1, 4).Draw(t, "shapes"))
 		for i := range shapes {
 			shapes[i] = drawRequest(t, ix)
+			if i > 0 && rapid.Bool().Draw(t, "related") {
+				shapes[i] = drawVariant(t, ix, shapes[0])
+			}
 		}
 		for range rapid.IntRange(1, 40).Draw(t, "calls") {
 			r := rapid.SampledFrom(shapes).Draw(t, "shape")
@@ -104,4 +112,69 @@ func TestRememberedAnswersAgreeWithOracle(t *testing.T) {
 			}
 		}
 	})
+}
+
+// drawVariant returns r with one of its GPUs per member, GPU type or
+// required level drawn anew.
+func drawVariant(t *rapid.T, ix *topology.Index, r gang.Request) gang.Request {
+	switch rapid.IntRange(0, 2).Draw(t, "vary") {
+	case 0:
+		r.GPUsPerMember = min(rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "variantGPUs"), ix.MaxGPUs())
+	case 1:
+		r.Class = topology.AnyType
+		if rapid.Bool().Draw(t, "variantTyped") {
+			r.Class, _ = ix.Class(rapid.SampledFrom(ix.Types()).Draw(t, "variantType"))
+		}
+	default:
+		r.Required, r.Preferred = gang.NoLevel, gang.NoLevel
+		if nl := ix.NumLevels(); nl > 0 && rapid.Bool().Draw(t, "variantTopo") {
+			r.Required = rapid.IntRange(0, nl-1).Draw(t, "variantRequired")
+		}
+	}
+	return r
+}
+
+// TestBoundsOnlyFromWeakerShapes: a gang required in one leaf waits for
+// GPUs that the same gang, free to span leaves, does not need. Asked
+// first, its answer must not bound the unrequired gang's, nor may a
+// typed gang's bound an untyped one; the weaker answers do bound the
+// stronger shapes, which still get their own answers.
+func TestBoundsOnlyFromWeakerShapes(t *testing.T) {
+	// Two leaves of two 8-GPU nodes: n0 and n2 are free now; n1 and n3
+	// (the B200 nodes) are held until 1h.
+	c := topology.Cluster{Levels: []string{"leaf"}}
+	for i, typ := range []string{"H100", "B200", "H100", "B200"} {
+		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: 8, GPUType: typ,
+			Domains: map[string]string{"leaf": fmt.Sprintf("l%d", i/2)}})
+	}
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	for _, n := range []topology.NodeID{1, 3} {
+		require.NoError(t, ix.TakeSet(n, topology.FirstN(8)))
+		p.AddRelease(n, topology.FirstN(8), time.Hour)
+	}
+	b200, _ := ix.Class("B200")
+	inLeaf := gang.NewRequest(2, 8)
+	inLeaf.Required = 0
+	typed := gang.NewRequest(2, 8)
+	typed.Class = b200
+	spanning := gang.NewRequest(2, 8)
+	small := gang.NewRequest(1, 4)
+	for _, q := range []struct {
+		name string
+		r    gang.Request
+		at   time.Duration
+	}{
+		{"required in one leaf", inLeaf, time.Hour},
+		{"of one GPU type", typed, time.Hour},
+		{"spanning leaves, any type", spanning, 0},
+		{"one member of 4 GPUs", small, 0},
+		{"required in one leaf, again", inLeaf, time.Hour},
+		{"of one GPU type, again", typed, time.Hour},
+	} {
+		st, ok := p.Earliest(q.r, 2*time.Hour, nil, 0)
+		require.True(t, ok, q.name)
+		require.Equal(t, q.at, st.At, q.name)
+	}
 }

@@ -101,11 +101,14 @@ type Profile struct {
 	classes    int
 }
 
-// tev is a timeline entry: at time at, node n changes.
+// tev is a timeline entry: at time at, node n changes. Entries of
+// reservation starts also carry the GPUs reserved, so that a cursor can
+// apply a start its run's end passes without reading the node's events.
 type tev struct {
 	at  time.Duration
 	seq int32
 	n   topology.NodeID
+	set topology.GPUSet
 }
 
 func tevLess(a, b tev) bool {
@@ -298,7 +301,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 			continue
 		}
 		p.seq++
-		p.starts.ReplaceOrInsert(tev{at: start, seq: p.seq, n: s.Node})
+		p.starts.ReplaceOrInsert(tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
 		e := nev{reserve: true, start: start, end: end, set: s.GPUs}
 		if end != Forever {
 			p.seq++
