@@ -211,56 +211,86 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 	p.show(c, n, p.usable(n, p.alloc[n]&^p.seenHeld[n], c.at, c.d))
 }
 
-// move brings cursor c to the run [t, t+d). It costs O(min(E', M)·e)
-// for the E' events passed, the M nodes with events and e events per
-// node, except that reservation starts passed by a run end moving later
-// cost O(1) each; writing the changed nodes into the index (O(L) each, for L
-// levels) waits for the next flush.
+// move brings cursor c to the run [t, t+d). It recomputes the nodes
+// with an event passed, O(e) each for e events per node, except where the
+// move goes forward (see below), and when the recomputations would
+// outnumber the M nodes with events it recomputes those instead; writing
+// the changed nodes into the index (O(L) each, for L levels) waits for the
+// next flush.
+//
+// Moving forward is the sweep's common case, and most of it costs O(1)
+// per event passed, read from the timeline entry and againOf alone (the
+// backfill oracle tests check the argument):
+//   - A release or reservation end passed by a later start frees its
+//     GPUs from then on, but a GPU reserved again before the run's new
+//     end is unusable for the run from this event on. If that holds for
+//     every GPU of the event (againOf is earlier than the new end), the
+//     node is left as it is: such a GPU's use for the run is settled by
+//     the last event at or before the new start that frees it, another
+//     entry passed and judged alike, and a GPU of a node left alone was
+//     unusable before the move too, unless the reservation that held it
+//     started at or after the old end, which the next rule handles.
+//   - A reservation start passed by a later run end blocks its GPUs. On
+//     a node not recomputed, every event passed frees nothing usable, so
+//     the starts are its only change: their GPUs are removed. (A
+//     reservation that ended by the new start had its end passed and
+//     judged unusable, so removing its GPUs changes nothing.)
 func (p *Profile) move(c *cursor, t, d time.Duration) {
 	e0, e1 := add(c.at, c.d), add(t, d)
 	if t == c.at && e0 == e1 {
 		return
 	}
+	forward := t > c.at
 	lo, hi := min(c.at, t), max(c.at, t)
 	elo, ehi := min(e0, e1), max(e0, e1)
 	c.at, c.d = t, d
 	st := p.nextStamp()
-	budget := len(p.eventful)
+	// A recomputation costs recompute units, an entry passed without one
+	// a unit; past recompute·M units, recompute the M nodes instead.
+	const recompute = 8
+	budget := recompute * len(p.eventful)
 	visit := func(e tev) bool {
-		if budget--; budget < 0 {
+		if p.stamp[e.n] == st {
+			budget--
+			return budget >= 0
+		}
+		if budget -= recompute; budget < 0 {
 			return false
 		}
-		if p.stamp[e.n] != st {
-			p.stamp[e.n] = st
-			p.point(c, e.n)
-		}
+		p.stamp[e.n] = st
+		p.point(c, e.n)
 		return true
 	}
 	// Releases and reservation ends in (lo, hi]; reservation starts in
 	// [elo, ehi).
 	if lo != hi {
-		p.timeline.AscendRange(tev{at: lo + 1, seq: -1}, tev{at: hi + 1, seq: -1}, visit)
+		from, to := tev{at: lo + 1, seq: -1}, tev{at: hi + 1, seq: -1}
+		if forward {
+			p.timeline.AscendRange(from, to, func(e tev) bool {
+				if p.againOf[e.seq] < e1 {
+					budget--
+					return budget >= 0
+				}
+				return visit(e)
+			})
+		} else {
+			p.timeline.AscendRange(from, to, visit)
+		}
 	}
 	if elo != ehi && budget >= 0 {
+		from, to := tev{at: elo, seq: -1}, tev{at: ehi, seq: -1}
 		if e1 > e0 {
-			// The run's end moves later: each start passed blocks its
-			// GPUs, and nothing else changes on a node without a release
-			// or reservation end passed (those nodes were recomputed
-			// above, with all their reservations). A reservation that
-			// starts in [e0, e1) ends after e0, which is after the old
-			// start; if it ended by the new start t, its end was passed.
-			// So a start only takes its GPUs away, read from the entry
-			// itself, and costs no recomputation.
-			p.starts.AscendRange(tev{at: elo, seq: -1}, tev{at: ehi, seq: -1}, func(e tev) bool {
+			p.starts.AscendRange(from, to, func(e tev) bool {
 				if p.stamp[e.n] != st {
 					if u := c.use[e.n]; u&e.set != 0 {
 						p.show(c, e.n, u&^e.set)
 					}
 				}
-				return true
+				budget--
+				return budget >= 0
 			})
 		} else {
-			p.starts.AscendRange(tev{at: elo, seq: -1}, tev{at: ehi, seq: -1}, visit)
+			p.starts.AscendRange(from, to, visit)
 		}
 	}
 	if budget < 0 {

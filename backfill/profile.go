@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -52,9 +53,10 @@ func add(a, b time.Duration) time.Duration {
 // class over time (a step function per class kept beside the events) and
 // starts at the first moment from which enough of them stay free for the
 // whole run: no earlier start can fit. Earliest also remembers its
-// answers per request shape, so a query of a shape already answered
-// starts its sweep at the earlier answer, and one already known never to
-// fit costs O(log answers).
+// answers per request shape, so a query of a shape already answered (or
+// of a weaker shape: fewer GPUs per member, any GPU type, no required
+// level) starts its sweep at the earlier answer, and one already known
+// never to fit costs O(S·log answers) for S shapes remembered.
 // Changes to the profile and to the live index between queries mark the
 // changed nodes stale in each cursor, which recomputes them before use.
 //
@@ -65,6 +67,7 @@ type Profile struct {
 	timeline *btree.BTreeG[tev] // releases and reservation ends
 	starts   *btree.BTreeG[tev] // reservation starts
 	nodes    [][]nev            // per node: its events
+	againOf  []time.Duration    // by seq, for releases and reservation ends: see tev
 	seq      int32
 	// Nodes with events, in the order of their first, and per node the
 	// earliest release or reservation end and the earliest reservation
@@ -101,9 +104,18 @@ type Profile struct {
 	classes    int
 }
 
-// tev is a timeline entry: at time at, node n changes. Entries of
-// reservation starts also carry the GPUs reserved, so that a cursor can
-// apply a start its run's end passes without reading the node's events.
+// tev is a timeline entry: at time at, node n changes. Two facts let a
+// cursor that passes an entry moving forward skip reading the node's
+// events:
+//   - a reservation start's entry carries the GPUs reserved (set);
+//   - for a release or reservation end, againOf[seq] is the moment by
+//     which every GPU it frees is reserved again: the latest, over those
+//     GPUs, of the start of the first reservation of that GPU at or after
+//     at (Forever when one has none). A run that ends after it cannot use
+//     any of them from this event on. It is recorded with the event and
+//     lowered when a later reservation takes one of the GPUs; it may be
+//     later than the truth (that only costs a recomputation), never
+//     earlier.
 type tev struct {
 	at  time.Duration
 	seq int32
@@ -123,8 +135,17 @@ func tevLess(a, b tev) bool {
 type nev struct {
 	start, end time.Duration
 	set        topology.GPUSet
-	endSeq     int32 // of a reservation's end in the timeline
+	seq        int32 // of its timeline entry: the release, or the reservation's end
 	reserve    bool
+}
+
+// freedAt is when e frees its GPUs in the timeline: a release's time or a
+// reservation's end; false for a reservation that never ends.
+func (e *nev) freedAt() (time.Duration, bool) {
+	if !e.reserve {
+		return e.start, true
+	}
+	return e.end, e.end != Forever
 }
 
 type savedHeld struct {
@@ -274,12 +295,81 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	}
 	p.noteEvent(n)
 	p.markStale(n)
-	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s})
+	p.seq++
+	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s, seq: p.seq})
 	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
 	p.firstFree[n] = min(p.firstFree[n], at)
-	p.seq++
 	p.timeline.ReplaceOrInsert(tev{at: at, seq: p.seq, n: n})
+	p.setAgain(p.seq, p.again(n, s, at))
 	return true
+}
+
+// setAgain records againOf for the timeline entry seq.
+func (p *Profile) setAgain(seq int32, at time.Duration) {
+	for int(seq) >= len(p.againOf) {
+		p.againOf = append(p.againOf, 0)
+	}
+	p.againOf[seq] = at
+}
+
+// again returns, for GPUs s of node n freed at at, the latest over them
+// of the start of the first reservation of that GPU at or after at
+// (Forever when one has none). O(events of n).
+func (p *Profile) again(n topology.NodeID, s topology.GPUSet, at time.Duration) time.Duration {
+	var next [64]time.Duration
+	for i := range next {
+		next[i] = Forever
+	}
+	for _, e := range p.nodes[n] {
+		if !e.reserve || e.start < at {
+			continue
+		}
+		for g := e.set & s; g != 0; g &= g - 1 {
+			i := bits.TrailingZeros64(uint64(g))
+			next[i] = min(next[i], e.start)
+		}
+	}
+	latest := time.Duration(0)
+	for g := s; g != 0; g &= g - 1 {
+		latest = max(latest, next[bits.TrailingZeros64(uint64(g))])
+	}
+	return latest
+}
+
+// reservedAgain lowers againOf for the events of node n whose GPUs a
+// reservation of s from start takes: per GPU of s, the last event that
+// frees it at or before start (earlier ones see a reservation of that GPU
+// before this one). O(events of n × (1 + events changed)).
+func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time.Duration) {
+	evs := p.nodes[n]
+	var last [64]int32
+	var lastAt [64]time.Duration
+	for i := range last {
+		last[i] = -1
+	}
+	for k := range evs {
+		at, ok := evs[k].freedAt()
+		if !ok || at > start {
+			continue
+		}
+		for g := evs[k].set & s; g != 0; g &= g - 1 {
+			if i := bits.TrailingZeros64(uint64(g)); last[i] < 0 || at > lastAt[i] {
+				last[i], lastAt[i] = int32(k), at
+			}
+		}
+	}
+	done := topology.GPUSet(0)
+	for g := s; g != 0; g &= g - 1 {
+		i := bits.TrailingZeros64(uint64(g))
+		k := last[i]
+		if k < 0 || done&(1<<i) != 0 {
+			continue
+		}
+		e := &evs[k]
+		done |= e.set
+		at, _ := e.freedAt()
+		p.againOf[e.seq] = p.again(n, e.set, at)
+	}
 }
 
 // Reserve promises the GPUs of pl for [start, start+d). The caller must
@@ -297,18 +387,19 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		p.count(s.Node, start, end, -s.GPUs.Len())
 		p.firstRes[s.Node] = min(p.firstRes[s.Node], start)
 		p.firstFree[s.Node] = min(p.firstFree[s.Node], end)
-		if p.extend(s.Node, s.GPUs, start, end) {
-			continue
-		}
-		p.seq++
-		p.starts.ReplaceOrInsert(tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
-		e := nev{reserve: true, start: start, end: end, set: s.GPUs}
-		if end != Forever {
+		if !p.extend(s.Node, s.GPUs, start, end) {
 			p.seq++
-			e.endSeq = p.seq
-			p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: s.Node})
+			p.starts.ReplaceOrInsert(tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
+			e := nev{reserve: true, start: start, end: end, set: s.GPUs}
+			if end != Forever {
+				p.seq++
+				e.seq = p.seq
+				p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: s.Node})
+				p.setAgain(p.seq, p.again(s.Node, s.GPUs, end))
+			}
+			p.nodes[s.Node] = append(p.nodes[s.Node], e)
 		}
-		p.nodes[s.Node] = append(p.nodes[s.Node], e)
+		p.reservedAgain(s.Node, s.GPUs, start)
 	}
 }
 
@@ -321,12 +412,13 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 		if !e.reserve || e.end != start || e.set != set {
 			continue
 		}
-		p.timeline.Delete(tev{at: e.end, seq: e.endSeq, n: n})
+		p.timeline.Delete(tev{at: e.end, seq: e.seq, n: n})
 		e.end = end
 		if end != Forever {
 			p.seq++
-			e.endSeq = p.seq
+			e.seq = p.seq
 			p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: n})
+			p.setAgain(p.seq, p.again(n, set, end))
 		}
 		return true
 	}
@@ -521,7 +613,10 @@ func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gan
 // required level; requests that avoid nodes are not remembered): while
 // the profile only tightens, a later query with at least as many members
 // and at least as long a run starts its sweep at the remembered answer,
-// and one remembered never to fit is answered at once. Those shortcuts
+// and one remembered never to fit is answered at once. A remembered
+// answer also bounds queries of stronger shapes: as many GPUs per member
+// or more, the same GPU type where the answer was for one, and the same
+// required level where the answer was for one. Those shortcuts
 // are exact; [Profile.AddRelease], [Profile.MoveRelease], [Profile.Forget]
 // and GPUs freed in the index between queries drop what was remembered.
 func (p *Profile) Earliest(r gang.Request, d time.Duration, s binpack.Scorer, notBefore time.Duration) (Start, bool) {
@@ -531,8 +626,9 @@ func (p *Profile) Earliest(r gang.Request, d time.Duration, s binpack.Scorer, no
 // EarliestBy is [Profile.Earliest] for starts no later than by: it
 // reports false when r fits at no t in [notBefore, by], and it sweeps no
 // further than by, so it is cheaper than Earliest when the answer lies
-// beyond. A miss is remembered as a lower bound for the request's shape,
-// so repeating it costs O(log answers).
+// beyond. A miss is remembered as a lower bound for the request's shape
+// and the shapes stronger than it, so repeating it costs O(S·log
+// answers) for S shapes remembered.
 func (p *Profile) EarliestBy(r gang.Request, d time.Duration, s binpack.Scorer, notBefore, by time.Duration) (Start, bool) {
 	return p.earliestUpTo(r, d, s, notBefore, by)
 }
