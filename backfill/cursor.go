@@ -327,14 +327,32 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t,
 	if st, ok := try(t); ok {
 		return st, true
 	}
-	// Then the moments when capacity grows: releases and reservation ends.
+	// Then the moments when capacity can grow: releases and reservation
+	// ends. Moving on from t, the GPUs of r's class usable for the run
+	// grow only by what the events passed free: none from an event whose
+	// GPUs are all reserved again before a run from its own moment ends
+	// (nor for any later run), at most its GPUs of r's class from another
+	// (starts passed only take GPUs away). So the next start worth trying
+	// is the first at which that bound reaches r's size, or, when the GPUs
+	// sufficed at t but r did not fit, the first at which any GPU can be
+	// added: before it the usable GPUs only shrink.
 	for {
-		next, more := time.Duration(0), false
+		deficit := max(need-p.freeGPUs(c, r.Class), 1)
+		next, found := time.Duration(0), false
 		p.timeline.AscendGreaterOrEqual(tev{at: t + 1, seq: -1}, func(e tev) bool {
-			next, more = e.at, true
+			if e.at > limit {
+				return false
+			}
+			if p.againOf[e.seq] < add(e.at, d) || r.Class != topology.AnyType && p.class[e.n] != r.Class {
+				return true
+			}
+			if deficit -= (e.set & p.alloc[e.n]).Len(); deficit > 0 {
+				return true
+			}
+			next, found = e.at, true
 			return false
 		})
-		if !more || next > limit {
+		if !found {
 			return Start{}, false
 		}
 		t = next

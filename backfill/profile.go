@@ -107,7 +107,9 @@ type Profile struct {
 // tev is a timeline entry: at time at, node n changes. Two facts let a
 // cursor that passes an entry moving forward skip reading the node's
 // events:
-//   - a reservation start's entry carries the GPUs reserved (set);
+//   - an entry carries the GPUs reserved, released, or freed by the end
+//     of a reservation (set; a release's may be more than it still frees
+//     after [Profile.MoveRelease]);
 //   - for a release or reservation end, againOf[seq] is the moment by
 //     which every GPU it frees is reserved again: the latest, over those
 //     GPUs, of the start of the first reservation of that GPU at or after
@@ -299,7 +301,7 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s, seq: p.seq})
 	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
 	p.firstFree[n] = min(p.firstFree[n], at)
-	p.timeline.ReplaceOrInsert(tev{at: at, seq: p.seq, n: n})
+	p.timeline.ReplaceOrInsert(tev{at: at, seq: p.seq, n: n, set: s})
 	p.setAgain(p.seq, p.again(n, s, at))
 	return true
 }
@@ -394,7 +396,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 			if end != Forever {
 				p.seq++
 				e.seq = p.seq
-				p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: s.Node})
+				p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
 				p.setAgain(p.seq, p.again(s.Node, s.GPUs, end))
 			}
 			p.nodes[s.Node] = append(p.nodes[s.Node], e)
@@ -417,7 +419,7 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 		if end != Forever {
 			p.seq++
 			e.seq = p.seq
-			p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: n})
+			p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: n, set: set})
 			p.setAgain(p.seq, p.again(n, set, end))
 		}
 		return true
