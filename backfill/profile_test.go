@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/gpusched/gpusched/backfill"
+	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/internal/gen"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
@@ -143,4 +145,25 @@ func containsReservation(rs []scheduler.Reservation, r scheduler.Reservation) bo
 		}
 	}
 	return false
+}
+
+// TestFreedBeforeItsRelease: GPUs freed in the index before the release
+// the profile recorded for them are usable at once, also to a cursor that
+// an earlier query left after that release and that moves back past it.
+func TestFreedBeforeItsRelease(t *testing.T) {
+	c := topology.Uniform(1, 2, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	held := topology.GPUSet(1) // GPU 0
+	require.NoError(t, ix.TakeSet(0, held))
+	p.AddRelease(0, held, 2*time.Hour)
+	both := gang.NewRequest(1, 2)
+	st, ok := p.Earliest(both, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, 2*time.Hour, st.At, "both GPUs are free once GPU 0 is released")
+	ix.Release(0, held) // the job holding GPU 0 ended early
+	st, ok = p.Earliest(both, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, time.Duration(0), st.At, "GPU 0 is free now")
 }
