@@ -16,12 +16,13 @@ import (
 // at and d, and it differs between two runs only on the nodes with a
 // release or a reservation end between the two starts, or a reservation
 // start between the two ends. So a query brings a cursor to its run by
-// recomputing just those nodes, and sweeps forward the same way; the
-// next query, which usually starts near where an earlier one ended,
-// finds a cursor close by instead of rebuilding the view of every node
-// with events. When the events passed would outnumber the nodes with
-// events, the cursor recomputes those nodes instead, so a move never
-// costs more than a rebuild.
+// applying just those events (see [Profile.move]), and sweeps forward the
+// same way; the next query, which usually starts near where an earlier
+// one ended, finds a cursor close by instead of rebuilding the view of
+// every node with events. When the events passed would cost more than
+// recomputing the nodes with events, the cursor recomputes those nodes
+// instead, so a move costs at most a constant factor more than a
+// rebuild.
 //
 // Changes to the profile (releases, reservations) and to the live index
 // (GPUs taken or freed between queries, which the index records) mark the
@@ -212,15 +213,15 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 }
 
 // move brings cursor c to the run [t, t+d). It recomputes the nodes
-// with an event passed, O(e) each for e events per node, except where the
-// move goes forward (see below), and when the recomputations would
-// outnumber the M nodes with events it recomputes those instead; writing
-// the changed nodes into the index (O(L) each, for L levels) waits for the
+// with an event passed, O(e) each for e events per node, except for the
+// events applied in O(1) below. A recomputation counts 8 units and an
+// event applied in O(1) one; past 8 units per node with events, the move
+// stops and recomputes every node with events instead. Writing the
+// changed nodes into the index (O(L) each, for L levels) waits for the
 // next flush.
 //
-// Moving forward is the sweep's common case, and most of it costs O(1)
-// per event passed, read from the timeline entry and againOf alone (the
-// backfill oracle tests check the argument):
+// Two kinds of event cost O(1), read from the timeline entry and againOf
+// alone (the backfill oracle tests check the argument):
 //   - A release or reservation end passed by a later start frees its
 //     GPUs from then on, but a GPU reserved again before the run's new
 //     end is unusable for the run from this event on. If that holds for
@@ -230,11 +231,15 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 //     entry passed and judged alike, and a GPU of a node left alone was
 //     unusable before the move too, unless the reservation that held it
 //     started at or after the old end, which the next rule handles.
-//   - A reservation start passed by a later run end blocks its GPUs. On
-//     a node not recomputed, every event passed frees nothing usable, so
-//     the starts are its only change: their GPUs are removed. (A
+//   - A reservation start passed by a later run end (whichever way the
+//     start moves) blocks its GPUs. On a node not recomputed, the events
+//     passed moving the start take nothing away and free nothing usable,
+//     so the starts are its only change: their GPUs are removed. (A
 //     reservation that ended by the new start had its end passed and
 //     judged unusable, so removing its GPUs changes nothing.)
+//
+// Moving the start earlier past a release or reservation end, or the end
+// earlier past a reservation start, recomputes the node.
 func (p *Profile) move(c *cursor, t, d time.Duration) {
 	e0, e1 := add(c.at, c.d), add(t, d)
 	if t == c.at && e0 == e1 {

@@ -64,10 +64,12 @@ func (p *Profile) memoShape(r gang.Request) (shape, bool) {
 	return shape{class: r.Class, g: int32(r.GPUsPerMember), req: int32(r.Required)}, true
 }
 
-// implies reports whether, wherever a gang of shape k fits, a gang of
-// shape w with as many members fits too: the same GPUs serve it when w's
-// members need no more GPUs each (take that many of each member's), w
-// takes any GPU type or k's, and w requires k's level or none.
+// implies reports a sufficient condition for a gang of shape w with as
+// many members to fit wherever one of shape k fits: the same GPUs serve
+// it when w's members need no more GPUs each (take that many of each
+// member's), w takes any GPU type or k's, and w requires k's level or
+// none. (Other pairs may imply each other too, such as a required level
+// above k's; they are not used.)
 func (k shape) implies(w shape) bool {
 	return (w.class == k.class || w.class == topology.AnyType) && w.g <= k.g &&
 		(w.req == k.req || w.req == gang.NoLevel)

@@ -102,6 +102,9 @@ func TestRememberedAnswersAgreeWithOracle(t *testing.T) {
 			if !slices.Equal(before, heldAll(ix)) {
 				t.Fatalf("Earliest changed the index")
 			}
+			if err := backfill.CheckInvariants(p); err != nil {
+				t.Fatal(err)
+			}
 			if !ok || rapid.IntRange(0, 2).Draw(t, "skipReserve") == 0 {
 				continue
 			}
@@ -137,8 +140,8 @@ func drawVariant(t *rapid.T, ix *topology.Index, r gang.Request) gang.Request {
 // TestBoundsOnlyFromWeakerShapes: a gang required in one leaf waits for
 // GPUs that the same gang, free to span leaves, does not need. Asked
 // first, its answer must not bound the unrequired gang's, nor may a
-// typed gang's bound an untyped one; the weaker answers do bound the
-// stronger shapes, which still get their own answers.
+// typed gang's bound an untyped one; asked again after the weaker
+// shapes, the stronger ones still get their own answers.
 func TestBoundsOnlyFromWeakerShapes(t *testing.T) {
 	// Two leaves of two 8-GPU nodes: n0 and n2 are free now; n1 and n3
 	// (the B200 nodes) are held until 1h.

@@ -186,6 +186,9 @@ func TestProfileAgreesWithOracle(t *testing.T) {
 			if !slices.Equal(before, heldAll(ix)) {
 				t.Fatalf("Earliest changed the index")
 			}
+			if err := backfill.CheckInvariants(p); err != nil {
+				t.Fatal(err)
+			}
 			at, want := o.earliest(r, d, notBefore)
 			if ok != want || ok && st.At != at {
 				t.Fatalf("Earliest(%+v, %s, from %s) = %s (ok %v), oracle %s (ok %v)", r, d, notBefore, st.At, ok, at, want)

@@ -17,6 +17,10 @@ import (
 // limit, or a reservation for one.
 const Forever = time.Duration(math.MaxInt64)
 
+// run returns the length of a run of d: a run holds its GPUs for at least
+// a nanosecond, so that it has a moment at which it holds them.
+func run(d time.Duration) time.Duration { return max(d, 1) }
+
 // add returns a+b, saturating at Forever.
 func add(a, b time.Duration) time.Duration {
 	if a == Forever || b == Forever || a > Forever-b {
@@ -33,30 +37,37 @@ func add(a, b time.Duration) time.Duration {
 //
 // A GPU is usable for a job that would run during [t, t+d) when it is
 // free now or released by t, and no reservation holds it at any moment of
-// [t, t+d). Queries evaluate exactly that rule.
+// [t, t+d). Queries evaluate exactly that rule. Runs and reservations
+// shorter than a nanosecond (d <= 0) are taken to last one, so that each
+// holds its GPUs at its start.
 //
 // Releases and reservation ends are kept in a time-ordered B-tree
 // (google/btree), reservation starts in another, and each node keeps the
 // short list of its own events. [Profile.Earliest] works on cursors:
 // copies of the index that show the usable GPUs for one run [t, t+d).
-// A query takes the cursor nearest to its run, brings it there by
-// recomputing only the nodes with an event between the two runs (or, if
-// those events outnumber the nodes with events, those nodes), and then
-// sweeps forward over the moments at which capacity can grow (releases
-// and reservation ends), recomputing at each just the nodes that change,
-// and asks the gang placer whether the job fits. So a query costs
-// O(min(B, M)·(e+L) + E·(e+L) + F·P): B events between the cursor and
-// the query's start, M nodes with events, E events swept, e events per
-// node, L levels, F fit checks of cost P each ([gang.Place]); fit checks
-// are skipped while the free GPUs of the job's class are fewer than it
-// needs. Before sweeping, Earliest counts the free GPUs of the job's
-// class over time (a step function per class kept beside the events) and
-// starts at the first moment from which enough of them stay free for the
-// whole run: no earlier start can fit. Earliest also remembers its
-// answers per request shape, so a query of a shape already answered (or
-// of a weaker shape: fewer GPUs per member, any GPU type, no required
-// level) starts its sweep at the earlier answer, and one already known
-// never to fit costs O(S·log answers) for S shapes remembered.
+// A query takes the cursor nearest to its run and brings it there by
+// applying the events between the two runs: many in O(1) from the
+// event's own record, the others by recomputing their node (or, if those
+// would outnumber the nodes with events, those nodes). Then it sweeps
+// forward over the moments at which capacity can grow (releases and
+// reservation ends), adding up, without moving the cursor, the GPUs of
+// the job's class that each event could free for the run, and moves the
+// cursor only to the moments where they could make up what is missing;
+// there it counts the usable GPUs and asks the gang placer whether the
+// job fits. So a query costs O(B·c + E + T·(B'·c + P)): B events between
+// the cursor and the query's start, c the cost of applying one (O(1), or
+// O(e) to recompute a node of e events; never more in all than
+// recomputing the M nodes with events), E events swept, T moments tried,
+// B' events between two of them, and P a fit check ([gang.Place]), made
+// only where the GPUs suffice. Before sweeping, Earliest counts the free
+// GPUs of the job's class over time (a step function per class kept
+// beside the events) and starts at the first moment from which enough of
+// them stay free for the whole run: no earlier start can fit. Earliest
+// also remembers its answers per request shape, and an answer bounds
+// later queries of that shape or a stronger one (as many GPUs per member
+// or more, a GPU type where the answer was for any, a required level
+// where it was for none): they start their sweep there, and one already
+// known never to fit costs O(S·log answers) for S shapes remembered.
 // Changes to the profile and to the live index between queries mark the
 // changed nodes stale in each cursor, which recomputes them before use.
 //
@@ -104,20 +115,21 @@ type Profile struct {
 	classes    int
 }
 
-// tev is a timeline entry: at time at, node n changes. Two facts let a
-// cursor that passes an entry moving forward skip reading the node's
-// events:
+// tev is a timeline entry: at time at, node n changes. Two facts often
+// let a cursor that passes an entry skip reading the node's events (see
+// [Profile.move]):
 //   - an entry carries the GPUs reserved, released, or freed by the end
 //     of a reservation (set; a release's may be more than it still frees
 //     after [Profile.MoveRelease]);
 //   - for a release or reservation end, againOf[seq] is the moment by
 //     which every GPU it frees is reserved again: the latest, over those
 //     GPUs, of the start of the first reservation of that GPU at or after
-//     at (Forever when one has none). A run that ends after it cannot use
-//     any of them from this event on. It is recorded with the event and
-//     lowered when a later reservation takes one of the GPUs; it may be
-//     later than the truth (that only costs a recomputation), never
-//     earlier.
+//     at that holds it in a run from at (Forever when one has none). A
+//     run from at or later that ends after it cannot use any of them from
+//     this event on. It is recorded with the event and recomputed for the
+//     event that a later reservation of the GPU follows (see
+//     reservedAgain); it may be later than the truth, which costs only a
+//     recomputation or a fit check that was not needed, never earlier.
 type tev struct {
 	at  time.Duration
 	seq int32
@@ -283,7 +295,7 @@ func (p *Profile) Index() *topology.Index { return p.ix }
 
 // AddRelease records that the held GPUs s of node n become free at
 // offset at. Releases at or before now, at Forever, or on nodes that are
-// not ready are ignored. O(log E).
+// not ready are ignored. O(e + log E) for e events of the node.
 func (p *Profile) AddRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	if p.addRelease(n, s, at) {
 		p.forget()
@@ -315,15 +327,17 @@ func (p *Profile) setAgain(seq int32, at time.Duration) {
 }
 
 // again returns, for GPUs s of node n freed at at, the latest over them
-// of the start of the first reservation of that GPU at or after at
-// (Forever when one has none). O(events of n).
+// of the start of the first reservation of that GPU at or after at that
+// holds it in a run from at (Forever when one has none). O(events of n).
 func (p *Profile) again(n topology.NodeID, s topology.GPUSet, at time.Duration) time.Duration {
 	var next [64]time.Duration
 	for i := range next {
 		next[i] = Forever
 	}
 	for _, e := range p.nodes[n] {
-		if !e.reserve || e.start < at {
+		// A reservation from at on holds its GPUs in a run from at unless
+		// it is empty and starts right at at.
+		if !e.reserve || e.start < at || e.end <= at {
 			continue
 		}
 		for g := e.set & s; g != 0; g &= g - 1 {
@@ -338,10 +352,12 @@ func (p *Profile) again(n topology.NodeID, s topology.GPUSet, at time.Duration) 
 	return latest
 }
 
-// reservedAgain lowers againOf for the events of node n whose GPUs a
-// reservation of s from start takes: per GPU of s, the last event that
-// frees it at or before start (earlier ones see a reservation of that GPU
-// before this one). O(events of n × (1 + events changed)).
+// reservedAgain recomputes againOf for the events of node n that a
+// reservation of s from start may lower: per GPU of s, the last event at
+// or before start that frees it. (An earlier event that frees the GPU is
+// usually followed by a reservation of it before this one; where it is
+// not, its againOf stays later than the truth, which is allowed.)
+// O(events of n × (1 + events recomputed)).
 func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time.Duration) {
 	evs := p.nodes[n]
 	var last [64]int32
@@ -367,8 +383,12 @@ func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time
 		if k < 0 || done&(1<<i) != 0 {
 			continue
 		}
+		for h := g; h != 0; h &= h - 1 {
+			if j := bits.TrailingZeros64(uint64(h)); last[j] == k {
+				done |= 1 << j
+			}
+		}
 		e := &evs[k]
-		done |= e.set
 		at, _ := e.freedAt()
 		p.againOf[e.seq] = p.again(n, e.set, at)
 	}
@@ -380,9 +400,10 @@ func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time
 // is extended instead, which answers every query alike (a GPU is usable
 // when no reservation holds it at any moment of a run) with half the
 // events: queued gangs stack this way on the nodes they share.
-// O(nodes of pl × (e + log E)).
+// O(nodes of pl × (e·(1+g) + log E)) for e events per node and g GPUs per
+// node (the events whose againOf the reservation may lower).
 func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
-	end := add(start, d)
+	end := add(start, run(d))
 	for _, s := range pl.Slots {
 		p.noteEvent(s.Node)
 		p.markStale(s.Node)
@@ -538,8 +559,10 @@ type Start struct {
 // records their release at d. It reports false, changing nothing, when r
 // does not fit that way. Cost: O(G) when the free GPUs of r's class
 // cannot hold it; otherwise O(min(F, R)·e·L) for the F nodes with free
-// GPUs and the R reservations that start before d, plus one [gang.Place].
+// GPUs and the R reservations that start before d, plus one [gang.Place]
+// and one [Profile.AddRelease] per node placed on.
 func (p *Profile) PlaceNow(r gang.Request, d time.Duration, s binpack.Scorer) (gang.Placement, gang.Outcome) {
+	d = run(d)
 	p.sync()
 	defer p.settle()
 	if p.cannotFitNow(r) {
@@ -593,6 +616,7 @@ func (p *Profile) recordRelease(pl gang.Placement, d time.Duration) {
 // FitsNow reports whether r would fit for a run of d starting now, as
 // PlaceNow would find, without changing anything.
 func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gang.Outcome {
+	d = run(d)
 	if p.cannotFitNow(r) {
 		return gang.NoCapacity
 	}
@@ -636,6 +660,7 @@ func (p *Profile) EarliestBy(r gang.Request, d time.Duration, s binpack.Scorer, 
 }
 
 func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer, notBefore, by time.Duration) (Start, bool) {
+	d = run(d)
 	p.sync()
 	defer p.settle()
 	t := max(notBefore, 0)
@@ -694,6 +719,7 @@ func (p *Profile) nextStamp() uint32 {
 // now, only the GPUs that no reservation holds before now+d, then restores
 // the index. fn must leave the index as it found it.
 func (p *Profile) WithReservations(d time.Duration, fn func()) {
+	d = run(d)
 	p.sync()
 	defer p.settle()
 	p.blockNow(d)

@@ -167,3 +167,55 @@ func TestFreedBeforeItsRelease(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, time.Duration(0), st.At, "GPU 0 is free now")
 }
+
+// TestZeroLengthReservation: runs and reservations of no length are
+// taken to last a nanosecond. A job of no length takes the GPU released at
+// 1h at 1h, and reserved there it holds the GPU for that nanosecond, so
+// the next job starts a nanosecond later: what the oracle says of a
+// one-nanosecond reservation.
+func TestZeroLengthReservation(t *testing.T) {
+	c := topology.Uniform(1, 1, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	require.NoError(t, ix.TakeSet(0, topology.SetOf(0)))
+	p.AddRelease(0, topology.SetOf(0), time.Hour)
+	one := gang.NewRequest(1, 1)
+	st, ok := p.Earliest(one, 0, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, time.Hour, st.At)
+	p.Reserve(st.Placement, st.At, 0) // [1h, 1h+1ns)
+	o := &oracle{ix: ix, freeNow: []topology.GPUSet{0},
+		releases: []event{{n: 0, set: topology.SetOf(0), start: time.Hour, end: time.Hour}},
+		reserved: []event{{n: 0, set: topology.SetOf(0), start: time.Hour, end: time.Hour + 1}}}
+	want, ok := o.earliest(one, time.Hour, 0)
+	require.True(t, ok)
+	require.Equal(t, time.Hour+1, want)
+	st, ok = p.Earliest(one, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, want, st.At)
+	require.NoError(t, backfill.CheckInvariants(p))
+}
+
+// TestAgainFollowsEachGPU: when a reservation takes GPUs that different
+// events last freed, each of those events learns when its GPUs are
+// reserved again. GPUs 0 and 1 are released at 1h, GPU 1 is reserved
+// from 1h30 to 2h, then both are reserved from 3h: the release's GPU 0
+// and the 2h end's GPU 1 are both taken again at 3h.
+func TestAgainFollowsEachGPU(t *testing.T) {
+	c := topology.Uniform(1, 8, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	require.NoError(t, ix.TakeSet(0, topology.SetOf(0, 1)))
+	p.AddRelease(0, topology.SetOf(0, 1), time.Hour)
+	slot := func(gpus ...int) gang.Placement {
+		return gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(gpus...), Members: 1}}}
+	}
+	p.Reserve(slot(1), 90*time.Minute, 30*time.Minute)
+	require.Equal(t, []time.Duration{backfill.Forever}, backfill.AgainOf(p, 0, time.Hour), "GPU 0 is never reserved yet")
+	p.Reserve(slot(0, 1), 3*time.Hour, time.Hour)
+	require.Equal(t, []time.Duration{3 * time.Hour}, backfill.AgainOf(p, 0, time.Hour))
+	require.Equal(t, []time.Duration{3 * time.Hour}, backfill.AgainOf(p, 0, 2*time.Hour))
+	require.NoError(t, backfill.CheckInvariants(p))
+}

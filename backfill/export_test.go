@@ -1,0 +1,88 @@
+package backfill
+
+import (
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// CheckInvariants reports the first way p's internal state disagrees
+// with its definitions: a cursor node that is not stale showing other
+// GPUs than the usability rule gives for the cursor's run, a cursor's
+// per-class counts that are not the sum of what it shows, or a release or
+// reservation end whose againOf is earlier than the truth.
+func CheckInvariants(p *Profile) error {
+	for ci, c := range p.cursors {
+		free := make([]int, len(c.free))
+		stale := false
+		for i := range c.use {
+			n := topology.NodeID(i)
+			k := (c.use[i] & p.alloc[i]).Len()
+			free[topology.AnyType] += k
+			if cl := p.class[n]; cl != topology.AnyType {
+				free[cl] += k
+			}
+			if c.stale[i] {
+				stale = true
+				continue
+			}
+			want := p.usable(n, p.alloc[n]&^p.seenHeld[n], c.at, c.d) & p.alloc[n]
+			if got := c.use[i] & p.alloc[i]; got != want {
+				return fmt.Errorf("cursor %d at [%s, +%s): node %d shows %v, the rule gives %v", ci, c.at, c.d, n, got.Indices(), want.Indices())
+			}
+		}
+		if stale {
+			continue // stale nodes are recomputed before the counts are read
+		}
+		for cl := range free {
+			if free[cl] != c.free[cl] {
+				return fmt.Errorf("cursor %d: class %d counts %d GPUs, shows %d", ci, cl, c.free[cl], free[cl])
+			}
+		}
+	}
+	var err error
+	p.timeline.Ascend(func(e tev) bool {
+		for _, v := range p.nodes[e.n] {
+			if v.seq != e.seq {
+				continue
+			}
+			if truth := againTruth(p, e.n, v.set, e.at); p.againOf[e.seq] < truth {
+				err = fmt.Errorf("node %d, event at %s of %v: againOf %s is earlier than %s", e.n, e.at, v.set.Indices(), p.againOf[e.seq], truth)
+				return false
+			}
+		}
+		return true
+	})
+	return err
+}
+
+// againTruth is againOf by its definition, one GPU at a time.
+func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Duration) time.Duration {
+	latest := time.Duration(0)
+	for g := s; g != 0; g &= g - 1 {
+		i := bits.TrailingZeros64(uint64(g))
+		first := Forever
+		for _, e := range p.nodes[n] {
+			// The first reservation of GPU i that holds it in a run from at.
+			if e.reserve && e.start >= at && e.end > at && e.set&(1<<i) != 0 {
+				first = min(first, e.start)
+			}
+		}
+		latest = max(latest, first)
+	}
+	return latest
+}
+
+// AgainOf returns againOf of node n's timeline entries at at.
+func AgainOf(p *Profile, n topology.NodeID, at time.Duration) []time.Duration {
+	var out []time.Duration
+	p.timeline.AscendRange(tev{at: at, seq: -1}, tev{at: at + 1, seq: -1}, func(e tev) bool {
+		if e.n == n {
+			out = append(out, p.againOf[e.seq])
+		}
+		return true
+	})
+	return out
+}
