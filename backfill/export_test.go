@@ -65,8 +65,7 @@ func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Durati
 		i := bits.TrailingZeros64(uint64(g))
 		first := Forever
 		for _, e := range p.nodes[n] {
-			// The first reservation of GPU i that holds it in a run from at.
-			if e.reserve && e.start >= at && e.end > at && e.set&(1<<i) != 0 {
+			if e.reserve && e.start >= at && e.set&(1<<i) != 0 {
 				first = min(first, e.start)
 			}
 		}

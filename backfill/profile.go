@@ -124,7 +124,7 @@ type Profile struct {
 //   - for a release or reservation end, againOf[seq] is the moment by
 //     which every GPU it frees is reserved again: the latest, over those
 //     GPUs, of the start of the first reservation of that GPU at or after
-//     at that holds it in a run from at (Forever when one has none). A
+//     at (Forever when one has none). A
 //     run from at or later that ends after it cannot use any of them from
 //     this event on. It is recorded with the event and recomputed for the
 //     event that a later reservation of the GPU follows (see
@@ -212,7 +212,7 @@ func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
 		return
 	}
 	p.sky[topology.AnyType].add(from, to, int32(k))
-	if c := p.ix.NodeClass(n); c != topology.AnyType {
+	if c := p.class[n]; c != topology.AnyType {
 		p.sky[c].add(from, to, int32(k))
 	}
 }
@@ -232,7 +232,7 @@ func (p *Profile) buildSky() {
 			return
 		}
 		ds = append(ds, delta{at, topology.AnyType, int32(k)})
-		if c := p.ix.NodeClass(n); c != topology.AnyType {
+		if c := p.class[n]; c != topology.AnyType {
 			ds = append(ds, delta{at, c, int32(k)})
 		}
 	}
@@ -327,17 +327,16 @@ func (p *Profile) setAgain(seq int32, at time.Duration) {
 }
 
 // again returns, for GPUs s of node n freed at at, the latest over them
-// of the start of the first reservation of that GPU at or after at that
-// holds it in a run from at (Forever when one has none). O(events of n).
+// of the start of the first reservation of that GPU at or after at
+// (Forever when one has none); reservations last at least a nanosecond,
+// so each holds its GPUs in a run from at. O(events of n).
 func (p *Profile) again(n topology.NodeID, s topology.GPUSet, at time.Duration) time.Duration {
 	var next [64]time.Duration
 	for i := range next {
 		next[i] = Forever
 	}
 	for _, e := range p.nodes[n] {
-		// A reservation from at on holds its GPUs in a run from at unless
-		// it is empty and starts right at at.
-		if !e.reserve || e.start < at || e.end <= at {
+		if !e.reserve || e.start < at {
 			continue
 		}
 		for g := e.set & s; g != 0; g &= g - 1 {

@@ -148,24 +148,37 @@ func containsReservation(rs []scheduler.Reservation, r scheduler.Reservation) bo
 }
 
 // TestFreedBeforeItsRelease: GPUs freed in the index before the release
-// the profile recorded for them are usable at once, also to a cursor that
-// an earlier query left after that release and that moves back past it.
+// the profile recorded for them are usable at once, to a cursor that an
+// earlier query left at the same run (the index's record of changes must
+// mark the node stale) and to one left after that release (which moves
+// back past it).
 func TestFreedBeforeItsRelease(t *testing.T) {
-	c := topology.Uniform(1, 2, "H100")
-	ix, err := topology.NewIndex(&c)
-	require.NoError(t, err)
-	p := backfill.NewProfile(ix)
-	held := topology.GPUSet(1) // GPU 0
-	require.NoError(t, ix.TakeSet(0, held))
-	p.AddRelease(0, held, 2*time.Hour)
-	both := gang.NewRequest(1, 2)
-	st, ok := p.Earliest(both, time.Hour, nil, 0)
-	require.True(t, ok)
-	require.Equal(t, 2*time.Hour, st.At, "both GPUs are free once GPU 0 is released")
-	ix.Release(0, held) // the job holding GPU 0 ended early
-	st, ok = p.Earliest(both, time.Hour, nil, 0)
-	require.True(t, ok)
-	require.Equal(t, time.Duration(0), st.At, "GPU 0 is free now")
+	for _, tc := range []struct {
+		name  string
+		first gang.Request // asked before GPU 0 is freed; leaves a cursor
+		at    time.Duration
+	}{
+		{"cursor at the same run", gang.NewRequest(1, 1), 0},
+		{"cursor after the release", gang.NewRequest(1, 2), 2 * time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := topology.Uniform(1, 2, "H100")
+			ix, err := topology.NewIndex(&c)
+			require.NoError(t, err)
+			p := backfill.NewProfile(ix)
+			held := topology.SetOf(0)
+			require.NoError(t, ix.TakeSet(0, held))
+			p.AddRelease(0, held, 2*time.Hour)
+			st, ok := p.Earliest(tc.first, time.Hour, nil, 0)
+			require.True(t, ok)
+			require.Equal(t, tc.at, st.At)
+			ix.Release(0, held) // the job holding GPU 0 ended early
+			st, ok = p.Earliest(gang.NewRequest(1, 2), time.Hour, nil, 0)
+			require.True(t, ok)
+			require.Equal(t, time.Duration(0), st.At, "GPU 0 is free now")
+			require.NoError(t, backfill.CheckInvariants(p))
+		})
+	}
 }
 
 // TestZeroLengthReservation: runs and reservations of no length are
