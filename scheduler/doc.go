@@ -69,7 +69,9 @@
 //
 // and [BackfillMode], [BackfillOrder] and Config.Preemption choose the
 // built-in reservation strategy and the preemption matrix. A policy must not
-// modify the snapshot or keep state between Steps: when any custom policy
+// modify the snapshot or keep state that changes an answer between Steps
+// (scratch space reused between calls, as a [preempt.Selector] keeps, is
+// fine): when any custom policy
 // is set, Step fingerprints the snapshot before and after and returns
 // [ErrPolicyModifiedSnapshot] rather than a decision built on changed
 // input, and it checks that an Orderer returns a permutation and that a

@@ -105,6 +105,7 @@ type run struct {
 	// the largest grace among them, and shapes preemption cannot help.
 	cands     []preempt.Candidate
 	candJobs  []*Job
+	held      []*Job // running and evicting jobs, by ID
 	idxBuf    []int
 	subBuf    []preempt.Candidate
 	gone      []bool // by candidate
@@ -196,7 +197,8 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	}
 	// Hold running allocations with one TakeSet per node.
 	held := make([]topology.GPUSet, ix.NumNodes())
-	for _, j := range r.heldJobs() {
+	r.held = r.heldJobs()
+	for _, j := range r.held {
 		if j.State == Running {
 			r.inUse[j.Team] += j.GPUs() // evicting jobs are leaving
 		}
@@ -219,7 +221,8 @@ func newRun(cfg *Config, snap *Snapshot) (*run, error) {
 	return r, nil
 }
 
-// heldJobs returns the running and evicting jobs, by ID.
+// heldJobs returns the running and evicting jobs, by ID; newRun keeps
+// them in r.held.
 func (r *run) heldJobs() []*Job {
 	var out []*Job
 	for i := range r.snap.Jobs {
@@ -269,7 +272,7 @@ func (r *run) graceAtLimit(j *Job) time.Duration {
 // evict evicts running jobs on down nodes and past their time limit, and
 // tells the profile when every held GPU frees up.
 func (r *run) evict() {
-	for _, j := range r.heldJobs() {
+	for _, j := range r.held {
 		end := backfill.Forever
 		switch j.State {
 		case Evicting:
@@ -628,7 +631,7 @@ func (r *run) candidates() {
 	for _, e := range r.d.Evictions {
 		evicted[e.Job] = true
 	}
-	for _, j := range r.heldJobs() {
+	for _, j := range r.held {
 		if j.State != Running || evicted[j.ID] {
 			continue
 		}
@@ -1010,18 +1013,19 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 // reservations made so far, the same count starts within d, so the text
 // is formatted once per (count, reservations).
 func (r *run) delayed(d time.Duration) string {
-	key := [2]int{r.blocks(d), len(r.reserve)}
+	blocks := r.blocks(d)
+	key := [2]int{blocks, len(r.reserve)}
 	if msg, ok := r.delayMsg[key]; ok {
 		return msg
 	}
-	msg := "fits now but would delay the reservation of " + r.formatDelayed(d)
+	msg := "fits now but would delay the reservation of " + r.formatDelayed(d, blocks)
 	r.delayMsg[key] = msg
 	return msg
 }
 
 // formatDelayed names the first three reservations (in the order they
-// were made) that start within d, and counts the others.
-func (r *run) formatDelayed(d time.Duration) string {
+// were made) that start within d, and counts the others: blocks in all.
+func (r *run) formatDelayed(d time.Duration, blocks int) string {
 	var names []string
 	for _, rs := range r.reserve {
 		if len(names) == 3 {
@@ -1034,7 +1038,7 @@ func (r *run) formatDelayed(d time.Duration) string {
 	if len(names) == 0 {
 		return "an earlier job"
 	}
-	if more := r.blocks(d) - len(names); more > 0 {
+	if more := blocks - len(names); more > 0 {
 		names = append(names, fmt.Sprintf("%d more", more))
 	}
 	return strings.Join(names, ", ")

@@ -98,11 +98,8 @@ func validate(s *Snapshot, tiers int) error {
 	// Jobs listed in ID order, as hosts usually keep them, repeat an ID
 	// only next to each other; otherwise a map finds repeats.
 	var ids map[string]int
-	for i := 1; i < len(s.Jobs); i++ {
-		if s.Jobs[i-1].ID > s.Jobs[i].ID {
-			ids = make(map[string]int, len(s.Jobs))
-			break
-		}
+	if !slices.IsSortedFunc(s.Jobs, func(a, b Job) int { return strings.Compare(a.ID, b.ID) }) {
+		ids = make(map[string]int, len(s.Jobs))
 	}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
@@ -110,13 +107,13 @@ func validate(s *Snapshot, tiers int) error {
 		if j.ID == "" {
 			return verr(fmt.Sprintf("jobs[%d]", i), "id is empty")
 		}
-		if ids == nil && i > 0 && s.Jobs[i-1].ID == j.ID {
-			return verr(f(), "duplicate job id (also jobs[%d])", i-1)
-		}
-		if ids != nil {
-			if k, dup := ids[j.ID]; dup {
-				return verr(f(), "duplicate job id (also jobs[%d])", k)
+		if ids == nil {
+			if i > 0 && s.Jobs[i-1].ID == j.ID {
+				return verr(f(), "duplicate job id (also jobs[%d])", i-1)
 			}
+		} else if k, dup := ids[j.ID]; dup {
+			return verr(f(), "duplicate job id (also jobs[%d])", k)
+		} else {
 			ids[j.ID] = i
 		}
 		if j.Tier < 0 || j.Tier >= tiers {

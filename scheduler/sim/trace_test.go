@@ -123,8 +123,8 @@ func TestKTHPublished(t *testing.T) {
 	meanBSLD := func(start []int64) float64 {
 		sum := 0.0
 		for i, j := range tr.Jobs {
-			run := float64(min(j.Run, j.Limit))
-			sum += max(1, (float64(start[i]-j.Submit)+run)/max(run, 10))
+			r := sim.JobResult{Wait: time.Duration(start[i]-j.Submit) * time.Second, Run: time.Duration(min(j.Run, j.Limit)) * time.Second}
+			sum += r.BoundedSlowdown()
 		}
 		return sum / float64(len(start))
 	}
