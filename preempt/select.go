@@ -236,14 +236,19 @@ func (sc *Selector) upperBound(ix *topology.Index, r gang.Request, holds []hold)
 	freeAfter := func(n topology.NodeID) int {
 		return ix.Free(n) + (extra[n] &^ ix.FreeSet(n)).Len()
 	}
-	gain := make([]int, max(ix.NumDomains(lr), 1))
-	seen := make([]bool, len(gain))
+	nd := max(ix.NumDomains(lr), 1)
+	if cap(sc.gain) < nd {
+		sc.gain, sc.seen, sc.fits = make([]int, nd), make([]bool, nd), make([]bool, nd)
+	}
+	gain, seen, fits := sc.gain[:nd], sc.seen[:nd], sc.fits[:nd]
+	clear(gain)
+	clear(seen)
+	clear(fits)
 	for _, n := range touched {
 		d := ix.DomainOf(lr, n)
 		gain[d] += freeAfter(n)/g - ix.Free(n)/g
 		seen[d] = true
 	}
-	fits := make([]bool, len(gain))
 	for d, more := range gain {
 		if seen[d] && ix.Capacity(lr, topology.DomainID(d), r.Class, g)+more >= r.Members {
 			fits[d] = true
@@ -278,6 +283,11 @@ type Selector struct {
 	extra   []topology.GPUSet
 	touched []topology.NodeID
 	undo    []undoEntry
+	// Per domain of the required level, for upperBound: the members its
+	// candidates' GPUs would add, whether it has any, and whether it
+	// could then hold the gang.
+	gain       []int
+	seen, fits []bool
 }
 
 // Select chooses whole running jobs to preempt so that the gang r fits,
