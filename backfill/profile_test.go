@@ -147,6 +147,18 @@ func containsReservation(rs []scheduler.Reservation, r scheduler.Reservation) bo
 	return false
 }
 
+// oneNode is a profile over one node of gpus GPUs whose GPUs held are
+// held now and released at at.
+func oneNode(t *testing.T, gpus int, held topology.GPUSet, at time.Duration) (*topology.Index, *backfill.Profile) {
+	c := topology.Uniform(1, gpus, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	require.NoError(t, ix.TakeSet(0, held))
+	p.AddRelease(0, held, at)
+	return ix, p
+}
+
 // TestFreedBeforeItsRelease: GPUs freed in the index before the release
 // the profile recorded for them are usable at once, to a cursor that an
 // earlier query left at the same run (the index's record of changes must
@@ -162,13 +174,8 @@ func TestFreedBeforeItsRelease(t *testing.T) {
 		{"cursor after the release", gang.NewRequest(1, 2), 2 * time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := topology.Uniform(1, 2, "H100")
-			ix, err := topology.NewIndex(&c)
-			require.NoError(t, err)
-			p := backfill.NewProfile(ix)
 			held := topology.SetOf(0)
-			require.NoError(t, ix.TakeSet(0, held))
-			p.AddRelease(0, held, 2*time.Hour)
+			ix, p := oneNode(t, 2, held, 2*time.Hour)
 			st, ok := p.Earliest(tc.first, time.Hour, nil, 0)
 			require.True(t, ok)
 			require.Equal(t, tc.at, st.At)
@@ -187,12 +194,7 @@ func TestFreedBeforeItsRelease(t *testing.T) {
 // the next job starts a nanosecond later: what the oracle says of a
 // one-nanosecond reservation.
 func TestZeroLengthReservation(t *testing.T) {
-	c := topology.Uniform(1, 1, "H100")
-	ix, err := topology.NewIndex(&c)
-	require.NoError(t, err)
-	p := backfill.NewProfile(ix)
-	require.NoError(t, ix.TakeSet(0, topology.SetOf(0)))
-	p.AddRelease(0, topology.SetOf(0), time.Hour)
+	ix, p := oneNode(t, 1, topology.SetOf(0), time.Hour)
 	one := gang.NewRequest(1, 1)
 	st, ok := p.Earliest(one, 0, nil, 0)
 	require.True(t, ok)
@@ -216,12 +218,7 @@ func TestZeroLengthReservation(t *testing.T) {
 // from 1h30 to 2h, then both are reserved from 3h: the release's GPU 0
 // and the 2h end's GPU 1 are both taken again at 3h.
 func TestAgainFollowsEachGPU(t *testing.T) {
-	c := topology.Uniform(1, 8, "H100")
-	ix, err := topology.NewIndex(&c)
-	require.NoError(t, err)
-	p := backfill.NewProfile(ix)
-	require.NoError(t, ix.TakeSet(0, topology.SetOf(0, 1)))
-	p.AddRelease(0, topology.SetOf(0, 1), time.Hour)
+	_, p := oneNode(t, 8, topology.SetOf(0, 1), time.Hour)
 	slot := func(gpus ...int) gang.Placement {
 		return gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(gpus...), Members: 1}}}
 	}
