@@ -13,6 +13,9 @@ func TestSeedScenario(t *testing.T) {
 	s := out.String()
 	require.Contains(t, s, "A    64    start now  n00[0-7] n01[0-7]")
 	require.Contains(t, s, "B    64    start now  n08[0-7]")
-	require.Contains(t, s, "C    96    reserved  from 12:00 on n00[0-7]")
+	// All of A's nodes (n00–n07) and four of B's (n08–n11, 32 GPUs), as
+	// the closing sentence says.
+	require.Contains(t, s, "C    96    reserved  from 12:00 on n00[0-7] n01[0-7] n02[0-7] n03[0-7] n04[0-7] n05[0-7] n06[0-7] n07[0-7] n08[0-7] n09[0-7] n10[0-7] n11[0-7]\n")
+	require.Contains(t, s, "all of A's GPUs and 32 of B's from 12:00")
 	require.NotContains(t, s, "C    96    start now")
 }
