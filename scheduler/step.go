@@ -58,7 +58,8 @@ func builtinOrder(o Orderer) bool {
 
 // step runs the pipeline and returns its state, for Step and Explain.
 func (s *Scheduler) step(snap *Snapshot) (*run, error) {
-	if err := validate(snap, s.cfg.tiers()); err != nil {
+	ix, err := validate(snap, s.cfg.tiers())
+	if err != nil {
 		return nil, err
 	}
 	custom := !builtinOrder(s.cfg.Order) || s.cfg.Admit != nil || s.cfg.Victims != nil || s.cfg.Pack != nil || s.cfg.Spread != nil || s.cfg.Reserve != nil || s.cfg.Domains != nil
@@ -68,7 +69,7 @@ func (s *Scheduler) step(snap *Snapshot) (*run, error) {
 		seed = maphash.MakeSeed()
 		before = fingerprint(seed, snap)
 	}
-	r, err := newRun(&s.cfg, snap)
+	r, err := newRun(&s.cfg, snap, ix)
 	if err != nil {
 		return nil, err
 	}
@@ -177,11 +178,9 @@ type shapeKey struct {
 	resv     int
 }
 
-func newRun(cfg *Config, snap *Snapshot) (*run, error) {
-	ix, err := topology.NewIndex(&snap.Cluster)
-	if err != nil {
-		return nil, &ValidationError{Field: "cluster", Msg: err.Error()}
-	}
+// newRun starts a Step on snap, which validate checked and whose cluster
+// it indexed as ix.
+func newRun(cfg *Config, snap *Snapshot, ix *topology.Index) (*run, error) {
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
 		msgs: map[msgKey]string{}, noPreempt: map[preemptKey]int{},

@@ -37,15 +37,29 @@ func verr(field, format string, args ...any) error {
 // (tiers 0..DefaultTiers-1). It returns a *ValidationError naming the
 // first bad field, or nil. [Scheduler.Step] runs the same checks with the
 // scheduler's tier count.
-func Validate(s *Snapshot) error { return validate(s, DefaultTiers) }
+func Validate(s *Snapshot) error {
+	_, err := validate(s, DefaultTiers)
+	return err
+}
 
-func validate(s *Snapshot, tiers int) error {
+// validate checks s for a policy of the given number of tiers and returns
+// the index of its cluster, every GPU free, which it builds to check the
+// cluster and to find the nodes that allocations name.
+func validate(s *Snapshot, tiers int) (*topology.Index, error) {
 	if s.Now.IsZero() {
-		return verr("now", "is missing")
+		return nil, verr("now", "is missing")
 	}
-	if err := s.Cluster.Validate(); err != nil {
-		return &ValidationError{Field: "cluster", Msg: err.Error()}
+	ix, err := topology.NewIndex(&s.Cluster)
+	if err != nil {
+		return nil, &ValidationError{Field: "cluster", Msg: err.Error()}
 	}
+	if err := validateJobs(s, tiers, ix); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+func validateJobs(s *Snapshot, tiers int, ix *topology.Index) error {
 	teams := make(map[string]int, len(s.Teams))
 	for i := range s.Teams {
 		t := &s.Teams[i]
@@ -90,11 +104,7 @@ func validate(s *Snapshot, tiers int) error {
 			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "cycle in the team tree")
 		}
 	}
-	nodes := make(map[string]int, len(s.Cluster.Nodes))
-	for i := range s.Cluster.Nodes {
-		nodes[s.Cluster.Nodes[i].Name] = i
-	}
-	claimed := make([]topology.GPUSet, len(s.Cluster.Nodes))
+	claimed := make([]topology.GPUSet, ix.NumNodes())
 	// Jobs listed in ID order, as hosts usually keep them, repeat an ID
 	// only next to each other; otherwise a map finds repeats.
 	var ids map[string]int
@@ -175,14 +185,13 @@ func validate(s *Snapshot, tiers int) error {
 		total := 0
 		for k, a := range j.Allocation {
 			af := func() string { return fmt.Sprintf("%s: allocation[%d]", f(), k) }
-			ni, ok := nodes[a.Node]
+			ni, ok := ix.Lookup(a.Node)
 			if !ok {
 				return verr(af()+".node", "unknown node %q", a.Node)
 			}
-			n := &s.Cluster.Nodes[ni]
 			for _, g := range a.GPUs {
-				if g < 0 || g >= n.GPUs {
-					return verr(af()+".gpus", "GPU index %d out of range 0..%d of node %q", g, n.GPUs-1, n.Name)
+				if g < 0 || g >= ix.GPUs(ni) {
+					return verr(af()+".gpus", "GPU index %d out of range 0..%d of node %q", g, ix.GPUs(ni)-1, a.Node)
 				}
 				bit := topology.SetOf(g)
 				if claimed[ni]&bit != 0 {

@@ -78,7 +78,37 @@ type Cluster struct {
 // non-empty and unique, GPU counts are within 1..MaxGPUsPerNode, every
 // node names a domain at every level and no other, states are known, and
 // unhealthy GPU indices are in range and not repeated.
-func (c *Cluster) Validate() error {
+func (c *Cluster) Validate() error { return c.validate(c.nameOrder()) }
+
+// nameOrder returns the node indices sorted by name, equal names by
+// index. O(N log N), O(N) when the names come sorted.
+func (c *Cluster) nameOrder() []int {
+	order := make([]int, len(c.Nodes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if x := strings.Compare(c.Nodes[a].Name, c.Nodes[b].Name); x != 0 {
+			return x
+		}
+		return a - b
+	})
+	return order
+}
+
+// validate is Validate with the nodes' name order at hand, from which it
+// finds repeated names without a map.
+func (c *Cluster) validate(order []int) error {
+	// The first repeat in node order is, over the runs of one name in the
+	// name order (each by index), the least second index; report it with
+	// the first of its run.
+	dup, dupOf := len(c.Nodes), -1
+	for k := 1; k < len(order); k++ {
+		first, second := order[k-1], order[k]
+		if c.Nodes[first].Name == c.Nodes[second].Name && (k == 1 || c.Nodes[order[k-2]].Name != c.Nodes[first].Name) && second < dup {
+			dup, dupOf = second, first
+		}
+	}
 	for i, l := range c.Levels {
 		if l == "" {
 			return fmt.Errorf("levels[%d]: empty level name", i)
@@ -87,17 +117,15 @@ func (c *Cluster) Validate() error {
 			return fmt.Errorf("levels[%d]: duplicate level %q", i, l)
 		}
 	}
-	seen := make(map[string]int, len(c.Nodes))
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		where := func() string { return fmt.Sprintf("nodes[%d] %q", i, n.Name) }
 		if n.Name == "" {
 			return fmt.Errorf("nodes[%d]: name is empty", i)
 		}
-		if j, dup := seen[n.Name]; dup {
-			return fmt.Errorf("%s: duplicate node name (also nodes[%d])", where(), j)
+		if i == dup {
+			return fmt.Errorf("%s: duplicate node name (also nodes[%d])", where(), dupOf)
 		}
-		seen[n.Name] = i
 		if n.GPUs < 1 || n.GPUs > MaxGPUsPerNode {
 			return fmt.Errorf("%s: gpus must be in 1..%d, got %d", where(), MaxGPUsPerNode, n.GPUs)
 		}

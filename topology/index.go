@@ -65,7 +65,6 @@ const ClusterLevel = -1
 type Index struct {
 	levels  []string
 	nodes   []inode
-	byName  map[string]NodeID
 	types   []string // distinct GPU types, sorted
 	classes int      // number of classes: 1, or 1+len(types) when types differ
 	g1      int      // max GPUs per node + 1: bucket count
@@ -133,15 +132,11 @@ type level struct {
 // free. Hold running allocations with [Index.TakeSet] afterwards.
 // It costs O(N log N + N·L) for N nodes and L levels.
 func NewIndex(c *Cluster) (*Index, error) {
-	if err := c.Validate(); err != nil {
+	order := c.nameOrder()
+	if err := c.validate(order); err != nil {
 		return nil, err
 	}
-	ix := &Index{levels: slices.Clone(c.Levels), byName: make(map[string]NodeID, len(c.Nodes))}
-	order := make([]int, len(c.Nodes))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(c.Nodes[a].Name, c.Nodes[b].Name) })
+	ix := &Index{levels: slices.Clone(c.Levels)}
 	maxG := 1
 	for _, n := range c.Nodes {
 		if !slices.Contains(ix.types, n.GPUType) {
@@ -170,7 +165,6 @@ func NewIndex(c *Cluster) (*Index, error) {
 		}
 		in.dom = doms[id*nl : (id+1)*nl : (id+1)*nl]
 		in.loc = locs[id*nl : (id+1)*nl : (id+1)*nl]
-		ix.byName[n.Name] = NodeID(id)
 	}
 	ix.lv = make([]level, nl)
 	var path strings.Builder
@@ -356,10 +350,11 @@ func (ix *Index) setHeld(n NodeID, held GPUSet) {
 // NumNodes returns the number of nodes. NodeIDs run from 0 to NumNodes()-1.
 func (ix *Index) NumNodes() int { return len(ix.nodes) }
 
-// Lookup returns the ID of the node with the given name. O(1).
+// Lookup returns the ID of the node with the given name. NodeIDs follow
+// the nodes' names in order, so it is a binary search: O(log N).
 func (ix *Index) Lookup(name string) (NodeID, bool) {
-	id, ok := ix.byName[name]
-	return id, ok
+	i, ok := slices.BinarySearchFunc(ix.nodes, name, func(n inode, name string) int { return strings.Compare(n.name, name) })
+	return NodeID(i), ok
 }
 
 // Name returns the name of node n.

@@ -1,0 +1,61 @@
+package topology_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// TestValidateNamesLikeAMap: Validate and NewIndex find repeated node
+// names from the nodes' name order; they must report what a map filled
+// in node order reports: the first node whose name came before, and the
+// first node of that name. Errors in other fields before it come first.
+// Lookup must find every name at the node that has it.
+func TestValidateNamesLikeAMap(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		names := rapid.SliceOfN(rapid.SampledFrom([]string{"a", "b", "c", "n1", "n10", "n2", "x"}), 1, 12).Draw(t, "names")
+		bad := rapid.IntRange(-1, len(names)-1).Draw(t, "badGPUs") // a node with 0 GPUs, or none
+		c := &topology.Cluster{}
+		for i, n := range names {
+			g := 8
+			if i == bad {
+				g = 0
+			}
+			c.Nodes = append(c.Nodes, topology.Node{Name: n, GPUs: g})
+		}
+		want := ""
+		seen := map[string]int{}
+		for i, n := range names {
+			if j, dup := seen[n]; dup {
+				want = fmt.Sprintf("nodes[%d] %q: duplicate node name (also nodes[%d])", i, n, j)
+				break
+			}
+			seen[n] = i
+			if i == bad {
+				want = fmt.Sprintf("nodes[%d] %q: gpus must be in 1..%d, got 0", i, n, topology.MaxGPUsPerNode)
+				break
+			}
+		}
+		err := c.Validate()
+		_, ixErr := topology.NewIndex(c)
+		if want == "" {
+			require.NoError(t, err)
+			require.NoError(t, ixErr)
+			ix, _ := topology.NewIndex(c)
+			for _, n := range names {
+				id, ok := ix.Lookup(n)
+				require.True(t, ok, n)
+				require.Equal(t, n, ix.Name(id))
+			}
+			_, ok := ix.Lookup("absent")
+			require.False(t, ok)
+			return
+		}
+		require.EqualError(t, err, want)
+		require.EqualError(t, ixErr, want)
+	})
+}
