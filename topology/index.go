@@ -82,8 +82,6 @@ type inode struct {
 	state   NodeState
 	healthy GPUSet
 	held    GPUSet
-	dom     []DomainID // per lv
-	loc     []int32    // per lv: position among the nodes of its domain
 }
 
 type dkey struct {
@@ -116,9 +114,13 @@ type level struct {
 	// Per (domain, class, freeCount): the bucket.
 	bk []bucket
 	// The nodes of each domain in NodeID order: those of domain d are
-	// members[mOff[d]:mOff[d+1]], and a node's loc is its position there.
+	// members[mOff[d]:mOff[d+1]]. Per node, dom is its domain and loc its
+	// position among those members; both are nil at the cluster level,
+	// where every node is in domain 0 at its NodeID.
 	members []NodeID
 	mOff    []int32
+	dom     []DomainID
+	loc     []int32
 	// The bitsets of all buckets (see bitset.go).
 	words, sum []uint64
 	// Best-fit order per class, refreshed lazily (declared levels only).
@@ -152,8 +154,6 @@ func NewIndex(c *Cluster) (*Index, error) {
 	ix.g1 = maxG + 1
 	nl := len(c.Levels) + 1
 	ix.nodes = make([]inode, len(c.Nodes))
-	doms := make([]DomainID, len(c.Nodes)*nl)
-	locs := make([]int32, len(c.Nodes)*nl)
 	for id, oi := range order {
 		n := &c.Nodes[oi]
 		in := &ix.nodes[id]
@@ -163,8 +163,6 @@ func NewIndex(c *Cluster) (*Index, error) {
 			t, _ := slices.BinarySearch(ix.types, n.GPUType)
 			in.class = Class(1 + t)
 		}
-		in.dom = doms[id*nl : (id+1)*nl : (id+1)*nl]
-		in.loc = locs[id*nl : (id+1)*nl : (id+1)*nl]
 	}
 	ix.lv = make([]level, nl)
 	var path strings.Builder
@@ -194,8 +192,9 @@ func NewIndex(c *Cluster) (*Index, error) {
 			for i, p := range lv.names {
 				idx[p] = DomainID(i)
 			}
+			lv.dom = make([]DomainID, len(ix.nodes))
 			for id := range ix.nodes {
-				ix.nodes[id].dom[li] = idx[paths[id]]
+				lv.dom[id] = idx[paths[id]]
 			}
 		}
 		nd := len(lv.names)
@@ -204,17 +203,21 @@ func NewIndex(c *Cluster) (*Index, error) {
 		// Nodes come in NodeID order, so locs follow it within a domain.
 		lv.mOff = make([]int32, nd+1)
 		for id := range ix.nodes {
-			lv.mOff[ix.nodes[id].dom[li]+1]++
+			lv.mOff[lv.domOf(NodeID(id))+1]++
 		}
 		for d := range nd {
 			lv.mOff[d+1] += lv.mOff[d]
 		}
 		lv.members = make([]NodeID, len(ix.nodes))
+		if li > 0 {
+			lv.loc = make([]int32, len(ix.nodes))
+		}
 		next := slices.Clone(lv.mOff[:nd])
 		for id := range ix.nodes {
-			in := &ix.nodes[id]
-			d := in.dom[li]
-			in.loc[li] = next[d] - lv.mOff[d]
+			d := lv.domOf(NodeID(id))
+			if lv.loc != nil {
+				lv.loc[id] = next[d] - lv.mOff[d]
+			}
 			lv.members[next[d]] = NodeID(id)
 			next[d]++
 		}
@@ -265,12 +268,28 @@ func (ix *Index) bucket(li int, d DomainID, c Class, f int32) int {
 	return (int(d)*ix.classes+int(c))*ix.g1 + int(f)
 }
 
+// domOf returns the domain of node n at this level.
+func (lv *level) domOf(n NodeID) DomainID {
+	if lv.dom == nil {
+		return 0
+	}
+	return lv.dom[n]
+}
+
+// locOf returns the position of node n among the nodes of its domain.
+func (lv *level) locOf(n NodeID) int32 {
+	if lv.loc == nil {
+		return int32(n)
+	}
+	return lv.loc[n]
+}
+
 // link puts node n into the buckets for free count f at level li.
 func (ix *Index) link(li int, n NodeID, f int32) {
 	lv := &ix.lv[li]
 	in := &ix.nodes[n]
-	i := in.loc[li]
-	b := ix.bucket(li, in.dom[li], AnyType, f)
+	i := lv.locOf(n)
+	b := ix.bucket(li, lv.domOf(n), AnyType, f)
 	lv.bk[b].cnt++
 	bitAdd(lv.words, lv.sum, lv.bk[b].w, lv.bk[b].s, i)
 	if ix.classes > 1 {
@@ -285,8 +304,8 @@ func (ix *Index) link(li int, n NodeID, f int32) {
 func (ix *Index) move(li int, n NodeID, from, to int32) {
 	lv := &ix.lv[li]
 	in := &ix.nodes[n]
-	i := in.loc[li]
-	b := ix.bucket(li, in.dom[li], AnyType, 0)
+	i := lv.locOf(n)
+	b := ix.bucket(li, lv.domOf(n), AnyType, 0)
 	for k := 0; k < 2; k++ {
 		if k == 1 {
 			if ix.classes == 1 {
@@ -305,7 +324,7 @@ func (ix *Index) move(li int, n NodeID, from, to int32) {
 // account adds df free and du used GPUs of node n to its domains at li.
 func (ix *Index) account(li int, n NodeID, df, du int32) {
 	lv := &ix.lv[li]
-	d := ix.nodes[n].dom[li]
+	d := lv.domOf(n)
 	cs := [2]Class{AnyType, ix.nodes[n].class}
 	for k := 0; k < 2; k++ {
 		if k == 1 && ix.classes == 1 {
@@ -413,7 +432,7 @@ func (ix *Index) NumDomains(level int) int { return len(ix.lv[level+1].names) }
 func (ix *Index) DomainName(level int, d DomainID) string { return ix.lv[level+1].names[d] }
 
 // DomainOf returns the domain of node n at level.
-func (ix *Index) DomainOf(level int, n NodeID) DomainID { return ix.nodes[n].dom[level+1] }
+func (ix *Index) DomainOf(level int, n NodeID) DomainID { return ix.lv[level+1].domOf(n) }
 
 // Types returns the distinct GPU types of the cluster, sorted.
 func (ix *Index) Types() []string { return slices.Clone(ix.types) }
