@@ -81,15 +81,14 @@ type Profile struct {
 	againOf  []time.Duration    // by seq, for releases and reservation ends: see tev
 	seq      int32
 	// Nodes with events, in the order of their first, and per node the
-	// earliest release or reservation end and the earliest reservation
-	// start: a node whose earliest ones are later than a window needs no
-	// refresh for it.
-	eventful  []topology.NodeID
-	firstFree []time.Duration
-	firstRes  []time.Duration
+	// earliest reservation start (nil until the first reservation), which
+	// lets Reserved skip a node no reservation holds in a window.
+	eventful []topology.NodeID
+	firstRes []time.Duration
 	// Sweep scratch, reused between queries: the held GPUs of each node
-	// the current sweep changed, savedAt[n] (or -1) its place in saved,
-	// and per-node stamps to refresh a node once per step of a sweep.
+	// the current sweep changed, savedAt[n] its place in saved plus one
+	// (0: not changed), and per-node stamps to refresh a node once per
+	// step of a sweep.
 	saved   []savedHeld
 	savedAt []int32
 	stamp   []uint32
@@ -177,32 +176,38 @@ type savedHeld struct {
 // index serves one profile at a time.
 func NewProfile(ix *topology.Index) *Profile {
 	p := &Profile{
-		ix:        ix,
-		timeline:  btree.NewG(32, tevLess),
-		starts:    btree.NewG(32, tevLess),
-		nodes:     make([][]nev, ix.NumNodes()),
-		savedAt:   make([]int32, ix.NumNodes()),
-		stamp:     make([]uint32, ix.NumNodes()),
-		memo:      map[shape][]memoGroup{},
-		firstFree: make([]time.Duration, ix.NumNodes()),
-		firstRes:  make([]time.Duration, ix.NumNodes()),
-	}
-	p.all = make([]topology.GPUSet, ix.NumNodes())
-	p.alloc = make([]topology.GPUSet, ix.NumNodes())
-	p.class = make([]topology.Class, ix.NumNodes())
-	for i := range p.savedAt {
-		p.savedAt[i] = -1
-		p.firstFree[i], p.firstRes[i] = Forever, Forever
-		n := topology.NodeID(i)
-		p.all[i] = topology.FirstN(ix.GPUs(n))
-		if ix.State(n) == topology.Ready {
-			p.alloc[i] = ix.Healthy(n)
-		}
-		p.class[i] = ix.NodeClass(n)
-		p.classes = max(p.classes, int(p.class[i])+1)
+		ix:       ix,
+		timeline: btree.NewG(32, tevLess),
+		starts:   btree.NewG(32, tevLess),
+		nodes:    make([][]nev, ix.NumNodes()),
+		savedAt:  make([]int32, ix.NumNodes()),
+		memo:     map[shape][]memoGroup{},
 	}
 	p.lastFree = p.freeNow()
 	return p
+}
+
+// dense builds, on the first query that sweeps, the per-node arrays the
+// sweeps read: all GPUs, the allocatable ones, the class, and the
+// stamps. A profile that only places jobs now never needs them. O(N).
+func (p *Profile) dense() {
+	if p.all != nil {
+		return
+	}
+	nn := p.ix.NumNodes()
+	p.all = make([]topology.GPUSet, nn)
+	p.alloc = make([]topology.GPUSet, nn)
+	p.class = make([]topology.Class, nn)
+	p.stamp = make([]uint32, nn)
+	for i := range nn {
+		n := topology.NodeID(i)
+		p.all[i] = topology.FirstN(p.ix.GPUs(n))
+		if p.ix.State(n) == topology.Ready {
+			p.alloc[i] = p.ix.Healthy(n)
+		}
+		p.class[i] = p.ix.NodeClass(n)
+		p.classes = max(p.classes, int(p.class[i])+1)
+	}
 }
 
 // count adds k GPUs of node n to the skylines on [from, to), once they
@@ -221,6 +226,7 @@ func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
 // query: a Step that records thousands of releases and asks few queries
 // then pays one sort instead of an update per release. O(E log E).
 func (p *Profile) buildSky() {
+	p.dense()
 	type delta struct {
 		at time.Duration
 		c  topology.Class
@@ -312,7 +318,6 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	p.seq++
 	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s, seq: p.seq})
 	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
-	p.firstFree[n] = min(p.firstFree[n], at)
 	p.timeline.ReplaceOrInsert(tev{at: at, seq: p.seq, n: n, set: s})
 	p.setAgain(p.seq, p.again(n, s, at))
 	return true
@@ -407,8 +412,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		p.noteEvent(s.Node)
 		p.markStale(s.Node)
 		p.count(s.Node, start, end, -s.GPUs.Len())
-		p.firstRes[s.Node] = min(p.firstRes[s.Node], start)
-		p.firstFree[s.Node] = min(p.firstFree[s.Node], end)
+		p.noteStart(s.Node, start)
 		if !p.extend(s.Node, s.GPUs, start, end) {
 			p.seq++
 			p.starts.ReplaceOrInsert(tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
@@ -447,6 +451,17 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 	return false
 }
 
+// noteStart records a reservation of node n from start.
+func (p *Profile) noteStart(n topology.NodeID, start time.Duration) {
+	if p.firstRes == nil {
+		p.firstRes = make([]time.Duration, p.ix.NumNodes())
+		for i := range p.firstRes {
+			p.firstRes[i] = Forever
+		}
+	}
+	p.firstRes[n] = min(p.firstRes[n], start)
+}
+
 // noteEvent lists node n among the nodes with events.
 func (p *Profile) noteEvent(n topology.NodeID) {
 	if len(p.nodes[n]) == 0 {
@@ -476,15 +491,15 @@ func (p *Profile) usable(n topology.NodeID, base topology.GPUSet, t, d time.Dura
 
 // touch saves node n's held GPUs the first time a sweep changes it.
 func (p *Profile) touch(n topology.NodeID) topology.GPUSet {
-	if p.savedAt[n] < 0 {
-		p.savedAt[n] = int32(len(p.saved))
+	if p.savedAt[n] == 0 {
 		p.saved = append(p.saved, savedHeld{n: n, held: p.ix.Held(n)})
+		p.savedAt[n] = int32(len(p.saved))
 	}
-	return p.ix.Healthy(n) &^ p.saved[p.savedAt[n]].held
+	return p.ix.Healthy(n) &^ p.saved[p.savedAt[n]-1].held
 }
 
 // touched reports whether the current sweep changed node n.
-func (p *Profile) touched(n topology.NodeID) bool { return p.savedAt[n] >= 0 }
+func (p *Profile) touched(n topology.NodeID) bool { return p.savedAt[n] > 0 }
 
 // setUsable makes the index show exactly u free on node n.
 func (p *Profile) setUsable(n topology.NodeID, u topology.GPUSet) {
@@ -496,7 +511,7 @@ func (p *Profile) restore() {
 	for i := len(p.saved) - 1; i >= 0; i-- {
 		s := p.saved[i]
 		p.ix.SetHeld(s.n, s.held)
-		p.savedAt[s.n] = -1
+		p.savedAt[s.n] = 0
 	}
 	p.saved = p.saved[:0]
 }
@@ -730,7 +745,7 @@ func (p *Profile) WithReservations(d time.Duration, fn func()) {
 // moment of [t0, t1). O(1) when no reservation of n starts before t1,
 // else O(events of n).
 func (p *Profile) Reserved(n topology.NodeID, t0, t1 time.Duration) topology.GPUSet {
-	if p.firstRes[n] >= t1 {
+	if p.firstRes == nil || p.firstRes[n] >= t1 {
 		return 0
 	}
 	var s topology.GPUSet
