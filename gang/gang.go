@@ -2,6 +2,7 @@ package gang
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/gpusched/gpusched/binpack"
@@ -368,13 +369,37 @@ func firstNotAvoided(ix *topology.Index, r Request, l int, d topology.DomainID, 
 }
 
 // Allocation converts a placement to node names and GPU indices, in node
-// name order.
+// name order (NodeID order), GPUs ascending, one entry per node: the
+// canonical form ([topology.Allocation.Canonical]). It allocates the
+// result and one array for all its GPU indices.
 func (p Placement) Allocation(ix *topology.Index) topology.Allocation {
-	out := make(topology.Allocation, 0, len(p.Slots))
-	for _, s := range p.Slots {
-		out = append(out, topology.NodeGPUs{Node: ix.Name(s.Node), GPUs: s.GPUs.Indices()})
+	if len(p.Slots) == 0 {
+		return nil
 	}
-	return out.Canonical()
+	slots := p.Slots
+	byNode := func(a, b Slot) int { return int(a.Node) - int(b.Node) }
+	if !slices.IsSortedFunc(slots, byNode) {
+		slots = slices.Clone(slots)
+		slices.SortStableFunc(slots, byNode)
+	}
+	total := 0
+	for _, s := range slots {
+		total += s.GPUs.Len()
+	}
+	gpus := make([]int, 0, total)
+	out := make(topology.Allocation, 0, len(slots))
+	for i := 0; i < len(slots); {
+		n, set := slots[i].Node, slots[i].GPUs
+		for i++; i < len(slots) && slots[i].Node == n; i++ {
+			set |= slots[i].GPUs
+		}
+		from := len(gpus)
+		for g := set; g != 0; g &= g - 1 {
+			gpus = append(gpus, bits.TrailingZeros64(uint64(g)))
+		}
+		out = append(out, topology.NodeGPUs{Node: ix.Name(n), GPUs: gpus[from:len(gpus):len(gpus)]})
+	}
+	return out
 }
 
 // Release frees the GPUs of p in ix.

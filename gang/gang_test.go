@@ -328,3 +328,30 @@ func TestPreferredRelaxation(t *testing.T) {
 		})
 	}
 }
+
+// TestAllocationIsCanonical: a placement's allocation is the canonical
+// form of its slots, one node at a time, whatever order the slots come
+// in and however often a node repeats.
+func TestAllocationIsCanonical(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := topology.Uniform(rapid.IntRange(1, 6).Draw(t, "nodes"), 8, "H100")
+		ix, err := topology.NewIndex(&c)
+		require.NoError(t, err)
+		var pl gang.Placement
+		var want topology.Allocation
+		for range rapid.IntRange(0, 8).Draw(t, "slots") {
+			n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "node"))
+			s := topology.GPUSet(rapid.Uint64Range(1, 255).Draw(t, "gpus"))
+			pl.Slots = append(pl.Slots, gang.Slot{Node: n, GPUs: s})
+			want = append(want, topology.NodeGPUs{Node: ix.Name(n), GPUs: s.Indices()})
+		}
+		got := pl.Allocation(ix)
+		want = want.Canonical()
+		// Canonical keeps a GPU twice when two slots of a node repeat it;
+		// a placement never does, and Allocation keeps it once.
+		for i := range want {
+			want[i].GPUs = slices.Compact(want[i].GPUs)
+		}
+		require.Equal(t, want, got)
+	})
+}
