@@ -84,8 +84,13 @@ func (c *Cluster) Validate() error { return c.validate(c.nameOrder()) }
 // index. O(N log N), O(N) when the names come sorted.
 func (c *Cluster) nameOrder() []int {
 	order := make([]int, len(c.Nodes))
+	sorted := true
 	for i := range order {
 		order[i] = i
+		sorted = sorted && (i == 0 || c.Nodes[i-1].Name < c.Nodes[i].Name)
+	}
+	if sorted {
+		return order
 	}
 	slices.SortFunc(order, func(a, b int) int {
 		if x := strings.Compare(c.Nodes[a].Name, c.Nodes[b].Name); x != 0 {
