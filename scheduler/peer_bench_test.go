@@ -131,3 +131,53 @@ func BenchmarkPeers(b *testing.B) {
 		})
 	}
 }
+
+// TestPeerWorkloads keeps the peer benchmarks honest: each workload has
+// the shape the comparison claims, and a Step answers it as described.
+func TestPeerWorkloads(t *testing.T) {
+	count := func(s *Snapshot) (running, pending int) {
+		for _, j := range s.Jobs {
+			if j.State == Running {
+				running++
+			} else {
+				pending++
+			}
+		}
+		return running, pending
+	}
+	t.Run("slurm", func(t *testing.T) {
+		s := peerQueue(1000, 10000)
+		running, pending := count(s)
+		// The published cycle had 6,879 of 10,000 jobs pending.
+		if pending < 6500 || pending > 7200 {
+			t.Fatalf("%d running, %d pending; the comparison has about 6,900 pending", running, pending)
+		}
+		d, err := New(Config{Backfill: Conservative}).Step(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(d.Placements) + len(d.Reservations); got != pending || len(d.Pending) != 0 {
+			t.Fatalf("%d placed, %d reserved, %d waiting without one; want all %d pending jobs placed or reserved",
+				len(d.Placements), len(d.Reservations), len(d.Pending), pending)
+		}
+	})
+	for _, tc := range []struct {
+		name              string
+		nodes, jobs, gpus int
+	}{{"kai", 1000, 5000, 1}, {"nomad", 10000, 1000, 8}} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := New(Config{}).Step(peerEmpty(tc.nodes, tc.jobs, tc.gpus))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Placements) != tc.jobs {
+				t.Fatalf("placed %d of %d jobs on an idle cluster", len(d.Placements), tc.jobs)
+			}
+			for _, p := range d.Placements {
+				if len(p.Allocation) != 1 || len(p.Allocation[0].GPUs) != tc.gpus {
+					t.Fatalf("job %s got %v, want %d GPUs on one node", p.Job, p.Allocation, tc.gpus)
+				}
+			}
+		})
+	}
+}
