@@ -88,20 +88,26 @@ var benchSizes = []struct{ nodes, pending int }{
 func benchStep(b *testing.B, cfg Config) {
 	for _, sz := range benchSizes {
 		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
-			snap := benchSnapshot(sz.nodes, sz.pending)
-			s := New(cfg)
-			b.ReportAllocs()
-			var d *Decision
-			for b.Loop() {
-				var err error
-				if d, err = s.Step(snap); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(len(d.Placements)), "placed")
-			b.ReportMetric(float64(len(d.Reservations)), "reserved")
+			stepLoop(b, benchSnapshot(sz.nodes, sz.pending), cfg)
 		})
 	}
+}
+
+// stepLoop runs Step on snap as benchmark b and reports the jobs the
+// last Step placed and reserved.
+func stepLoop(b *testing.B, snap *Snapshot, cfg Config) *Decision {
+	s := New(cfg)
+	b.ReportAllocs()
+	var d *Decision
+	for b.Loop() {
+		var err error
+		if d, err = s.Step(snap); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(d.Placements)), "placed")
+	b.ReportMetric(float64(len(d.Reservations)), "reserved")
+	return d
 }
 
 // BenchmarkStep measures a full Step with the default policy (EASY).

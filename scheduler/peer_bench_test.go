@@ -115,18 +115,7 @@ func BenchmarkPeers(b *testing.B) {
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			snap := tc.snap()
-			s := New(tc.cfg)
-			b.ReportAllocs()
-			var d *Decision
-			for b.Loop() {
-				var err error
-				if d, err = s.Step(snap); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(len(d.Placements)), "placed")
-			b.ReportMetric(float64(len(d.Reservations)), "reserved")
+			d := stepLoop(b, tc.snap(), tc.cfg)
 			b.ReportMetric(float64(len(d.Pending)), "waiting")
 		})
 	}
