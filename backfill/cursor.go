@@ -326,7 +326,9 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t,
 		if out != gang.Placed {
 			return Start{}, false
 		}
-		pl = p.preferBusy(c, pl, r, t, s)
+		if r.Avoid == nil && !r.Distinct {
+			pl = p.preferBusy(c, pl, r, t, s)
+		}
 		pl.Release(c.ix)
 		return Start{At: t, Placement: pl}, true
 	}

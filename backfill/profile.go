@@ -645,7 +645,9 @@ func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gan
 
 // Earliest returns the earliest offset t >= notBefore at which r fits for
 // a run of d, and the GPUs it would use, preferring GPUs that are busy
-// now and free by t so that GPUs free now stay available for backfill.
+// now and free by t so that GPUs free now stay available for backfill
+// (a request that avoids nodes or wants its members on distinct nodes
+// keeps the gang placer's choice).
 // It reports false when r never fits (before Forever). The index is left
 // as it was. See the type comment for its cost.
 //

@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/gpusched/gpusched/backfill"
+	"github.com/gpusched/gpusched/binpack"
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/internal/gen"
 	"github.com/gpusched/gpusched/scheduler"
@@ -228,4 +229,42 @@ func TestAgainFollowsEachGPU(t *testing.T) {
 	require.Equal(t, []time.Duration{3 * time.Hour}, backfill.AgainOf(p, 0, time.Hour))
 	require.Equal(t, []time.Duration{3 * time.Hour}, backfill.AgainOf(p, 0, 2*time.Hour))
 	require.NoError(t, backfill.CheckInvariants(p))
+}
+
+// TestEarliestKeepsAvoidAndDistinct: the busy-GPU preference must not move
+// an answer onto an avoided node or stack members that must be on
+// distinct nodes. Node 0 frees its GPUs at 1h and node 1 at 2h; a job
+// that avoids node 0 can start only at 2h, on node 1. It is also the
+// first query of its profile, and requests that avoid nodes skip the
+// counts that other queries build first.
+func TestEarliestKeepsAvoidAndDistinct(t *testing.T) {
+	c := topology.Uniform(3, 8, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	for n := range topology.NodeID(2) {
+		require.NoError(t, ix.TakeSet(n, topology.FirstN(8)))
+		p.AddRelease(n, topology.FirstN(8), time.Duration(n+1)*time.Hour)
+	}
+	r := gang.NewRequest(1, 8)
+	r.Avoid = func(n topology.NodeID) bool { return n != 1 }
+	st, ok := p.Earliest(r, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, 2*time.Hour, st.At)
+	require.Len(t, st.Placement.Slots, 1)
+	require.Equal(t, topology.NodeID(1), st.Placement.Slots[0].Node, "the avoided nodes stay avoided")
+
+	// Two members of 2 GPUs on distinct nodes, spread, at 1h: node 0's
+	// busy GPUs could hold both, but Distinct puts them on two nodes.
+	d := gang.NewRequest(2, 2)
+	d.Distinct = true
+	st, ok = p.Earliest(d, time.Hour, binpack.Spread{}, time.Hour)
+	require.True(t, ok)
+	require.Equal(t, time.Hour, st.At)
+	nodes := map[topology.NodeID]bool{}
+	for _, s := range st.Placement.Slots {
+		require.Equal(t, 1, s.Members, "one member per node")
+		nodes[s.Node] = true
+	}
+	require.Len(t, nodes, 2)
 }

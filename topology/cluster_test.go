@@ -51,8 +51,11 @@ func TestValidateNamesLikeAMap(t *testing.T) {
 				require.True(t, ok, n)
 				require.Equal(t, n, ix.Name(id))
 			}
-			_, ok := ix.Lookup("absent")
-			require.False(t, ok)
+			for _, miss := range []string{"", "0", "absent", "n11", "zzz"} {
+				id, ok := ix.Lookup(miss)
+				require.False(t, ok, miss)
+				require.Zero(t, id, "a miss returns node 0, as documented")
+			}
 			return
 		}
 		require.EqualError(t, err, want)

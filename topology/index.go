@@ -369,11 +369,15 @@ func (ix *Index) setHeld(n NodeID, held GPUSet) {
 // NumNodes returns the number of nodes. NodeIDs run from 0 to NumNodes()-1.
 func (ix *Index) NumNodes() int { return len(ix.nodes) }
 
-// Lookup returns the ID of the node with the given name. NodeIDs follow
-// the nodes' names in order, so it is a binary search: O(log N).
+// Lookup returns the ID of the node with the given name, or 0 and false
+// when there is none. NodeIDs follow the nodes' names in order, so it is
+// a binary search: O(log N).
 func (ix *Index) Lookup(name string) (NodeID, bool) {
 	i, ok := slices.BinarySearchFunc(ix.nodes, name, func(n inode, name string) int { return strings.Compare(n.name, name) })
-	return NodeID(i), ok
+	if !ok {
+		return 0, false
+	}
+	return NodeID(i), true
 }
 
 // Name returns the name of node n.
