@@ -37,14 +37,35 @@ func verr(field, format string, args ...any) error {
 // (tiers 0..DefaultTiers-1). It returns a *ValidationError naming the
 // first bad field, or nil. [Scheduler.Step] runs the same checks with the
 // scheduler's tier count.
+// It builds no index: O(N log N + J) for N nodes and J jobs and their
+// allocations, O(N + J) when node names come sorted.
 func Validate(s *Snapshot) error {
-	_, err := validate(s, DefaultTiers)
-	return err
+	if s.Now.IsZero() {
+		return verr("now", "is missing")
+	}
+	if err := s.Cluster.Validate(); err != nil {
+		return &ValidationError{Field: "cluster", Msg: err.Error()}
+	}
+	order := make([]int, len(s.Cluster.Nodes))
+	for i := range order {
+		order[i] = i
+	}
+	name := func(i int) string { return s.Cluster.Nodes[i].Name }
+	if !slices.IsSortedFunc(order, func(a, b int) int { return strings.Compare(name(a), name(b)) }) {
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(name(a), name(b)) })
+	}
+	return validateJobs(s, DefaultTiers, func(n string) (int, int, bool) {
+		k, ok := slices.BinarySearchFunc(order, n, func(i int, n string) int { return strings.Compare(name(i), n) })
+		if !ok {
+			return 0, 0, false
+		}
+		return order[k], s.Cluster.Nodes[order[k]].GPUs, true
+	})
 }
 
-// validate checks s for a policy of the given number of tiers and returns
-// the index of its cluster, every GPU free, which it builds to check the
-// cluster and to find the nodes that allocations name.
+// validate is Validate for a policy of the given number of tiers, for
+// Step: it builds the cluster's index, every GPU free, which checks the
+// cluster and finds the nodes that allocations name, and returns it.
 func validate(s *Snapshot, tiers int) (*topology.Index, error) {
 	if s.Now.IsZero() {
 		return nil, verr("now", "is missing")
@@ -53,13 +74,20 @@ func validate(s *Snapshot, tiers int) (*topology.Index, error) {
 	if err != nil {
 		return nil, &ValidationError{Field: "cluster", Msg: err.Error()}
 	}
-	if err := validateJobs(s, tiers, ix); err != nil {
+	err = validateJobs(s, tiers, func(n string) (int, int, bool) {
+		id, ok := ix.Lookup(n)
+		return int(id), ix.GPUs(id), ok
+	})
+	if err != nil {
 		return nil, err
 	}
 	return ix, nil
 }
 
-func validateJobs(s *Snapshot, tiers int, ix *topology.Index) error {
+// validateJobs checks the teams and jobs of s, whose cluster is valid;
+// node returns a node's number among the cluster's nodes (any numbering
+// from 0) and its GPU count, or false for an unknown name.
+func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool)) error {
 	teams := make(map[string]int, len(s.Teams))
 	for i := range s.Teams {
 		t := &s.Teams[i]
@@ -104,7 +132,7 @@ func validateJobs(s *Snapshot, tiers int, ix *topology.Index) error {
 			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "cycle in the team tree")
 		}
 	}
-	claimed := make([]topology.GPUSet, ix.NumNodes())
+	claimed := make([]topology.GPUSet, len(s.Cluster.Nodes))
 	// Jobs listed in ID order, as hosts usually keep them, repeat an ID
 	// only next to each other; otherwise a map finds repeats.
 	var ids map[string]int
@@ -185,13 +213,13 @@ func validateJobs(s *Snapshot, tiers int, ix *topology.Index) error {
 		total := 0
 		for k, a := range j.Allocation {
 			af := func() string { return fmt.Sprintf("%s: allocation[%d]", f(), k) }
-			ni, ok := ix.Lookup(a.Node)
+			ni, gpus, ok := node(a.Node)
 			if !ok {
 				return verr(af()+".node", "unknown node %q", a.Node)
 			}
 			for _, g := range a.GPUs {
-				if g < 0 || g >= ix.GPUs(ni) {
-					return verr(af()+".gpus", "GPU index %d out of range 0..%d of node %q", g, ix.GPUs(ni)-1, a.Node)
+				if g < 0 || g >= gpus {
+					return verr(af()+".gpus", "GPU index %d out of range 0..%d of node %q", g, gpus-1, a.Node)
 				}
 				bit := topology.SetOf(g)
 				if claimed[ni]&bit != 0 {

@@ -151,12 +151,30 @@ func TestValidationErrors(t *testing.T) {
 			s.Jobs[0].Allocation = topology.Allocation{{Node: "n0", GPUs: []int{3, 3}}}
 			return s
 		}, field: `jobs[0] "A": allocation[0].gpus`, msg: `GPU 3 of node "n0" is claimed twice`},
+		// Nodes listed out of name order, a 4-GPU node: Validate finds
+		// nodes by name without an index, Step with one.
+		{name: "Go: GPU out of range, nodes unsorted", snap: func() *Snapshot {
+			s := baseSnap()
+			s.Cluster.Nodes[0].Name, s.Cluster.Nodes[1].GPUs = "n2", 4
+			s.Jobs[0].State, s.Jobs[0].Members = Running, 2
+			s.Jobs[0].Allocation = topology.Allocation{{Node: "n2", GPUs: []int{7}}, {Node: "n1", GPUs: []int{4}}}
+			return s
+		}, field: `jobs[0] "A": allocation[1].gpus`, msg: `GPU index 4 out of range 0..3 of node "n1"`},
+		{name: "Go: unknown node, nodes unsorted", snap: func() *Snapshot {
+			s := baseSnap()
+			s.Cluster.Nodes[0].Name = "n2"
+			s.Jobs[0].State = Running
+			s.Jobs[0].Allocation = topology.Allocation{{Node: "n0", GPUs: []int{0}}}
+			return s
+		}, field: `jobs[0] "A": allocation[0].node`, msg: `unknown node "n0"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
 			if tt.snap != nil {
 				err = Validate(tt.snap())
+				_, stepErr := New(Config{}).Step(tt.snap())
+				require.Equal(t, err, stepErr, "Step must report what Validate reports")
 			} else {
 				var s *Snapshot
 				s, err = DecodeSnapshot(strings.NewReader(tt.json))
