@@ -88,7 +88,7 @@ type Profile struct {
 	// Sweep scratch, reused between queries: the held GPUs of each node
 	// the current sweep changed, savedAt[n] its place in saved plus one
 	// (0: not changed), and per-node stamps to refresh a node once per
-	// step of a sweep.
+	// step of a sweep (nil until dense).
 	saved   []savedHeld
 	savedAt []int32
 	stamp   []uint32
@@ -108,7 +108,8 @@ type Profile struct {
 	sky []*skyline
 	// Per node, dense for the sweep: all its GPUs, those that can be
 	// allocated at all (healthy, on a ready node), and its GPU-type class
-	// (classes is one more than the largest).
+	// (classes is one more than the largest). Nil (and 0) until the first
+	// query that sweeps builds them: see dense.
 	all, alloc []topology.GPUSet
 	class      []topology.Class
 	classes    int

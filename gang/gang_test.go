@@ -353,5 +353,13 @@ func TestAllocationIsCanonical(t *testing.T) {
 			want[i].GPUs = slices.Compact(want[i].GPUs)
 		}
 		require.Equal(t, want, got)
+		// The entries share one array of GPU indices; growing one must
+		// not write into the next.
+		for i := range got {
+			got[i].GPUs = append(got[i].GPUs, -1)
+		}
+		for i := range got {
+			require.Equal(t, want[i].GPUs, got[i].GPUs[:len(got[i].GPUs)-1])
+		}
 	})
 }

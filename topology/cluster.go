@@ -81,7 +81,8 @@ type Cluster struct {
 func (c *Cluster) Validate() error { return c.validate(c.nameOrder()) }
 
 // nameOrder returns the node indices sorted by name, equal names by
-// index. O(N log N), O(N) when the names come sorted.
+// index. O(N log N); O(N) when the names come strictly ascending (a
+// repeated name takes the sort).
 func (c *Cluster) nameOrder() []int {
 	order := make([]int, len(c.Nodes))
 	sorted := true
