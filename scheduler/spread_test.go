@@ -108,6 +108,32 @@ func TestSpreadJobMembersOnDistinctNodes(t *testing.T) {
 	}
 }
 
+// TestSpreadReservationOnDistinctNodes: a spread job that must wait is
+// reserved on distinct nodes too. n00 and n01 are busy until 1h, n02 has
+// room for one member now; at 1h the two busy nodes free up, and the
+// preference for GPUs busy now must not stack both members on one of
+// them.
+func TestSpreadReservationOnDistinctNodes(t *testing.T) {
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	snap := &Snapshot{Now: spreadNow, Cluster: uniformCluster(3, 8, 3), Jobs: []Job{
+		{ID: "a", Members: 1, GPUsPerMember: 8, State: Running, Started: spreadNow, TimeLimit: time.Hour,
+			Allocation: topology.Allocation{{Node: "n00", GPUs: all}}},
+		{ID: "b", Members: 1, GPUsPerMember: 8, State: Running, Started: spreadNow, TimeLimit: time.Hour,
+			Allocation: topology.Allocation{{Node: "n01", GPUs: all}}},
+		{ID: "c", Members: 1, GPUsPerMember: 4, State: Running, Started: spreadNow, TimeLimit: 5 * time.Hour,
+			Allocation: topology.Allocation{{Node: "n02", GPUs: []int{0, 1, 2, 3}}}},
+		{ID: "svc", Members: 2, GPUsPerMember: 4, Placement: Spread, Submitted: spreadNow, TimeLimit: time.Hour},
+	}}
+	d, err := New(Config{}).Step(snap)
+	require.NoError(t, err)
+	require.Empty(t, d.Placements)
+	require.Len(t, d.Reservations, 1)
+	r := d.Reservations[0]
+	require.Equal(t, "svc", r.Job)
+	require.Equal(t, spreadNow.Add(time.Hour), r.Start)
+	require.Len(t, r.Allocation, 2, "one member per node: %v", r.Allocation)
+}
+
 // TestSpreadAvoidsRunningReplicas: a replica goes to a node without one
 // of its group, even when pack would prefer the fuller node.
 func TestSpreadAvoidsRunningReplicas(t *testing.T) {
