@@ -58,7 +58,7 @@ func builtinOrder(o Orderer) bool {
 
 // step runs the pipeline and returns its state, for Step and Explain.
 func (s *Scheduler) step(snap *Snapshot) (*run, error) {
-	ix, err := validate(snap, s.cfg.tiers())
+	ix, nodes, err := validate(snap, s.cfg.tiers())
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (s *Scheduler) step(snap *Snapshot) (*run, error) {
 		seed = maphash.MakeSeed()
 		before = fingerprint(seed, snap)
 	}
-	r, err := newRun(&s.cfg, snap, ix)
+	r, err := newRun(&s.cfg, snap, ix, nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ type run struct {
 	// the largest grace among them, and shapes preemption cannot help.
 	cands     []preempt.Candidate
 	candJobs  []*Job
-	held      []*Job // running and evicting jobs, by ID
+	held      []heldJob // running and evicting jobs, by ID
 	idxBuf    []int
 	subBuf    []preempt.Candidate
 	gone      []bool // by candidate
@@ -178,9 +178,9 @@ type shapeKey struct {
 	resv     int
 }
 
-// newRun starts a Step on snap, which validate checked and whose cluster
-// it indexed as ix.
-func newRun(cfg *Config, snap *Snapshot, ix *topology.Index) (*run, error) {
+// newRun starts a Step on snap, which validate checked, whose cluster it
+// indexed as ix and whose allocation entries it found on nodes.
+func newRun(cfg *Config, snap *Snapshot, ix *topology.Index, nodes []topology.NodeID) (*run, error) {
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
 		msgs: map[msgKey]string{}, noPreempt: map[preemptKey]int{},
@@ -196,13 +196,14 @@ func newRun(cfg *Config, snap *Snapshot, ix *topology.Index) (*run, error) {
 	}
 	// Hold running allocations with one TakeSet per node.
 	held := make([]topology.GPUSet, ix.NumNodes())
-	r.held = r.heldJobs()
-	for _, j := range r.held {
+	r.held = r.heldJobs(nodes)
+	for _, h := range r.held {
+		j := h.Job
 		if j.State == Running {
 			r.inUse[j.Team] += j.GPUs() // evicting jobs are leaving
 		}
-		for _, a := range j.Allocation {
-			n, _ := ix.Lookup(a.Node)
+		for k, a := range j.Allocation {
+			n := h.nodes[k]
 			held[n] |= topology.SetOf(a.GPUs...)
 			if j.Group != "" && j.State == Running {
 				r.addGroup(j.Group, n, len(a.GPUs)/j.GPUsPerMember)
@@ -220,16 +221,28 @@ func newRun(cfg *Config, snap *Snapshot, ix *topology.Index) (*run, error) {
 	return r, nil
 }
 
-// heldJobs returns the running and evicting jobs, by ID; newRun keeps
+// heldJob is a running or evicting job and the node of each entry of its
+// allocation.
+type heldJob struct {
+	*Job
+	nodes []topology.NodeID
+}
+
+// heldJobs returns the running and evicting jobs, by ID, given the node
+// of every allocation entry of every job in snapshot order; newRun keeps
 // them in r.held.
-func (r *run) heldJobs() []*Job {
-	var out []*Job
+func (r *run) heldJobs(nodes []topology.NodeID) []heldJob {
+	var out []heldJob
+	at := 0
 	for i := range r.snap.Jobs {
-		if r.snap.Jobs[i].State != Pending {
-			out = append(out, &r.snap.Jobs[i])
+		j := &r.snap.Jobs[i]
+		k := len(j.Allocation)
+		if j.State != Pending {
+			out = append(out, heldJob{Job: j, nodes: nodes[at : at+k : at+k]})
 		}
+		at += k
 	}
-	slices.SortFunc(out, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b heldJob) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
@@ -271,7 +284,8 @@ func (r *run) graceAtLimit(j *Job) time.Duration {
 // evict evicts running jobs on down nodes and past their time limit, and
 // tells the profile when every held GPU frees up.
 func (r *run) evict() {
-	for _, j := range r.held {
+	for _, h := range r.held {
+		j := h.Job
 		end := backfill.Forever
 		switch j.State {
 		case Evicting:
@@ -280,7 +294,7 @@ func (r *run) evict() {
 				end = 1
 			}
 		case Running:
-			if down := r.downNode(j); down != "" {
+			if down := r.downNode(h); down != "" {
 				r.d.Evictions = append(r.d.Evictions, Eviction{Job: j.ID, Reason: EvictNodeDown, Requeue: true})
 				end = 1
 				break
@@ -305,8 +319,8 @@ func (r *run) evict() {
 				r.inUse[j.Team] -= j.GPUs()
 			}
 		}
-		for _, a := range j.Allocation {
-			n, _ := r.ix.Lookup(a.Node)
+		for k, a := range j.Allocation {
+			n := h.nodes[k]
 			s := topology.SetOf(a.GPUs...)
 			r.prof.AddRelease(n, s, end)
 			if leaving {
@@ -316,11 +330,10 @@ func (r *run) evict() {
 	}
 }
 
-func (r *run) downNode(j *Job) string {
-	for _, a := range j.Allocation {
-		n, _ := r.ix.Lookup(a.Node)
+func (r *run) downNode(h heldJob) string {
+	for k, n := range h.nodes {
 		if r.ix.State(n) == topology.Down {
-			return a.Node
+			return h.Allocation[k].Node
 		}
 	}
 	return ""
@@ -630,7 +643,8 @@ func (r *run) candidates() {
 	for _, e := range r.d.Evictions {
 		evicted[e.Job] = true
 	}
-	for _, j := range r.held {
+	for _, h := range r.held {
+		j := h.Job
 		if j.State != Running || evicted[j.ID] {
 			continue
 		}
@@ -647,9 +661,8 @@ func (r *run) candidates() {
 		if q := r.quotas[j.Team]; q != nil && r.inUse[j.Team] > q.GPUs {
 			c.Borrowed = true
 		}
-		for _, a := range j.Allocation {
-			n, _ := r.ix.Lookup(a.Node)
-			c.Holds = append(c.Holds, preempt.Hold{Node: n, GPUs: topology.SetOf(a.GPUs...)})
+		for k, a := range j.Allocation {
+			c.Holds = append(c.Holds, preempt.Hold{Node: h.nodes[k], GPUs: topology.SetOf(a.GPUs...)})
 		}
 		r.cands = append(r.cands, c)
 		r.candJobs = append(r.candJobs, j)

@@ -65,28 +65,34 @@ func Validate(s *Snapshot) error {
 
 // validate is Validate for a policy of the given number of tiers, for
 // Step: it builds the cluster's index, every GPU free, which checks the
-// cluster and finds the nodes that allocations name, and returns it.
-func validate(s *Snapshot, tiers int) (*topology.Index, error) {
+// cluster and finds the nodes that allocations name. It returns the index
+// and those nodes: the node of every allocation entry of every job, in
+// the snapshot's order of jobs and entries.
+func validate(s *Snapshot, tiers int) (*topology.Index, []topology.NodeID, error) {
 	if s.Now.IsZero() {
-		return nil, verr("now", "is missing")
+		return nil, nil, verr("now", "is missing")
 	}
 	ix, err := topology.NewIndex(&s.Cluster)
 	if err != nil {
-		return nil, &ValidationError{Field: "cluster", Msg: err.Error()}
+		return nil, nil, &ValidationError{Field: "cluster", Msg: err.Error()}
 	}
+	var nodes []topology.NodeID
 	err = validateJobs(s, tiers, func(n string) (int, int, bool) {
 		id, ok := ix.Lookup(n)
+		nodes = append(nodes, id)
 		return int(id), ix.GPUs(id), ok
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return ix, nil
+	return ix, nodes, nil
 }
 
 // validateJobs checks the teams and jobs of s, whose cluster is valid;
 // node returns a node's number among the cluster's nodes (any numbering
-// from 0) and its GPU count, or false for an unknown name.
+// from 0) and its GPU count, or false for an unknown name. When the
+// snapshot is valid, it has asked node about every allocation entry of
+// every job exactly once, in order.
 func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool)) error {
 	teams := make(map[string]int, len(s.Teams))
 	for i := range s.Teams {
