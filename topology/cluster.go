@@ -76,8 +76,9 @@ type Cluster struct {
 // Validate reports the first problem in c, naming the offending field, or
 // nil. It checks that levels are non-empty and unique, node names are
 // non-empty and unique, GPU counts are within 1..MaxGPUsPerNode, every
-// node names a domain at every level and no other, states are known, and
-// unhealthy GPU indices are in range and not repeated.
+// node names a domain at every level and no other, states are known,
+// unhealthy GPU indices are in range and not repeated, and an index of
+// the cluster needs no more than MaxIndexBuckets buckets at any level.
 func (c *Cluster) Validate() error { return c.validate(c.nameOrder()) }
 
 // nameOrder returns the node indices sorted by name, equal names by
@@ -162,6 +163,67 @@ func (c *Cluster) validate(order []int) error {
 				return fmt.Errorf("%s: unhealthyGPUs[%d]: GPU %d listed twice", where(), k, g)
 			}
 			bad |= 1 << uint(g)
+		}
+	}
+	return c.checkSize()
+}
+
+// MaxIndexBuckets bounds what an [Index] keeps per topology level: one
+// bucket per domain, GPU class and free-GPU count (0 to the largest
+// node's GPUs). Real clusters stay far below it (100,000 nodes in 3,125
+// leaves with 8 GPU types of 64-GPU nodes need 1.6 million); a cluster
+// whose every node has its own GPU type and its own domain would need
+// memory quadratic in its nodes, so Validate refuses it.
+const MaxIndexBuckets = 1 << 22
+
+// checkSize reports a cluster whose index would exceed MaxIndexBuckets
+// at some level. It counts domains only when the nodes alone could
+// exceed it: O(N) for a few GPU types, plus O(N·L) then.
+func (c *Cluster) checkSize() error {
+	var types []string
+	var many map[string]bool // once there are more than a few types
+	g1 := 1
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		g1 = max(g1, n.GPUs+1)
+		switch {
+		case many != nil:
+			many[n.GPUType] = true
+		case !slices.Contains(types, n.GPUType):
+			if types = append(types, n.GPUType); len(types) > 16 {
+				many = map[string]bool{}
+				for _, t := range types {
+					many[t] = true
+				}
+			}
+		}
+	}
+	classes := 1
+	if nt := max(len(types), len(many)); nt > 1 {
+		classes = 1 + nt
+	}
+	per := classes * g1
+	if len(c.Nodes)*per <= MaxIndexBuckets {
+		return nil // a level has at most one domain per node
+	}
+	if per > MaxIndexBuckets { // at the cluster level, one domain
+		return fmt.Errorf("nodes: %d GPU classes (each type, and any) × %d free-GPU counts need %d index buckets, more than %d",
+			classes, g1, per, MaxIndexBuckets)
+	}
+	var path strings.Builder
+	for k, l := range c.Levels {
+		domains := map[string]bool{}
+		for i := range c.Nodes {
+			path.Reset()
+			for _, up := range c.Levels[:k+1] {
+				path.WriteString(c.Nodes[i].Domains[up])
+				path.WriteByte('/')
+			}
+			domains[path.String()] = true
+		}
+		if len(domains)*per > MaxIndexBuckets {
+			return fmt.Errorf("levels[%d] %q: %d domains × %d GPU classes (each type, and any) × %d free-GPU counts need %d index buckets, more than %d",
+				k, l, len(domains), classes, g1, len(domains)*per, MaxIndexBuckets)
 		}
 	}
 	return nil
