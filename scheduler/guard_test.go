@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/topology"
 )
 
 func guardSnap() *Snapshot {
@@ -58,4 +60,24 @@ func TestReadOnlyPolicyPasses(t *testing.T) {
 	d, err := New(cfg).Step(guardSnap())
 	require.NoError(t, err)
 	require.Len(t, d.Placements, 2)
+}
+
+// A policy that grows a running job's allocation before the Step looks
+// for preemption victims is caught too: the Step reads what running jobs
+// hold once, at its start, and must not trip over the change.
+func TestPolicyThatGrowsAnAllocationIsCaught(t *testing.T) {
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	snap := &Snapshot{Now: spreadNow, Cluster: uniformCluster(2, 8, 1), Jobs: []Job{
+		{ID: "hi", Tier: 0, Members: 1, GPUsPerMember: 8, Submitted: spreadNow},
+		{ID: "lo", Tier: 3, Members: 1, GPUsPerMember: 8, State: Running, Started: spreadNow,
+			Allocation: topology.Allocation{{Node: "n00", GPUs: all}}},
+		{ID: "lo2", Tier: 3, Members: 1, GPUsPerMember: 8, State: Running, Started: spreadNow,
+			Allocation: topology.Allocation{{Node: "n01", GPUs: all}}},
+	}}
+	grow := OrderFunc(func(s *Snapshot, _ []*Job) {
+		s.Jobs[1].Allocation = append(s.Jobs[1].Allocation, topology.NodeGPUs{Node: "n01", GPUs: []int{0}})
+	})
+	d, err := New(Config{Order: grow}).Step(snap)
+	require.ErrorIs(t, err, ErrPolicyModifiedSnapshot)
+	require.Nil(t, d)
 }

@@ -202,11 +202,10 @@ func newRun(cfg *Config, snap *Snapshot, ix *topology.Index, nodes []topology.No
 		if j.State == Running {
 			r.inUse[j.Team] += j.GPUs() // evicting jobs are leaving
 		}
-		for k, a := range j.Allocation {
-			n := h.nodes[k]
-			held[n] |= topology.SetOf(a.GPUs...)
+		for _, hd := range h.holds {
+			held[hd.Node] |= hd.GPUs
 			if j.Group != "" && j.State == Running {
-				r.addGroup(j.Group, n, len(a.GPUs)/j.GPUsPerMember)
+				r.addGroup(j.Group, hd.Node, hd.GPUs.Len()/j.GPUsPerMember)
 			}
 		}
 	}
@@ -221,11 +220,13 @@ func newRun(cfg *Config, snap *Snapshot, ix *topology.Index, nodes []topology.No
 	return r, nil
 }
 
-// heldJob is a running or evicting job and the node of each entry of its
-// allocation.
+// heldJob is a running or evicting job and the node and GPUs of each
+// entry of its allocation, read once when the Step starts: policies run
+// later, and a policy that changes the snapshot must not change what the
+// Step holds (Step reports the change when the policies are done).
 type heldJob struct {
 	*Job
-	nodes []topology.NodeID
+	holds []preempt.Hold
 }
 
 // heldJobs returns the running and evicting jobs, by ID, given the node
@@ -233,12 +234,16 @@ type heldJob struct {
 // them in r.held.
 func (r *run) heldJobs(nodes []topology.NodeID) []heldJob {
 	var out []heldJob
+	holds := make([]preempt.Hold, len(nodes))
 	at := 0
 	for i := range r.snap.Jobs {
 		j := &r.snap.Jobs[i]
 		k := len(j.Allocation)
+		for e, a := range j.Allocation {
+			holds[at+e] = preempt.Hold{Node: nodes[at+e], GPUs: topology.SetOf(a.GPUs...)}
+		}
 		if j.State != Pending {
-			out = append(out, heldJob{Job: j, nodes: nodes[at : at+k : at+k]})
+			out = append(out, heldJob{Job: j, holds: holds[at : at+k : at+k]})
 		}
 		at += k
 	}
@@ -319,21 +324,19 @@ func (r *run) evict() {
 				r.inUse[j.Team] -= j.GPUs()
 			}
 		}
-		for k, a := range j.Allocation {
-			n := h.nodes[k]
-			s := topology.SetOf(a.GPUs...)
-			r.prof.AddRelease(n, s, end)
+		for _, hd := range h.holds {
+			r.prof.AddRelease(hd.Node, hd.GPUs, end)
 			if leaving {
-				r.addEvicting(n, s, end)
+				r.addEvicting(hd.Node, hd.GPUs, end)
 			}
 		}
 	}
 }
 
 func (r *run) downNode(h heldJob) string {
-	for k, n := range h.nodes {
-		if r.ix.State(n) == topology.Down {
-			return h.Allocation[k].Node
+	for _, hd := range h.holds {
+		if r.ix.State(hd.Node) == topology.Down {
+			return r.ix.Name(hd.Node)
 		}
 	}
 	return ""
@@ -661,9 +664,7 @@ func (r *run) candidates() {
 		if q := r.quotas[j.Team]; q != nil && r.inUse[j.Team] > q.GPUs {
 			c.Borrowed = true
 		}
-		for k, a := range j.Allocation {
-			c.Holds = append(c.Holds, preempt.Hold{Node: h.nodes[k], GPUs: topology.SetOf(a.GPUs...)})
-		}
+		c.Holds = append(c.Holds, h.holds...)
 		r.cands = append(r.cands, c)
 		r.candJobs = append(r.candJobs, j)
 		r.maxGrace = max(r.maxGrace, j.CheckpointGrace)
