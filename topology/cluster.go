@@ -77,8 +77,8 @@ type Cluster struct {
 // nil. It checks that levels are non-empty and unique, node names are
 // non-empty and unique, GPU counts are within 1..MaxGPUsPerNode, every
 // node names a domain at every level and no other, states are known,
-// unhealthy GPU indices are in range and not repeated, and an index of
-// the cluster needs no more than MaxIndexBuckets buckets at any level.
+// unhealthy GPU indices are in range and not repeated, and there are at
+// most MaxGPUTypes GPU types.
 func (c *Cluster) Validate() error { return c.validate(c.nameOrder()) }
 
 // nameOrder returns the node indices sorted by name, equal names by
@@ -124,6 +124,7 @@ func (c *Cluster) validate(order []int) error {
 			return fmt.Errorf("levels[%d]: duplicate level %q", i, l)
 		}
 	}
+	var types []string
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		where := func() string { return fmt.Sprintf("nodes[%d] %q", i, n.Name) }
@@ -138,6 +139,12 @@ func (c *Cluster) validate(order []int) error {
 		}
 		if n.State > Down {
 			return fmt.Errorf("%s: state: unknown node state %d", where(), n.State)
+		}
+		if !slices.Contains(types, n.GPUType) {
+			if len(types) == MaxGPUTypes {
+				return fmt.Errorf("%s: gpuType: %q would be the cluster's %dth GPU type; at most %d are allowed", where(), n.GPUType, MaxGPUTypes+1, MaxGPUTypes)
+			}
+			types = append(types, n.GPUType)
 		}
 		for _, l := range c.Levels {
 			if d, ok := n.Domains[l]; !ok || d == "" {
@@ -165,69 +172,16 @@ func (c *Cluster) validate(order []int) error {
 			bad |= 1 << uint(g)
 		}
 	}
-	return c.checkSize()
-}
-
-// MaxIndexBuckets bounds what an [Index] keeps per topology level: one
-// bucket per domain, GPU class and free-GPU count (0 to the largest
-// node's GPUs). Real clusters stay far below it (100,000 nodes in 3,125
-// leaves with 8 GPU types of 64-GPU nodes need 1.6 million); a cluster
-// whose every node has its own GPU type and its own domain would need
-// memory quadratic in its nodes, so Validate refuses it.
-const MaxIndexBuckets = 1 << 22
-
-// checkSize reports a cluster whose index would exceed MaxIndexBuckets
-// at some level. It counts domains only when the nodes alone could
-// exceed it: O(N) for a few GPU types, plus O(N·L) then.
-func (c *Cluster) checkSize() error {
-	var types []string
-	var many map[string]bool // once there are more than a few types
-	g1 := 1
-	for i := range c.Nodes {
-		n := &c.Nodes[i]
-		g1 = max(g1, n.GPUs+1)
-		switch {
-		case many != nil:
-			many[n.GPUType] = true
-		case !slices.Contains(types, n.GPUType):
-			if types = append(types, n.GPUType); len(types) > 16 {
-				many = map[string]bool{}
-				for _, t := range types {
-					many[t] = true
-				}
-			}
-		}
-	}
-	classes := 1
-	if nt := max(len(types), len(many)); nt > 1 {
-		classes = 1 + nt
-	}
-	per := classes * g1
-	if len(c.Nodes)*per <= MaxIndexBuckets {
-		return nil // a level has at most one domain per node
-	}
-	if per > MaxIndexBuckets { // at the cluster level, one domain
-		return fmt.Errorf("nodes: %d GPU classes (each type, and any) × %d free-GPU counts need %d index buckets, more than %d",
-			classes, g1, per, MaxIndexBuckets)
-	}
-	var path strings.Builder
-	for k, l := range c.Levels {
-		domains := map[string]bool{}
-		for i := range c.Nodes {
-			path.Reset()
-			for _, up := range c.Levels[:k+1] {
-				path.WriteString(c.Nodes[i].Domains[up])
-				path.WriteByte('/')
-			}
-			domains[path.String()] = true
-		}
-		if len(domains)*per > MaxIndexBuckets {
-			return fmt.Errorf("levels[%d] %q: %d domains × %d GPU classes (each type, and any) × %d free-GPU counts need %d index buckets, more than %d",
-				k, l, len(domains), classes, g1, len(domains)*per, MaxIndexBuckets)
-		}
-	}
 	return nil
 }
+
+// MaxGPUTypes is the most GPU types a cluster may have. An [Index]
+// keeps, per topology level, a bucket for every domain, GPU class (each
+// type, and any) and free-GPU count, so its size grows with the product
+// of domains and types; fleets have a handful of types, and the bound
+// keeps a cluster of a few thousand nodes, each of its own type in its
+// own domain, from needing gigabytes.
+const MaxGPUTypes = 32
 
 // NodeGPUs names some GPUs of one node.
 type NodeGPUs struct {

@@ -63,30 +63,25 @@ func TestValidateNamesLikeAMap(t *testing.T) {
 	})
 }
 
-// TestValidateRefusesHugeIndexes: a cluster whose every node has its own
-// GPU type and its own domain would need an index quadratic in its nodes;
-// Validate and NewIndex refuse it with the level and the sizes, and the
-// same cluster with one GPU type is fine.
-func TestValidateRefusesHugeIndexes(t *testing.T) {
+// TestValidateRefusesTooManyGPUTypes: an index grows with domains × GPU
+// types, so a cluster may have at most MaxGPUTypes types; the node that
+// brings one more is named, and Validate and NewIndex agree.
+func TestValidateRefusesTooManyGPUTypes(t *testing.T) {
 	c := &topology.Cluster{Levels: []string{"leaf"}}
 	for i := range 400 {
 		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%04d", i), GPUs: 64,
-			GPUType: fmt.Sprintf("t%d", i), Domains: map[string]string{"leaf": fmt.Sprintf("l%d", i)}})
+			GPUType: fmt.Sprintf("t%d", i%(topology.MaxGPUTypes+1)), Domains: map[string]string{"leaf": fmt.Sprintf("l%d", i)}})
 	}
-	want := `levels[0] "leaf": 400 domains × 401 GPU classes (each type, and any) × 65 free-GPU counts need 10426000 index buckets, more than 4194304`
+	want := fmt.Sprintf(`nodes[%d] "n%04d": gpuType: "t%d" would be the cluster's %dth GPU type; at most %d are allowed`,
+		topology.MaxGPUTypes, topology.MaxGPUTypes, topology.MaxGPUTypes, topology.MaxGPUTypes+1, topology.MaxGPUTypes)
 	require.EqualError(t, c.Validate(), want)
 	_, err := topology.NewIndex(c)
 	require.EqualError(t, err, want)
 	for i := range c.Nodes {
-		c.Nodes[i].GPUType = "H100"
+		c.Nodes[i].GPUType = fmt.Sprintf("t%d", i%topology.MaxGPUTypes)
 	}
-	require.NoError(t, c.Validate())
-
-	// Without levels, the cluster is the one domain: enough types alone
-	// are too many.
-	flat := &topology.Cluster{}
-	for i := range 65000 {
-		flat.Nodes = append(flat.Nodes, topology.Node{Name: fmt.Sprintf("n%05d", i), GPUs: 64, GPUType: fmt.Sprintf("t%d", i)})
-	}
-	require.ErrorContains(t, flat.Validate(), "nodes: 65001 GPU classes (each type, and any) × 65 free-GPU counts need 4225065 index buckets")
+	require.NoError(t, c.Validate(), "exactly MaxGPUTypes types")
+	ix, err := topology.NewIndex(c)
+	require.NoError(t, err)
+	require.Len(t, ix.Types(), topology.MaxGPUTypes)
 }
