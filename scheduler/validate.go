@@ -36,9 +36,11 @@ func verr(field, format string, args ...any) error {
 // Validate checks a snapshot against the rules of the default policy
 // (tiers 0..DefaultTiers-1). It returns a *ValidationError naming the
 // first bad field, or nil. [Scheduler.Step] runs the same checks with the
-// scheduler's tier count.
-// It builds no index: O(N log N + J) for N nodes and J jobs and their
-// allocations, O(N + J) when node names come sorted.
+// scheduler's tier count. It builds no index: it sorts the node names
+// (twice: once to check the cluster, once to find allocations' nodes)
+// and reads every job, allocation entry and allocated GPU once, so it
+// costs O(N log N + A) for N nodes and A of those, O(N + A) when the
+// names come sorted.
 func Validate(s *Snapshot) error {
 	if s.Now.IsZero() {
 		return verr("now", "is missing")

@@ -132,7 +132,9 @@ type level struct {
 
 // NewIndex validates c and builds an index in which every healthy GPU is
 // free. Hold running allocations with [Index.TakeSet] afterwards.
-// It costs O(N log N + N·L) for N nodes and L levels.
+// It costs O(N log N + N·L² + N·T) for N nodes, L levels (a domain's
+// name joins the names of the levels above it) and T GPU types, plus the
+// buckets: per level, domains × GPU classes × free-GPU counts.
 func NewIndex(c *Cluster) (*Index, error) {
 	order := c.nameOrder()
 	if err := c.validate(order); err != nil {
