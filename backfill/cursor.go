@@ -135,6 +135,7 @@ func distance(at, d, t, dt time.Duration) time.Duration {
 // cursorFor returns a cursor for a query of a run [t, t+d), up to date
 // with every change so far.
 func (p *Profile) cursorFor(t, d time.Duration) *cursor {
+	p.flushTimeline()
 	p.dense()
 	p.drainChanges()
 	var best *cursor

@@ -43,6 +43,7 @@ func CheckInvariants(p *Profile) error {
 		}
 	}
 	var err error
+	p.flushTimeline()
 	p.timeline.Ascend(func(e tev) bool {
 		for _, v := range p.nodes[e.n] {
 			if v.seq != e.seq {
@@ -77,6 +78,7 @@ func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Durati
 // AgainOf returns againOf of node n's timeline entries at at.
 func AgainOf(p *Profile, n topology.NodeID, at time.Duration) []time.Duration {
 	var out []time.Duration
+	p.flushTimeline()
 	p.timeline.AscendRange(tev{at: at, seq: -1}, tev{at: at + 1, seq: -1}, func(e tev) bool {
 		if e.n == n {
 			out = append(out, p.againOf[e.seq])

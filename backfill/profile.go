@@ -76,6 +76,7 @@ func add(a, b time.Duration) time.Duration {
 type Profile struct {
 	ix       *topology.Index
 	timeline *btree.BTreeG[tev] // releases and reservation ends
+	pending  []tev              // releases not in the timeline yet: see flushTimeline
 	starts   *btree.BTreeG[tev] // reservation starts
 	nodes    [][]nev            // per node: its events
 	againOf  []time.Duration    // by seq, for releases and reservation ends: see tev
@@ -319,9 +320,19 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	p.seq++
 	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s, seq: p.seq})
 	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
-	p.timeline.ReplaceOrInsert(tev{at: at, seq: p.seq, n: n, set: s})
+	p.pending = append(p.pending, tev{at: at, seq: p.seq, n: n, set: s})
 	p.setAgain(p.seq, p.again(n, s, at))
 	return true
+}
+
+// flushTimeline puts the releases recorded since the last query into the
+// timeline. Only cursors read it, so a Step that places jobs and asks no
+// query never pays for the B-tree.
+func (p *Profile) flushTimeline() {
+	for _, e := range p.pending {
+		p.timeline.ReplaceOrInsert(e)
+	}
+	p.pending = p.pending[:0]
 }
 
 // setAgain records againOf for the timeline entry seq.
