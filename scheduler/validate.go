@@ -81,8 +81,11 @@ func validate(s *Snapshot, tiers int) (*topology.Index, []topology.NodeID, error
 	var nodes []topology.NodeID
 	err = validateJobs(s, tiers, func(n string) (int, int, bool) {
 		id, ok := ix.Lookup(n)
+		if !ok {
+			return 0, 0, false
+		}
 		nodes = append(nodes, id)
-		return int(id), ix.GPUs(id), ok
+		return int(id), ix.GPUs(id), true
 	})
 	if err != nil {
 		return nil, nil, err

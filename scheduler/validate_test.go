@@ -160,6 +160,13 @@ func TestValidationErrors(t *testing.T) {
 			s.Jobs[0].Allocation = topology.Allocation{{Node: "n2", GPUs: []int{7}}, {Node: "n1", GPUs: []int{4}}}
 			return s
 		}, field: `jobs[0] "A": allocation[1].gpus`, msg: `GPU index 4 out of range 0..3 of node "n1"`},
+		{name: "Go: allocation on a cluster without nodes", snap: func() *Snapshot {
+			s := baseSnap()
+			s.Cluster.Nodes = nil
+			s.Jobs[0].State = Running
+			s.Jobs[0].Allocation = topology.Allocation{{Node: "n0", GPUs: []int{0}}}
+			return s
+		}, field: `jobs[0] "A": allocation[0].node`, msg: `unknown node "n0"`},
 		{name: "Go: unknown node, nodes unsorted", snap: func() *Snapshot {
 			s := baseSnap()
 			s.Cluster.Nodes[0].Name = "n2"
