@@ -2,12 +2,14 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/gpusched/gpusched/topology"
 )
@@ -216,4 +218,54 @@ func TestValidSnapshots(t *testing.T) {
 		_, err := DecodeSnapshot(strings.NewReader(doc))
 		require.NoError(t, err, doc)
 	}
+}
+
+// TestStepValidatesLikeValidate: on random small snapshots, many of them
+// invalid (unknown, repeated, empty or unsorted node names, no nodes at
+// all, GPUs out of range or claimed twice, wrong totals, repeated job
+// IDs, bad states), Step never panics and reports exactly the error
+// Validate reports, though one checks allocations through the index it
+// builds and the other without one; on valid ones Step succeeds.
+func TestStepValidatesLikeValidate(t *testing.T) {
+	names := []string{"a", "b", "n0", "n1", "n10", "n2", "zz", ""}
+	rapid.Check(t, func(t *rapid.T) {
+		now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+		s := &Snapshot{Now: now, Cluster: topology.Cluster{Levels: []string{"rack"}}}
+		for i := range rapid.IntRange(0, 5).Draw(t, "nodes") {
+			name := rapid.SampledFrom(names).Draw(t, "name")
+			if rapid.Bool().Draw(t, "distinct") {
+				name = fmt.Sprintf("m%d", 5-i) // unique, in descending order
+			}
+			s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: name, GPUs: rapid.SampledFrom([]int{0, 1, 2, 4, 8}).Draw(t, "gpus"),
+				Domains: map[string]string{"rack": fmt.Sprint("r", rapid.IntRange(0, 1).Draw(t, "rack"))}})
+		}
+		nodeNames := append([]string{"x"}, names...)
+		for _, n := range s.Cluster.Nodes {
+			nodeNames = append(nodeNames, n.Name)
+		}
+		for i := range rapid.IntRange(0, 5).Draw(t, "jobs") {
+			j := Job{ID: fmt.Sprint("j", rapid.IntRange(0, i).Draw(t, "id")), Tier: 3, Members: rapid.IntRange(1, 2).Draw(t, "members"),
+				GPUsPerMember: rapid.IntRange(1, 2).Draw(t, "perMember"), Submitted: now, TimeLimit: time.Hour,
+				State: JobState(rapid.IntRange(0, 3).Draw(t, "state"))}
+			if j.State != Pending || rapid.IntRange(0, 9).Draw(t, "pendingHolds") == 0 {
+				j.Started = now.Add(-time.Minute)
+				for range rapid.IntRange(0, 2).Draw(t, "entries") {
+					j.Allocation = append(j.Allocation, topology.NodeGPUs{Node: rapid.SampledFrom(nodeNames).Draw(t, "on"),
+						GPUs: rapid.SliceOfN(rapid.IntRange(-1, 8), 1, 3).Draw(t, "gpuIndices")})
+				}
+			}
+			s.Jobs = append(s.Jobs, j)
+		}
+		want := Validate(s)
+		_, got := New(Config{}).Step(s)
+		if want == nil {
+			if got != nil {
+				t.Fatalf("Validate accepts the snapshot, Step says %v", got)
+			}
+			return
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("Validate says %v, Step says %v", want, got)
+		}
+	})
 }
