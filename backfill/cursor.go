@@ -133,7 +133,8 @@ func distance(at, d, t, dt time.Duration) time.Duration {
 }
 
 // cursorFor returns a cursor for a query of a run [t, t+d), up to date
-// with every change so far.
+// with every change so far. It first puts waiting releases into the
+// timeline, which the cursor's moves and the sweep read.
 func (p *Profile) cursorFor(t, d time.Duration) *cursor {
 	p.flushTimeline()
 	p.dense()

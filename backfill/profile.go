@@ -43,7 +43,9 @@ func add(a, b time.Duration) time.Duration {
 //
 // Releases and reservation ends are kept in a time-ordered B-tree
 // (google/btree), reservation starts in another, and each node keeps the
-// short list of its own events. [Profile.Earliest] works on cursors:
+// short list of its own events; releases wait in a list until the next
+// query that takes a cursor, so that a profile that only places jobs
+// never builds the first tree. [Profile.Earliest] works on cursors:
 // copies of the index that show the usable GPUs for one run [t, t+d).
 // A query takes the cursor nearest to its run and brings it there by
 // applying the events between the two runs: many in O(1) from the
@@ -326,8 +328,9 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 }
 
 // flushTimeline puts the releases recorded since the last query into the
-// timeline. Only cursors read it, so a Step that places jobs and asks no
-// query never pays for the B-tree.
+// timeline. Only Earliest reads the timeline (moving its cursor and
+// sweeping), after cursorFor has called this, so a Step that places jobs
+// and asks no query never pays for the B-tree.
 func (p *Profile) flushTimeline() {
 	for _, e := range p.pending {
 		p.timeline.ReplaceOrInsert(e)

@@ -23,7 +23,8 @@ func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Dura
 			evs[i].set &^= s
 		}
 	}
-	// The old timeline entries stay with their old sets and againOf: a
+	// The old timeline entries (in the timeline, or still waiting to
+	// enter it) stay with their old sets and againOf: a
 	// cursor that passes one may recompute the node, which reads the
 	// events above, or skip it, and a sweep may count its GPUs as ones
 	// it could free and try a start in vain. None of that changes an

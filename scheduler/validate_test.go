@@ -225,29 +225,62 @@ func TestValidSnapshots(t *testing.T) {
 // all, GPUs out of range or claimed twice, wrong totals, repeated job
 // IDs, bad states), Step never panics and reports exactly the error
 // Validate reports, though one checks allocations through the index it
-// builds and the other without one; on valid ones Step succeeds.
+// builds and the other without one; on valid ones Step succeeds. Both
+// share validateJobs, so this compares how they find nodes; the table
+// above checks the rules themselves.
 func TestStepValidatesLikeValidate(t *testing.T) {
 	names := []string{"a", "b", "n0", "n1", "n10", "n2", "zz", ""}
 	rapid.Check(t, func(t *rapid.T) {
 		now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+		// Sound snapshots have unique names and IDs, nodes with GPUs,
+		// known states and allocations of free GPUs on nodes that exist,
+		// so that many are valid and Step's success path runs too.
+		sound := rapid.Bool().Draw(t, "sound")
 		s := &Snapshot{Now: now, Cluster: topology.Cluster{Levels: []string{"rack"}}}
 		for i := range rapid.IntRange(0, 5).Draw(t, "nodes") {
 			name := rapid.SampledFrom(names).Draw(t, "name")
-			if rapid.Bool().Draw(t, "distinct") {
+			if sound || rapid.Bool().Draw(t, "distinct") {
 				name = fmt.Sprintf("m%d", 5-i) // unique, in descending order
 			}
-			s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: name, GPUs: rapid.SampledFrom([]int{0, 1, 2, 4, 8}).Draw(t, "gpus"),
+			s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: name, GPUs: rapid.SampledFrom([]int{0, 1, 2, 4, 8}[b2i(sound):]).Draw(t, "gpus"),
 				Domains: map[string]string{"rack": fmt.Sprint("r", rapid.IntRange(0, 1).Draw(t, "rack"))}})
 		}
 		nodeNames := append([]string{"x"}, names...)
 		for _, n := range s.Cluster.Nodes {
 			nodeNames = append(nodeNames, n.Name)
 		}
+		used := map[string]map[int]bool{}
 		for i := range rapid.IntRange(0, 5).Draw(t, "jobs") {
-			j := Job{ID: fmt.Sprint("j", rapid.IntRange(0, i).Draw(t, "id")), Tier: 3, Members: rapid.IntRange(1, 2).Draw(t, "members"),
+			j := Job{ID: fmt.Sprint("j", rapid.IntRange(i*b2i(sound), i).Draw(t, "id")), Tier: 3, Members: rapid.IntRange(1, 2).Draw(t, "members"),
 				GPUsPerMember: rapid.IntRange(1, 2).Draw(t, "perMember"), Submitted: now, TimeLimit: time.Hour,
-				State: JobState(rapid.IntRange(0, 3).Draw(t, "state"))}
-			if j.State != Pending || rapid.IntRange(0, 9).Draw(t, "pendingHolds") == 0 {
+				State: JobState(rapid.IntRange(0, 3-b2i(sound)).Draw(t, "state"))}
+			if j.State != Pending && sound {
+				// A consistent allocation: free GPUs of nodes that exist.
+				for m := 0; m < j.Members; m++ {
+					k := rapid.IntRange(0, max(len(s.Cluster.Nodes)-1, 0)).Draw(t, "node")
+					if k >= len(s.Cluster.Nodes) {
+						break
+					}
+					nd := s.Cluster.Nodes[k]
+					var got []int
+					for g := 0; g < nd.GPUs && len(got) < j.GPUsPerMember; g++ {
+						if !used[nd.Name][g] {
+							got = append(got, g)
+						}
+					}
+					if len(got) < j.GPUsPerMember {
+						break // a wrong total: Step and Validate must both say so
+					}
+					if used[nd.Name] == nil {
+						used[nd.Name] = map[int]bool{}
+					}
+					for _, g := range got {
+						used[nd.Name][g] = true
+					}
+					j.Started = now.Add(-time.Minute)
+					j.Allocation = append(j.Allocation, topology.NodeGPUs{Node: nd.Name, GPUs: got})
+				}
+			} else if j.State != Pending || rapid.IntRange(0, 9).Draw(t, "pendingHolds") == 0 {
 				j.Started = now.Add(-time.Minute)
 				for range rapid.IntRange(0, 2).Draw(t, "entries") {
 					j.Allocation = append(j.Allocation, topology.NodeGPUs{Node: rapid.SampledFrom(nodeNames).Draw(t, "on"),
@@ -268,4 +301,12 @@ func TestStepValidatesLikeValidate(t *testing.T) {
 			t.Fatalf("Validate says %v, Step says %v", want, got)
 		}
 	})
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

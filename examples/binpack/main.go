@@ -216,7 +216,11 @@ func plural(n int, what string) string {
 func landing(ix *topology.Index, leaf int, a topology.Allocation) string {
 	var names []string
 	for _, s := range a {
-		n, _ := ix.Lookup(s.Node)
+		n, ok := ix.Lookup(s.Node)
+		if !ok {
+			names = append(names, "?"+s.Node)
+			continue
+		}
 		name := ix.DomainName(leaf, ix.DomainOf(leaf, n))
 		if len(names) == 0 || names[len(names)-1] != name {
 			names = append(names, name)
