@@ -79,7 +79,10 @@ type Cluster struct {
 // node names a domain at every level and no other, states are known,
 // unhealthy GPU indices are in range and not repeated, and there are at
 // most MaxGPUTypes GPU types.
-func (c *Cluster) Validate() error { return c.validate(c.nameOrder()) }
+func (c *Cluster) Validate() error {
+	_, err := c.validate(c.nameOrder())
+	return err
+}
 
 // nameOrder returns the node indices sorted by name, equal names by
 // index. O(N log N); O(N) when the names come strictly ascending (a
@@ -104,8 +107,9 @@ func (c *Cluster) nameOrder() []int {
 }
 
 // validate is Validate with the nodes' name order at hand, from which it
-// finds repeated names without a map.
-func (c *Cluster) validate(order []int) error {
+// finds repeated names without a map. It returns the distinct GPU types,
+// in the order the nodes bring them.
+func (c *Cluster) validate(order []int) ([]string, error) {
 	// The first repeat in node order is, over the runs of one name in the
 	// name order (each by index), the least second index; report it with
 	// the first of its run.
@@ -118,10 +122,10 @@ func (c *Cluster) validate(order []int) error {
 	}
 	for i, l := range c.Levels {
 		if l == "" {
-			return fmt.Errorf("levels[%d]: empty level name", i)
+			return nil, fmt.Errorf("levels[%d]: empty level name", i)
 		}
 		if slices.Contains(c.Levels[:i], l) {
-			return fmt.Errorf("levels[%d]: duplicate level %q", i, l)
+			return nil, fmt.Errorf("levels[%d]: duplicate level %q", i, l)
 		}
 	}
 	var types []string
@@ -129,26 +133,26 @@ func (c *Cluster) validate(order []int) error {
 		n := &c.Nodes[i]
 		where := func() string { return fmt.Sprintf("nodes[%d] %q", i, n.Name) }
 		if n.Name == "" {
-			return fmt.Errorf("nodes[%d]: name is empty", i)
+			return nil, fmt.Errorf("nodes[%d]: name is empty", i)
 		}
 		if i == dup {
-			return fmt.Errorf("%s: duplicate node name (also nodes[%d])", where(), dupOf)
+			return nil, fmt.Errorf("%s: duplicate node name (also nodes[%d])", where(), dupOf)
 		}
 		if n.GPUs < 1 || n.GPUs > MaxGPUsPerNode {
-			return fmt.Errorf("%s: gpus must be in 1..%d, got %d", where(), MaxGPUsPerNode, n.GPUs)
+			return nil, fmt.Errorf("%s: gpus must be in 1..%d, got %d", where(), MaxGPUsPerNode, n.GPUs)
 		}
 		if n.State > Down {
-			return fmt.Errorf("%s: state: unknown node state %d", where(), n.State)
+			return nil, fmt.Errorf("%s: state: unknown node state %d", where(), n.State)
 		}
 		if !slices.Contains(types, n.GPUType) {
 			if len(types) == MaxGPUTypes {
-				return fmt.Errorf("%s: gpuType: %q would be the cluster's %dth GPU type; at most %d are allowed", where(), n.GPUType, MaxGPUTypes+1, MaxGPUTypes)
+				return nil, fmt.Errorf("%s: gpuType: %q would be the cluster's %dth GPU type; at most %d are allowed", where(), n.GPUType, MaxGPUTypes+1, MaxGPUTypes)
 			}
 			types = append(types, n.GPUType)
 		}
 		for _, l := range c.Levels {
 			if d, ok := n.Domains[l]; !ok || d == "" {
-				return fmt.Errorf("%s: domains: no domain for level %q", where(), l)
+				return nil, fmt.Errorf("%s: domains: no domain for level %q", where(), l)
 			}
 		}
 		if len(n.Domains) > len(c.Levels) {
@@ -159,20 +163,20 @@ func (c *Cluster) validate(order []int) error {
 				}
 			}
 			slices.Sort(keys)
-			return fmt.Errorf("%s: domains: unknown level %q (cluster levels are %s)", where(), keys[0], strings.Join(c.Levels, ", "))
+			return nil, fmt.Errorf("%s: domains: unknown level %q (cluster levels are %s)", where(), keys[0], strings.Join(c.Levels, ", "))
 		}
 		var bad uint64
 		for k, g := range n.Unhealthy {
 			if g < 0 || g >= n.GPUs {
-				return fmt.Errorf("%s: unhealthyGPUs[%d]: GPU index %d out of range 0..%d", where(), k, g, n.GPUs-1)
+				return nil, fmt.Errorf("%s: unhealthyGPUs[%d]: GPU index %d out of range 0..%d", where(), k, g, n.GPUs-1)
 			}
 			if bad&(1<<uint(g)) != 0 {
-				return fmt.Errorf("%s: unhealthyGPUs[%d]: GPU %d listed twice", where(), k, g)
+				return nil, fmt.Errorf("%s: unhealthyGPUs[%d]: GPU %d listed twice", where(), k, g)
 			}
 			bad |= 1 << uint(g)
 		}
 	}
-	return nil
+	return types, nil
 }
 
 // MaxGPUTypes is the most GPU types a cluster may have. An [Index]

@@ -137,15 +137,13 @@ type level struct {
 // buckets: per level, domains × GPU classes × free-GPU counts.
 func NewIndex(c *Cluster) (*Index, error) {
 	order := c.nameOrder()
-	if err := c.validate(order); err != nil {
+	types, err := c.validate(order)
+	if err != nil {
 		return nil, err
 	}
-	ix := &Index{levels: slices.Clone(c.Levels)}
+	ix := &Index{levels: slices.Clone(c.Levels), types: types}
 	maxG := 1
 	for _, n := range c.Nodes {
-		if !slices.Contains(ix.types, n.GPUType) {
-			ix.types = append(ix.types, n.GPUType)
-		}
 		maxG = max(maxG, n.GPUs)
 	}
 	slices.Sort(ix.types)
