@@ -36,11 +36,9 @@ func verr(field, format string, args ...any) error {
 // Validate checks a snapshot against the rules of the default policy
 // (tiers 0..DefaultTiers-1). It returns a *ValidationError naming the
 // first bad field, or nil. [Scheduler.Step] runs the same checks with the
-// scheduler's tier count. It builds no index: it sorts the node names
-// (twice: once to check the cluster, once to find allocations' nodes)
-// and reads every job, allocation entry and allocated GPU once, so it
-// costs O(N log N + A) for N nodes and A of those, O(N + A) when the
-// names come sorted.
+// scheduler's tier count. It builds no index, only a map of node names:
+// O(N log N + A) for N nodes and A jobs, allocation entries and
+// allocated GPUs.
 func Validate(s *Snapshot) error {
 	if s.Now.IsZero() {
 		return verr("now", "is missing")
@@ -48,20 +46,16 @@ func Validate(s *Snapshot) error {
 	if err := s.Cluster.Validate(); err != nil {
 		return &ValidationError{Field: "cluster", Msg: err.Error()}
 	}
-	order := make([]int, len(s.Cluster.Nodes))
-	for i := range order {
-		order[i] = i
-	}
-	name := func(i int) string { return s.Cluster.Nodes[i].Name }
-	if !slices.IsSortedFunc(order, func(a, b int) int { return strings.Compare(name(a), name(b)) }) {
-		slices.SortFunc(order, func(a, b int) int { return strings.Compare(name(a), name(b)) })
+	nodes := make(map[string]int, len(s.Cluster.Nodes))
+	for i := range s.Cluster.Nodes {
+		nodes[s.Cluster.Nodes[i].Name] = i
 	}
 	return validateJobs(s, DefaultTiers, func(n string) (int, int, bool) {
-		k, ok := slices.BinarySearchFunc(order, n, func(i int, n string) int { return strings.Compare(name(i), n) })
+		i, ok := nodes[n]
 		if !ok {
 			return 0, 0, false
 		}
-		return order[k], s.Cluster.Nodes[order[k]].GPUs, true
+		return i, s.Cluster.Nodes[i].GPUs, true
 	})
 }
 
