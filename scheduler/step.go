@@ -58,7 +58,7 @@ func builtinOrder(o Orderer) bool {
 
 // step runs the pipeline and returns its state, for Step and Explain.
 func (s *Scheduler) step(snap *Snapshot) (*run, error) {
-	ix, nodes, err := validate(snap, s.cfg.tiers())
+	c, err := validate(snap, s.cfg.tiers())
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (s *Scheduler) step(snap *Snapshot) (*run, error) {
 		seed = maphash.MakeSeed()
 		before = fingerprint(seed, snap)
 	}
-	r, err := newRun(&s.cfg, snap, ix, nodes)
+	r, err := newRun(&s.cfg, snap, c)
 	if err != nil {
 		return nil, err
 	}
@@ -178,9 +178,9 @@ type shapeKey struct {
 	resv     int
 }
 
-// newRun starts a Step on snap, which validate checked, whose cluster it
-// indexed as ix and whose allocation entries it found on nodes.
-func newRun(cfg *Config, snap *Snapshot, ix *topology.Index, nodes []topology.NodeID) (*run, error) {
+// newRun starts a Step on snap, which validate checked, learning c.
+func newRun(cfg *Config, snap *Snapshot, c checked) (*run, error) {
+	ix := c.ix
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
 		msgs: map[msgKey]string{}, noPreempt: map[preemptKey]int{},
@@ -194,22 +194,20 @@ func newRun(cfg *Config, snap *Snapshot, ix *topology.Index, nodes []topology.No
 	for i, l := range snap.Cluster.Levels {
 		r.levels[l] = i
 	}
-	// Hold running allocations with one TakeSet per node.
-	held := make([]topology.GPUSet, ix.NumNodes())
-	r.held = r.heldJobs(nodes)
+	r.held = r.heldJobs(c.nodes)
 	for _, h := range r.held {
 		j := h.Job
 		if j.State == Running {
 			r.inUse[j.Team] += j.GPUs() // evicting jobs are leaving
 		}
-		for _, hd := range h.holds {
-			held[hd.Node] |= hd.GPUs
-			if j.Group != "" && j.State == Running {
+		if j.Group != "" && j.State == Running {
+			for _, hd := range h.holds {
 				r.addGroup(j.Group, hd.Node, hd.GPUs.Len()/j.GPUsPerMember)
 			}
 		}
 	}
-	for n, s := range held {
+	// Hold running allocations with one TakeSet per node.
+	for n, s := range c.held {
 		if s != 0 {
 			if err := ix.TakeSet(topology.NodeID(n), s); err != nil {
 				return nil, &ValidationError{Field: "jobs", Msg: err.Error()}

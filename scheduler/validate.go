@@ -56,43 +56,49 @@ func Validate(s *Snapshot) error {
 			return 0, 0, false
 		}
 		return i, s.Cluster.Nodes[i].GPUs, true
-	})
+	}, make([]topology.GPUSet, len(s.Cluster.Nodes)))
+}
+
+// checked is what validate learns on the way, for Step.
+type checked struct {
+	ix    *topology.Index   // the cluster's index, every GPU free
+	nodes []topology.NodeID // the node of every allocation entry of every job, in snapshot order
+	held  []topology.GPUSet // per node, the GPUs running and evicting jobs hold
 }
 
 // validate is Validate for a policy of the given number of tiers, for
-// Step: it builds the cluster's index, every GPU free, which checks the
-// cluster and finds the nodes that allocations name. It returns the index
-// and those nodes: the node of every allocation entry of every job, in
-// the snapshot's order of jobs and entries.
-func validate(s *Snapshot, tiers int) (*topology.Index, []topology.NodeID, error) {
+// Step: it builds the cluster's index, which checks the cluster and finds
+// the nodes that allocations name, and returns what it learned.
+func validate(s *Snapshot, tiers int) (checked, error) {
 	if s.Now.IsZero() {
-		return nil, nil, verr("now", "is missing")
+		return checked{}, verr("now", "is missing")
 	}
 	ix, err := topology.NewIndex(&s.Cluster)
 	if err != nil {
-		return nil, nil, &ValidationError{Field: "cluster", Msg: err.Error()}
+		return checked{}, &ValidationError{Field: "cluster", Msg: err.Error()}
 	}
-	var nodes []topology.NodeID
+	c := checked{ix: ix, held: make([]topology.GPUSet, ix.NumNodes())}
 	err = validateJobs(s, tiers, func(n string) (int, int, bool) {
 		id, ok := ix.Lookup(n)
 		if !ok {
 			return 0, 0, false
 		}
-		nodes = append(nodes, id)
+		c.nodes = append(c.nodes, id)
 		return int(id), ix.GPUs(id), true
-	})
+	}, c.held)
 	if err != nil {
-		return nil, nil, err
+		return checked{}, err
 	}
-	return ix, nodes, nil
+	return c, nil
 }
 
 // validateJobs checks the teams and jobs of s, whose cluster is valid;
 // node returns a node's number among the cluster's nodes (any numbering
 // from 0) and its GPU count, or false for an unknown name. When the
 // snapshot is valid, it has asked node about every allocation entry of
-// every job exactly once, in order.
-func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool)) error {
+// every job exactly once, in order, and claimed (zero, by node number)
+// holds the GPUs the allocations hold.
+func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool), claimed []topology.GPUSet) error {
 	teams := make(map[string]int, len(s.Teams))
 	for i := range s.Teams {
 		t := &s.Teams[i]
@@ -137,7 +143,6 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "cycle in the team tree")
 		}
 	}
-	claimed := make([]topology.GPUSet, len(s.Cluster.Nodes))
 	// Jobs listed in ID order, as hosts usually keep them, repeat an ID
 	// only next to each other; otherwise a map finds repeats.
 	var ids map[string]int
