@@ -100,6 +100,9 @@ type Profile struct {
 	// Earliest answers remembered per request shape while the profile
 	// only tightens; see [Profile.Earliest].
 	memo     map[shape][]memoGroup
+	loose    []loosened // see memo.go
+	winBuf   []window
+	resBuf   []window
 	lastFree int
 	// Cursors for Earliest (see cursor), and the held GPUs of each node
 	// in the live index when the cursors last looked.
@@ -674,8 +677,12 @@ func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gan
 // answer also bounds queries of stronger shapes: as many GPUs per member
 // or more, the same GPU type where the answer was for one, and the same
 // required level where the answer was for one. Those shortcuts
-// are exact; [Profile.AddRelease], [Profile.MoveRelease], [Profile.Forget]
-// and GPUs freed in the index between queries drop what was remembered.
+// are exact; [Profile.AddRelease], [Profile.Forget] and GPUs freed in
+// the index between queries drop what was remembered. [Profile.MoveRelease]
+// keeps it: a release moved earlier helps only runs that start while the
+// moved GPUs are newly free, so a later query first searches the starts
+// at which one of them is usable for its run, and then starts at the
+// remembered answer.
 func (p *Profile) Earliest(r gang.Request, d time.Duration, s binpack.Scorer, notBefore time.Duration) (Start, bool) {
 	return p.earliestUpTo(r, d, s, notBefore, Forever)
 }
@@ -700,32 +707,49 @@ func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer
 		return p.earliest(r, d, s, t, by)
 	}
 	lb := p.lowerBound(k, r.Members, d)
-	if lb == Forever || lb > by {
+	// Before the bound, only windows loosened since it was found can
+	// hold an answer (see memo.go). An answer found from no later than
+	// them (or the bound) is the answer from 0, which bounds later
+	// queries; so is a miss up to by, as a bound past by.
+	exact := t <= p.firstWindow(lb.epoch, lb.at)
+	remember := func(at time.Duration) {
+		if exact {
+			p.remember(k, r.Members, d, at)
+		}
+	}
+	ws := p.windowsBelow(lb.epoch, r, d, t, min(lb.at, add(by, 1)))
+	for _, w := range ws {
+		from := p.freeBound(r, d, w.from)
+		if from >= w.to {
+			continue
+		}
+		if st, ok := p.earliest(r, d, s, from, w.to-1); ok {
+			remember(st.At)
+			return st, true
+		}
+	}
+	if lb.at == Forever || lb.at > by {
+		if len(ws) > 0 {
+			remember(min(lb.at, add(by, 1)))
+		}
 		return Start{}, false
 	}
-	// An answer from no later than the bound is the answer from 0, which
-	// bounds later queries; so is a miss up to by, as a bound past by.
-	exact := t <= lb
 	// No start comes before the free GPUs, counted, suffice.
-	from := p.freeBound(r, d, max(t, lb))
+	from := p.freeBound(r, d, max(t, lb.at))
 	if from > by || from == Forever {
-		if exact {
-			p.remember(k, r.Members, d, from)
-		}
+		remember(from)
 		return Start{}, false
 	}
 	st, ok := p.earliest(r, d, s, from, by)
-	if exact {
-		at := st.At
-		switch {
-		case ok:
-		case by == Forever:
-			at = Forever
-		default:
-			at = by + 1
-		}
-		p.remember(k, r.Members, d, at)
+	at := st.At
+	switch {
+	case ok:
+	case by == Forever:
+		at = Forever
+	default:
+		at = by + 1
 	}
+	remember(at)
 	return st, ok
 }
 
