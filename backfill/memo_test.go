@@ -16,8 +16,8 @@ import (
 
 // TestRememberedAnswersAgreeWithOracle: long call sequences over a few
 // request shapes, so that Earliest answers from what it remembers, with
-// releases moved earlier now and then (the profile loosens), still agree
-// with the oracle. Shapes are often variants of one another (another
+// releases moved earlier, jobs ending early and GPUs released twice now
+// and then (the profile loosens), still agree with the oracle. Shapes are often variants of one another (another
 // member size, GPU type or required level), so that answers remembered
 // for one shape are offered as bounds to the others.
 func TestRememberedAnswersAgreeWithOracle(t *testing.T) {
@@ -37,7 +37,7 @@ func TestRememberedAnswersAgreeWithOracle(t *testing.T) {
 			if rapid.IntRange(0, 5).Draw(t, "forever") == 0 {
 				d = backfill.Forever
 			}
-			switch rapid.IntRange(0, 5).Draw(t, "op") {
+			switch rapid.IntRange(0, 7).Draw(t, "op") {
 			case 0:
 				want := o.fits(r, 0, d)
 				pl, out := p.PlaceNow(r, d, nil)
@@ -72,6 +72,25 @@ func TestRememberedAnswersAgreeWithOracle(t *testing.T) {
 					}
 				}
 				o.releases = append(o.releases, event{n: e.n, set: e.set, start: at, end: at})
+				continue
+			case 2:
+				// A job ends early: the host frees GPUs it held, whatever
+				// their releases and the reservations after them said.
+				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "endedOn"))
+				s := ix.Held(n) & topology.GPUSet(rapid.Uint64().Draw(t, "ended"))
+				ix.Release(n, s)
+				o.freeNow[n] |= s
+				continue
+			case 3:
+				// GPUs already released are released again at another
+				// time: the first of the two frees them.
+				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "againOn"))
+				s := ix.Held(n) & topology.GPUSet(rapid.Uint64().Draw(t, "again"))
+				at := time.Duration(rapid.IntRange(1, 24).Draw(t, "againAt")) * 15 * time.Minute
+				p.AddRelease(n, s, at)
+				if s != 0 && ix.State(n) == topology.Ready {
+					o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
+				}
 				continue
 			}
 			notBefore := time.Duration(0)
