@@ -64,7 +64,15 @@ func TestRememberedAnswersAgreeWithOracle(t *testing.T) {
 				if e.set == 0 {
 					continue
 				}
-				at := time.Duration(rapid.Int64Range(1, int64(e.start)).Draw(t, "movedTo"))
+				// Earlier than any release of those GPUs: a release may not
+				// move past a reservation of them.
+				first := e.start
+				for _, f := range o.releases {
+					if f.n == e.n && f.set&e.set != 0 {
+						first = min(first, f.start)
+					}
+				}
+				at := time.Duration(rapid.Int64Range(1, int64(first)).Draw(t, "movedTo"))
 				p.MoveRelease(e.n, e.set, at)
 				for i := range o.releases {
 					if o.releases[i].n == e.n {
