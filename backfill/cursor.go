@@ -24,10 +24,11 @@ import (
 // instead, so a move costs at most a constant factor more than a
 // rebuild.
 //
-// Changes to the profile (releases, reservations) and to the live index
-// (GPUs taken or freed between queries, which the index records) mark the
-// changed nodes stale in every cursor; a cursor recomputes its stale
-// nodes before it is used.
+// A reservation only takes GPUs away, so it is applied to every cursor
+// at once: a run it overlaps loses its GPUs. Other changes to the profile
+// (releases) and to the live index (GPUs taken or freed between queries,
+// which the index records) mark the changed nodes stale in every cursor;
+// a cursor recomputes its stale nodes before it is used.
 //
 // A sweep moves a cursor over many runs and asks at each only whether the
 // free GPUs of the job's class suffice; it places the job at few of them.
@@ -180,6 +181,20 @@ func (p *Profile) markStale(n topology.NodeID) {
 		if !c.stale[n] {
 			c.stale[n] = true
 			c.list = append(c.list, n)
+		}
+	}
+}
+
+// blockCursors applies a new reservation of s on node n over
+// [start, end) to every cursor: a run it overlaps loses those GPUs, and
+// no other run changes, since a reservation only takes GPUs away.
+// O(cursors).
+func (p *Profile) blockCursors(n topology.NodeID, s topology.GPUSet, start, end time.Duration) {
+	for _, c := range p.cursors {
+		if !c.stale[n] && start < add(c.at, c.d) && end > c.at {
+			if u := c.use[n]; u&s != 0 {
+				p.show(c, n, u&^s)
+			}
 		}
 	}
 }

@@ -70,8 +70,10 @@ func add(a, b time.Duration) time.Duration {
 // or more, a GPU type where the answer was for any, a required level
 // where it was for none): they start their sweep there, and one already
 // known never to fit costs O(S·log answers) for S shapes remembered.
-// Changes to the profile and to the live index between queries mark the
-// changed nodes stale in each cursor, which recomputes them before use.
+// A reservation takes its GPUs from each cursor whose run it overlaps;
+// other changes to the profile and to the live index between queries
+// mark the changed nodes stale in each cursor, which recomputes them
+// before use.
 //
 // Only ready nodes are tracked; GPUs of draining and down nodes never
 // become usable.
@@ -428,7 +430,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	end := add(start, run(d))
 	for _, s := range pl.Slots {
 		p.noteEvent(s.Node)
-		p.markStale(s.Node)
+		p.blockCursors(s.Node, s.GPUs, start, end)
 		p.count(s.Node, start, end, -s.GPUs.Len())
 		p.noteStart(s.Node, start)
 		if !p.extend(s.Node, s.GPUs, start, end) {
