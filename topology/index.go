@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/btree"
@@ -165,36 +166,56 @@ func NewIndex(c *Cluster) (*Index, error) {
 		}
 	}
 	ix.lv = make([]level, nl)
-	var path strings.Builder
+	var path, key strings.Builder
 	for li := range ix.lv {
 		lv := &ix.lv[li]
 		if li == 0 {
 			lv.names = []string{""}
 		} else {
+			// A domain is the sequence of its nodes' domain names at the
+			// levels down to it. Its name joins them with "/", which is
+			// ambiguous when a name holds "/" itself ("x/y" then "z", or
+			// "x" then "y/z"), so domains are told apart by a key that
+			// prefixes each name with its length, and ordered by name
+			// first: the order is by name whenever names differ.
+			type dom struct{ name, key string }
+			keys := make([]string, len(ix.nodes))
 			idx := map[string]DomainID{}
-			paths := make([]string, len(ix.nodes))
+			var doms []dom
 			for id, oi := range order {
 				path.Reset()
+				key.Reset()
 				for k := 0; k < li; k++ {
+					name := c.Nodes[oi].Domains[c.Levels[k]]
 					if k > 0 {
 						path.WriteByte('/')
 					}
-					path.WriteString(c.Nodes[oi].Domains[c.Levels[k]])
+					path.WriteString(name)
+					key.WriteString(strconv.Itoa(len(name)))
+					key.WriteByte(':')
+					key.WriteString(name)
 				}
-				p := path.String()
-				paths[id] = p
-				if _, ok := idx[p]; !ok {
-					idx[p] = 0
-					lv.names = append(lv.names, p)
+				kk := key.String()
+				keys[id] = kk
+				if _, ok := idx[kk]; !ok {
+					idx[kk] = 0
+					doms = append(doms, dom{path.String(), kk})
 				}
 			}
-			slices.Sort(lv.names)
-			for i, p := range lv.names {
-				idx[p] = DomainID(i)
+			slices.SortFunc(doms, func(a, b dom) int {
+				if c := strings.Compare(a.name, b.name); c != 0 {
+					return c
+				}
+				return strings.Compare(a.key, b.key)
+			})
+			lv.names = make([]string, len(doms))
+			for i, d := range doms {
+				lv.names[i] = d.name
+				idx[d.key] = DomainID(i)
 			}
 			lv.dom = make([]DomainID, len(ix.nodes))
 			for id := range ix.nodes {
-				lv.dom[id] = idx[paths[id]]
+				lv.dom[id] = idx[keys[id]]
 			}
 		}
 		nd := len(lv.names)
@@ -432,7 +453,9 @@ func (ix *Index) NumDomains(level int) int { return len(ix.lv[level+1].names) }
 
 // DomainName returns the path name of domain d at level: the domain names
 // of the levels down to it, joined by "/" ("s0/l3"). The cluster's one
-// domain is named "".
+// domain is named "". Domains are the sequences of names, so two domains
+// share a path name only when names hold "/" themselves (spine "x/y" with
+// leaf "z", spine "x" with leaf "y/z").
 func (ix *Index) DomainName(level int, d DomainID) string { return ix.lv[level+1].names[d] }
 
 // DomainOf returns the domain of node n at level.

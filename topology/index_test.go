@@ -126,6 +126,29 @@ func TestIndexDomainsAndClasses(t *testing.T) {
 	require.Equal(t, []string{"s0/l1", "s1/l0"}, got)
 }
 
+// TestDomainsWithSlashesInNames: a domain is the sequence of names down
+// to it, not its "/"-joined name. Spine "x/y" with leaf "z" and spine "x"
+// with leaf "y/z" are two leaves, though both are named "x/y/z".
+func TestDomainsWithSlashesInNames(t *testing.T) {
+	c := &topology.Cluster{Levels: []string{"spine", "leaf"}, Nodes: []topology.Node{
+		{Name: "a", GPUs: 8, Domains: map[string]string{"spine": "x/y", "leaf": "z"}},
+		{Name: "b", GPUs: 8, Domains: map[string]string{"spine": "x", "leaf": "y/z"}},
+		{Name: "c", GPUs: 8, Domains: map[string]string{"spine": "x", "leaf": "y/z"}},
+	}}
+	ix, err := topology.NewIndex(c)
+	require.NoError(t, err)
+	a, b, cn := mustLookup(t, ix, "a"), mustLookup(t, ix, "b"), mustLookup(t, ix, "c")
+	require.Equal(t, 2, ix.NumDomains(1))
+	require.NotEqual(t, ix.DomainOf(1, a), ix.DomainOf(1, b), "two leaves named x/y/z")
+	require.Equal(t, ix.DomainOf(1, b), ix.DomainOf(1, cn))
+	require.Equal(t, "x/y/z", ix.DomainName(1, ix.DomainOf(1, a)))
+	require.Equal(t, "x/y/z", ix.DomainName(1, ix.DomainOf(1, b)))
+	require.Equal(t, 8, ix.FreeGPUs(1, ix.DomainOf(1, a), topology.AnyType))
+	require.Equal(t, 16, ix.FreeGPUs(1, ix.DomainOf(1, b), topology.AnyType))
+	// A gang that must stay in one leaf cannot use a's GPUs with b's.
+	require.Equal(t, 16, ix.Capacity(1, ix.DomainOf(1, b), topology.AnyType, 1))
+}
+
 func mustLookup(t require.TestingT, ix *topology.Index, name string) topology.NodeID {
 	n, ok := ix.Lookup(name)
 	require.True(t, ok, name)
