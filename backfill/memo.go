@@ -68,11 +68,16 @@ type memoBound struct {
 type window struct{ from, to time.Duration }
 
 // loosened is a release moved earlier: runs that start in [from, to) may
-// use the GPUs set of node n, which they could not use before.
+// use the GPUs set of node n, which they could not use before. gaps holds,
+// once a query first needs them (known), the spans from a start in
+// [from, to) during which one of those GPUs is not reserved: later
+// reservations only shorten such spans, so they stay a superset.
 type loosened struct {
 	n        topology.NodeID
 	set      topology.GPUSet
 	from, to time.Duration
+	gaps     []window
+	known    bool
 }
 
 // memoShape returns the memo key of r, or false when r is not
@@ -103,17 +108,20 @@ func (k shape) implies(w shape) bool {
 }
 
 // lowerBound returns the largest bound remembered for m members and a run
-// of d of shape k or of a shape k implies, and the first loosened window
-// that bound does not rule out (among bounds as large, the one that rules
-// out the most). O(shapes × groups × log bounds).
-func (p *Profile) lowerBound(k shape, m int, d time.Duration) memoBound {
-	lb := memoBound{epoch: int32(len(p.loose))}
+// of d of shape k or of a shape k implies (among bounds as large, the one
+// that leaves the fewest loosened windows to search), and the largest of
+// those bounds that leave none: no start comes before it. O(shapes ×
+// groups × bounds).
+func (p *Profile) lowerBound(k shape, m int, d time.Duration) (lb memoBound, floor time.Duration) {
+	now := int32(len(p.loose))
+	lb.epoch = now
 	for w, gs := range p.memo {
 		if k.implies(w) {
-			lb = later(lb, boundIn(gs, m, d))
+			b, f := p.boundIn(gs, m, d, now)
+			lb, floor = later(lb, b), max(floor, f)
 		}
 	}
-	return lb
+	return lb, floor
 }
 
 // later returns the stronger of two bounds: the later one, or of two
@@ -126,9 +134,9 @@ func later(a, b memoBound) memoBound {
 }
 
 // boundIn returns the largest of the bounds gs remembers for at most m
-// members and a run of at most d.
-func boundIn(gs []memoGroup, m int, d time.Duration) memoBound {
-	var lb memoBound
+// members and a run of at most d, and the largest of them found since the
+// last loosening (epoch now).
+func (p *Profile) boundIn(gs []memoGroup, m int, d time.Duration, now int32) (lb memoBound, floor time.Duration) {
 	for _, g := range gs {
 		if g.members > m {
 			break
@@ -137,11 +145,20 @@ func boundIn(gs []memoGroup, m int, d time.Duration) memoBound {
 		if !found {
 			i--
 		}
-		if i >= 0 {
-			lb = later(lb, g.bounds[i])
+		if i < 0 {
+			continue
+		}
+		lb = later(lb, g.bounds[i])
+		// Bounds grow with d: the last one found since then is the
+		// largest.
+		for j := i; j >= 0; j-- {
+			if g.bounds[j].epoch == now {
+				floor = max(floor, g.bounds[j].at)
+				break
+			}
 		}
 	}
-	return lb
+	return lb, floor
 }
 
 // remember records that m members for d start no earlier than at
@@ -189,21 +206,34 @@ func (p *Profile) firstWindow(epoch int32, end time.Duration) time.Duration {
 
 // windowsBelow returns, merged and in order, the starts in [t, end) at
 // which a run of r for d could use a GPU loosened in a window numbered
-// epoch or more: the GPU is of r's class and no reservation holds it
-// during the run. Only there can r start before its remembered bound.
-// O(W·g·e log e) for W windows, g GPUs each, and e events per node.
+// epoch or more: the GPU is of r's class and was not reserved for the
+// run when the window was first searched. Only there can r start before
+// its remembered bound. O(W·s) for W windows of s spans each, after
+// O(g·e log e) for a window's g GPUs and e events of its node the first
+// time.
 func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Duration) []window {
 	ws := p.winBuf[:0]
-	for _, l := range p.loose[epoch:] {
+	for i := int(epoch); i < len(p.loose); i++ {
+		l := &p.loose[i]
 		if r.Class != topology.AnyType && p.ix.NodeClass(l.n) != r.Class {
 			continue
 		}
-		from, to := max(l.from, t), min(l.to, end)
-		if from >= to {
+		lo, hi := max(l.from, t), min(l.to, end)
+		if lo >= hi {
 			continue
 		}
-		for g := l.set & p.ix.Healthy(l.n); g != 0; g &= g - 1 {
-			ws = p.startsOn(ws, l.n, g&-g, d, from, to)
+		if !l.known {
+			l.gaps, l.known = p.gapsOf(l), true
+		}
+		for _, g := range l.gaps {
+			// A run from s fits in the span when s+d <= its end.
+			last := hi
+			if g.to != Forever {
+				last = min(last, g.to-d+1)
+			}
+			if first := max(g.from, lo); first < last {
+				ws = append(ws, window{first, last})
+			}
 		}
 	}
 	slices.SortFunc(ws, func(a, b window) int { return compareDur(a.from, b.from) })
@@ -219,32 +249,35 @@ func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Durat
 	return out
 }
 
-// startsOn appends to ws the starts in [from, to) at which no
-// reservation holds GPU g of node n during a run of d.
-func (p *Profile) startsOn(ws []window, n topology.NodeID, g topology.GPUSet, d, from, to time.Duration) []window {
-	res := p.resBuf[:0]
-	for _, e := range p.nodes[n] {
-		if e.reserve && e.set&g != 0 && e.end > from {
-			res = append(res, window{e.start, e.end})
+// gapsOf returns, for each healthy GPU of l, the spans that start in
+// [l.from, l.to) and during which no reservation holds it (the last one
+// ends at Forever).
+func (p *Profile) gapsOf(l *loosened) []window {
+	var gaps []window
+	for g := l.set & p.ix.Healthy(l.n); g != 0; g &= g - 1 {
+		res := p.resBuf[:0]
+		for _, e := range p.nodes[l.n] {
+			if e.reserve && e.set&g&-g != 0 && e.end > l.from {
+				res = append(res, window{e.start, e.end})
+			}
 		}
-	}
-	slices.SortFunc(res, func(a, b window) int { return compareDur(a.from, b.from) })
-	cur := from
-	for _, h := range res {
-		if cur >= to {
-			break
+		slices.SortFunc(res, func(a, b window) int { return compareDur(a.from, b.from) })
+		cur := l.from
+		for _, h := range res {
+			if cur >= l.to {
+				break
+			}
+			if h.from > cur {
+				gaps = append(gaps, window{cur, h.from})
+			}
+			cur = max(cur, h.to)
 		}
-		// Starts s with s+d <= h.from run before it.
-		if last := h.from - d; last >= cur {
-			ws = append(ws, window{cur, min(last+1, to)})
+		if cur < l.to {
+			gaps = append(gaps, window{cur, Forever})
 		}
-		cur = max(cur, h.to)
+		p.resBuf = res[:0]
 	}
-	if cur < to {
-		ws = append(ws, window{cur, to})
-	}
-	p.resBuf = res[:0]
-	return ws
+	return gaps
 }
 
 // forget drops every remembered answer: the profile loosened.

@@ -208,3 +208,23 @@ func TestBoundsOnlyFromWeakerShapes(t *testing.T) {
 		require.Equal(t, q.at, st.At, q.name)
 	}
 }
+
+// TestMovedReleaseFillsAGapExactly: a remembered answer survives a
+// release moved earlier, and the query after it finds the start that
+// the move opened, even when the run ends exactly where a later
+// reservation of the freed GPU begins.
+func TestMovedReleaseFillsAGapExactly(t *testing.T) {
+	_, p := oneNode(t, 1, topology.SetOf(0), 5*time.Hour)
+	r := gang.NewRequest(1, 1)
+	st, ok := p.Earliest(r, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, 5*time.Hour, st.At, "remembered: not before the release")
+	p.MoveRelease(0, topology.SetOf(0), time.Hour)
+	p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(0), Members: 1}}}, 2*time.Hour, time.Hour)
+	st, ok = p.Earliest(r, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, time.Hour, st.At, "[1h, 2h) runs before the reservation of [2h, 3h)")
+	st, ok = p.Earliest(r, time.Hour+time.Nanosecond, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, 3*time.Hour, st.At, "a nanosecond longer, it waits for the reservation's end")
+}

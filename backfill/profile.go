@@ -708,7 +708,7 @@ func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer
 	if !memo {
 		return p.earliest(r, d, s, t, by)
 	}
-	lb := p.lowerBound(k, r.Members, d)
+	lb, floor := p.lowerBound(k, r.Members, d)
 	// Before the bound, only windows loosened since it was found can
 	// hold an answer (see memo.go). An answer found from no later than
 	// them (or the bound) is the answer from 0, which bounds later
@@ -719,7 +719,7 @@ func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer
 			p.remember(k, r.Members, d, at)
 		}
 	}
-	ws := p.windowsBelow(lb.epoch, r, d, t, min(lb.at, add(by, 1)))
+	ws := p.windowsBelow(lb.epoch, r, d, max(t, floor), min(lb.at, add(by, 1)))
 	for _, w := range ws {
 		from := p.freeBound(r, d, w.from)
 		if from >= w.to {
