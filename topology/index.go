@@ -166,7 +166,7 @@ func NewIndex(c *Cluster) (*Index, error) {
 		}
 	}
 	ix.lv = make([]level, nl)
-	var path, key strings.Builder
+	var path, key []byte
 	for li := range ix.lv {
 		lv := &ix.lv[li]
 		if li == 0 {
@@ -178,29 +178,31 @@ func NewIndex(c *Cluster) (*Index, error) {
 			// "x" then "y/z"), so domains are told apart by a key that
 			// prefixes each name with its length, and ordered by name
 			// first: the order is by name whenever names differ.
-			type dom struct{ name, key string }
-			keys := make([]string, len(ix.nodes))
-			idx := map[string]DomainID{}
+			type dom struct {
+				name, key string
+				first     DomainID // in order of first appearance
+			}
+			seen := map[string]DomainID{}
 			var doms []dom
+			lv.dom = make([]DomainID, len(ix.nodes))
 			for id, oi := range order {
-				path.Reset()
-				key.Reset()
+				path, key = path[:0], key[:0]
 				for k := 0; k < li; k++ {
 					name := c.Nodes[oi].Domains[c.Levels[k]]
 					if k > 0 {
-						path.WriteByte('/')
+						path = append(path, '/')
 					}
-					path.WriteString(name)
-					key.WriteString(strconv.Itoa(len(name)))
-					key.WriteByte(':')
-					key.WriteString(name)
+					path = append(path, name...)
+					key = strconv.AppendInt(key, int64(len(name)), 10)
+					key = append(append(key, ':'), name...)
 				}
-				kk := key.String()
-				keys[id] = kk
-				if _, ok := idx[kk]; !ok {
-					idx[kk] = 0
-					doms = append(doms, dom{path.String(), kk})
+				d, ok := seen[string(key)]
+				if !ok {
+					d = DomainID(len(doms))
+					doms = append(doms, dom{string(path), string(key), d})
+					seen[doms[d].key] = d
 				}
+				lv.dom[id] = d
 			}
 			slices.SortFunc(doms, func(a, b dom) int {
 				if c := strings.Compare(a.name, b.name); c != 0 {
@@ -208,14 +210,14 @@ func NewIndex(c *Cluster) (*Index, error) {
 				}
 				return strings.Compare(a.key, b.key)
 			})
+			rank := make([]DomainID, len(doms))
 			lv.names = make([]string, len(doms))
 			for i, d := range doms {
 				lv.names[i] = d.name
-				idx[d.key] = DomainID(i)
+				rank[d.first] = DomainID(i)
 			}
-			lv.dom = make([]DomainID, len(ix.nodes))
-			for id := range ix.nodes {
-				lv.dom[id] = idx[keys[id]]
+			for id, d := range lv.dom {
+				lv.dom[id] = rank[d]
 			}
 		}
 		nd := len(lv.names)
