@@ -87,3 +87,9 @@ func AgainOf(p *Profile, n topology.NodeID, at time.Duration) []time.Duration {
 	})
 	return out
 }
+
+// LooseWindows returns how many loosened windows p keeps.
+func LooseWindows(p *Profile) int { return len(p.loose) }
+
+// MaxLoose is maxLoose.
+const MaxLoose = maxLoose

@@ -186,10 +186,20 @@ func (p *Profile) remember(k shape, m int, d, at time.Duration) {
 	}
 }
 
+// maxLoose bounds the loosened windows kept: a query with an old bound
+// reads every window added since, so past this many the profile forgets
+// instead, as it does when it loosens in other ways. (A Step of 16,384
+// nodes and 100,000 pending jobs keeps up to about 1,800.)
+const maxLoose = 4096
+
 // loosen records that runs from from until to may use the GPUs s of node
 // n, which they could not use before. O(1).
 func (p *Profile) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Duration) {
-	if len(p.memo) > 0 && from < to {
+	switch {
+	case len(p.memo) == 0 || from >= to:
+	case len(p.loose) >= maxLoose:
+		p.forget()
+	default:
 		p.loose = append(p.loose, loosened{n: n, set: s, from: from, to: to})
 	}
 }

@@ -228,3 +228,20 @@ func TestMovedReleaseFillsAGapExactly(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, 3*time.Hour, st.At, "a nanosecond longer, it waits for the reservation's end")
 }
+
+// TestLoosenedWindowsAreBounded: a profile keeps at most MaxLoose
+// loosened windows; past them it forgets what it remembered, and answers
+// stay right.
+func TestLoosenedWindowsAreBounded(t *testing.T) {
+	_, p := oneNode(t, 1, topology.SetOf(0), 10*time.Hour)
+	r := gang.NewRequest(1, 1)
+	at := 10 * time.Hour
+	for i := range backfill.MaxLoose + 10 {
+		st, ok := p.Earliest(r, time.Minute, nil, 0)
+		require.True(t, ok)
+		require.Equal(t, at, st.At, "move %d", i)
+		require.LessOrEqual(t, backfill.LooseWindows(p), backfill.MaxLoose)
+		at -= time.Second
+		p.MoveRelease(0, topology.SetOf(0), at)
+	}
+}
