@@ -17,9 +17,10 @@ import (
 // TestRememberedAnswersAgreeWithOracle: long call sequences over a few
 // request shapes, so that Earliest answers from what it remembers, with
 // releases moved earlier, jobs ending early and GPUs released twice now
-// and then (the profile loosens), still agree with the oracle. Shapes are often variants of one another (another
-// member size, GPU type or required level), so that answers remembered
-// for one shape are offered as bounds to the others.
+// and then (the profile loosens), still agree with the oracle. Shapes
+// are often variants of one another (another member size, GPU type or
+// required level), so that answers remembered for one shape are offered
+// as bounds to the others.
 func TestRememberedAnswersAgreeWithOracle(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ix, p, o := drawWorld(t)
@@ -244,4 +245,79 @@ func TestLoosenedWindowsAreBounded(t *testing.T) {
 		at -= time.Second
 		p.MoveRelease(0, topology.SetOf(0), at)
 	}
+}
+
+// twoReleases is a profile over one node of two GPUs, both held, GPU 0
+// released at 5h and GPU 1 at 2h.
+func twoReleases(t *testing.T) *backfill.Profile {
+	c := topology.Uniform(1, 2, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	require.NoError(t, ix.TakeSet(0, topology.FirstN(2)))
+	p.AddRelease(0, topology.SetOf(0), 5*time.Hour)
+	p.AddRelease(0, topology.SetOf(1), 2*time.Hour)
+	return p
+}
+
+// TestMoveNeverReleased: a GPU held by a job without a time limit is
+// never free, and that is remembered; evicting the job frees it at the
+// checkpoint grace, which the next query must see.
+func TestMoveNeverReleased(t *testing.T) {
+	c := topology.Uniform(1, 1, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	require.NoError(t, ix.TakeSet(0, topology.SetOf(0)))
+	r := gang.NewRequest(1, 1)
+	_, ok := p.Earliest(r, time.Hour, nil, 0)
+	require.False(t, ok, "held for ever")
+	p.MoveRelease(0, topology.SetOf(0), time.Hour)
+	st, ok := p.Earliest(r, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, time.Hour, st.At)
+}
+
+// TestMoveMixedReleases: one move of GPUs released at different times
+// loosens the starts up to the later release, and the answer may lie
+// between the two.
+func TestMoveMixedReleases(t *testing.T) {
+	p := twoReleases(t)
+	r := gang.NewRequest(2, 1)
+	st, _ := p.Earliest(r, time.Hour, nil, 0)
+	require.Equal(t, 5*time.Hour, st.At)
+	p.MoveRelease(0, topology.FirstN(2), time.Hour)
+	p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.FirstN(2), Members: 2}}}, time.Hour, 90*time.Minute)
+	st, ok := p.Earliest(r, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, 150*time.Minute, st.At, "after the reservation, before the old 5h release")
+}
+
+// TestBoundedMissAfterMove: a miss of a bounded query after a move is
+// remembered as a bound just past its horizon, not as the older bound.
+func TestBoundedMissAfterMove(t *testing.T) {
+	p := twoReleases(t)
+	r := gang.NewRequest(2, 1)
+	st, _ := p.Earliest(r, time.Hour, nil, 0)
+	require.Equal(t, 5*time.Hour, st.At)
+	p.MoveRelease(0, topology.SetOf(0), 15*time.Minute)
+	_, ok := p.EarliestBy(r, time.Hour, nil, 0, 30*time.Minute)
+	require.False(t, ok)
+	st, ok = p.Earliest(r, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, 2*time.Hour, st.At)
+}
+
+// TestLaterQueryAfterMove: an answer searched from after a loosened
+// window's start is not the answer from 0, so it must not become a
+// bound (here it would hide the start the move opened).
+func TestLaterQueryAfterMove(t *testing.T) {
+	_, p := oneNode(t, 2, topology.FirstN(2), 5*time.Hour)
+	st, _ := p.Earliest(gang.NewRequest(1, 1), time.Hour, nil, 0)
+	require.Equal(t, 5*time.Hour, st.At)
+	p.MoveRelease(0, topology.FirstN(2), time.Hour)
+	st, _ = p.Earliest(gang.NewRequest(2, 1), time.Hour, nil, 2*time.Hour)
+	require.Equal(t, 2*time.Hour, st.At)
+	st, _ = p.Earliest(gang.NewRequest(2, 1), time.Hour, nil, 0)
+	require.Equal(t, time.Hour, st.At)
 }
