@@ -29,17 +29,22 @@ import (
 // answer remembered for the weaker shape bounds the stronger one.
 //
 // Moving a release earlier (a preempted job freeing its GPUs at its
-// checkpoint grace instead of its time limit) loosens the profile, but
-// only for runs that start while the moved GPUs are newly free: a GPU
-// released at b before and at a < b now is usable for a run from t
-// exactly as before unless a <= t < b, since before a it is released
-// neither way and from b on it is released both ways. So the profile
-// keeps such windows [a, b) in a list, and a bound remembered before
-// window w was added still holds outside w: a later answer lies at the
-// bound or later, or inside a window added since. A query searches those
-// windows below the bound first, each a sweep of its own, and then
-// starts at the bound. Windows and bounds are dropped together when
-// anything else loosens the profile.
+// checkpoint grace instead of its time limit, or ever) loosens the
+// profile, but only for runs that start while the moved GPUs are newly
+// free: a GPU released at b before (Forever for a job without a limit)
+// and at a < b now is usable for a run from t exactly as before unless
+// a <= t < b, since before a it is released neither way and from b on it
+// is released both ways. So the profile keeps, for each move, the window
+// [a, b) with b the latest old release of the GPUs moved, and a bound
+// remembered before a window was added still holds outside it, in this
+// stronger form: every start below the bound at which a request of that
+// shape, or a stronger one with as many members or more and as long a
+// run or longer, fits now uses a moved GPU that is free for its whole run
+// and lies in a window added since. A query searches those starts below
+// its bound first (each span a sweep of its own), then starts at the
+// bound; it needs no search below the largest bound remembered since the
+// last window was added. Windows and bounds are dropped together when
+// anything else loosens the profile, or when there are too many windows.
 
 // shape is what, besides members and run length, decides whether a gang
 // fits.
@@ -67,8 +72,8 @@ type memoBound struct {
 // window is a span of times [from, to).
 type window struct{ from, to time.Duration }
 
-// loosened is a release moved earlier: runs that start in [from, to) may
-// use the GPUs set of node n, which they could not use before. gaps holds,
+// loosened is a moved release: runs that start in [from, to) may use the
+// GPUs set of node n, which they could not use before. gaps holds,
 // once a query first needs them (known), the spans from a start in
 // [from, to) during which one of those GPUs is not reserved: later
 // reservations only shorten such spans, so they stay a superset.

@@ -69,7 +69,11 @@ func add(a, b time.Duration) time.Duration {
 // later queries of that shape or a stronger one (as many GPUs per member
 // or more, a GPU type where the answer was for any, a required level
 // where it was for none): they start their sweep there, and one already
-// known never to fit costs O(S·log answers) for S shapes remembered.
+// known never to fit costs O(S·b) for S shapes and b answers remembered
+// per shape. A release moved earlier keeps those answers: a query whose
+// answer was remembered before it first searches the starts at which the
+// moved GPUs are free for its whole run, O(W) for W such moves since,
+// plus a sweep of each span found (see memo.go).
 // A reservation takes its GPUs from each cursor whose run it overlaps;
 // other changes to the profile and to the live index between queries
 // mark the changed nodes stale in each cursor, which recomputes them
@@ -675,7 +679,8 @@ func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gan
 // required level; requests that avoid nodes are not remembered): while
 // the profile only tightens, a later query with at least as many members
 // and at least as long a run starts its sweep at the remembered answer,
-// and one remembered never to fit is answered at once. A remembered
+// and one remembered never to fit is answered at once (unless a release
+// has moved earlier since, below). A remembered
 // answer also bounds queries of stronger shapes: as many GPUs per member
 // or more, the same GPU type where the answer was for one, and the same
 // required level where the answer was for one. Those shortcuts
@@ -693,8 +698,9 @@ func (p *Profile) Earliest(r gang.Request, d time.Duration, s binpack.Scorer, no
 // reports false when r fits at no t in [notBefore, by], and it sweeps no
 // further than by, so it is cheaper than Earliest when the answer lies
 // beyond. A miss is remembered as a lower bound for the request's shape
-// and the shapes stronger than it, so repeating it costs O(S·log
-// answers) for S shapes remembered.
+// and the shapes stronger than it, so repeating it costs O(S·b) for S
+// shapes and b answers remembered per shape, while no release moves
+// earlier.
 func (p *Profile) EarliestBy(r gang.Request, d time.Duration, s binpack.Scorer, notBefore, by time.Duration) (Start, bool) {
 	return p.earliestUpTo(r, d, s, notBefore, by)
 }

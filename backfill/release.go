@@ -12,7 +12,8 @@ import (
 // would have ended sooner. A release may move later only if no
 // reservation holds those GPUs before the new time (queries assume no
 // GPU is reserved while it is held). Answers that [Profile.Earliest]
-// remembered survive a move earlier (see there). O(events of n + log E).
+// remembered survive the move, earlier or later (see there). O(events of
+// n + log E).
 func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	evs := p.nodes[n]
 	p.markStale(n)

@@ -75,8 +75,9 @@ type NodeFunnel struct {
 type DomainFit struct {
 	Level   string `json:"level"`
 	Domains int    `json:"domains"`
-	// Best is the domain that holds the most members now, and BestFit
-	// how many.
+	// Best is the path name of the domain that holds the most members
+	// now (its names down from the outermost level, joined by "/"), and
+	// BestFit how many.
 	Best    string `json:"best"`
 	BestFit int    `json:"bestFit"`
 }

@@ -15,7 +15,8 @@ import (
 type NodeID int32
 
 // DomainID is a domain's position among the domains of one level, in order
-// of their path names.
+// of their path names (and, for two that share one because names contain
+// "/", of their sequences of names).
 type DomainID int32
 
 // Class selects nodes by GPU type. [AnyType] matches every node; the class
