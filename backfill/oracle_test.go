@@ -119,6 +119,83 @@ func (o *oracle) checkPlacement(t *rapid.T, r gang.Request, pl gang.Placement, a
 	}
 }
 
+// placeNow asks p to start r now for d, checks the answer against the
+// oracle, and records the placement in the oracle too.
+func (o *oracle) placeNow(t *rapid.T, p *backfill.Profile, r gang.Request, d time.Duration) {
+	want := o.fits(r, 0, d)
+	pl, out := p.PlaceNow(r, d, nil)
+	if (out == gang.Placed) != want {
+		t.Fatalf("PlaceNow(%+v, %s) = %s, oracle says fits %v", r, d, out, want)
+	}
+	if out != gang.Placed {
+		return
+	}
+	o.checkPlacement(t, r, pl, 0, d)
+	for _, s := range pl.Slots {
+		o.freeNow[s.Node] &^= s.GPUs
+		if d != backfill.Forever {
+			o.releases = append(o.releases, event{n: s.Node, set: s.GPUs, start: d, end: d})
+		}
+	}
+}
+
+// moveRelease records what MoveRelease(n, s, at) records: s is released
+// at at, and by no earlier release.
+func (o *oracle) moveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
+	for i := range o.releases {
+		if o.releases[i].n == n {
+			o.releases[i].set &^= s
+		}
+	}
+	o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
+}
+
+// query draws a start not before which to look (now, mostly) and, a
+// third of the time, a horizon, asks p for r's earliest start for d, and
+// checks it against the oracle, the index left as it was and p's
+// invariants. Two times in three it then reserves the answer in both.
+func (o *oracle) query(t *rapid.T, p *backfill.Profile, r gang.Request, d time.Duration) {
+	notBefore := time.Duration(0)
+	if rapid.IntRange(0, 3).Draw(t, "later") == 0 {
+		notBefore = time.Duration(rapid.IntRange(1, 20).Draw(t, "notBefore")) * 15 * time.Minute
+	}
+	before := heldAll(o.ix)
+	at, want := o.earliest(r, d, notBefore)
+	var st backfill.Start
+	var ok bool
+	if rapid.IntRange(0, 2).Draw(t, "bounded") == 0 {
+		// A bounded query: a start no later than by, or none. Its misses
+		// are remembered as bounds for later queries.
+		by := time.Duration(rapid.IntRange(0, 24).Draw(t, "by")) * 15 * time.Minute
+		st, ok = p.EarliestBy(r, d, nil, notBefore, by)
+		if want && at > by {
+			want = false
+		}
+		if ok != want || ok && st.At != at {
+			t.Fatalf("EarliestBy(%+v, %s, from %s, by %s) = %s (ok %v), oracle %s (ok %v)", r, d, notBefore, by, st.At, ok, at, want)
+		}
+	} else {
+		st, ok = p.Earliest(r, d, nil, notBefore)
+		if ok != want || ok && st.At != at {
+			t.Fatalf("Earliest(%+v, %s, from %s) = %s (ok %v), oracle %s (ok %v)", r, d, notBefore, st.At, ok, at, want)
+		}
+	}
+	if !slices.Equal(before, heldAll(o.ix)) {
+		t.Fatalf("Earliest changed the index")
+	}
+	if err := backfill.CheckInvariants(p); err != nil {
+		t.Fatal(err)
+	}
+	if !ok || rapid.IntRange(0, 2).Draw(t, "skipReserve") == 0 {
+		return
+	}
+	o.checkPlacement(t, r, st.Placement, st.At, d)
+	p.Reserve(st.Placement, st.At, d)
+	for _, s := range st.Placement.Slots {
+		o.reserved = append(o.reserved, event{n: s.Node, set: s.GPUs, start: st.At, end: plus(st.At, d)})
+	}
+}
+
 func heldAll(ix *topology.Index) []topology.GPUSet {
 	out := make([]topology.GPUSet, ix.NumNodes())
 	for n := range out {
@@ -160,21 +237,7 @@ func TestProfileAgreesWithOracle(t *testing.T) {
 			r := drawRequest(t, ix)
 			d := drawDuration(t, "limit")
 			if rapid.Bool().Draw(t, "now") {
-				want := o.fits(r, 0, d)
-				pl, out := p.PlaceNow(r, d, nil)
-				if (out == gang.Placed) != want {
-					t.Fatalf("PlaceNow(%+v, %s) = %s, oracle says fits %v", r, d, out, want)
-				}
-				if out != gang.Placed {
-					continue
-				}
-				o.checkPlacement(t, r, pl, 0, d)
-				for _, s := range pl.Slots {
-					o.freeNow[s.Node] &^= s.GPUs
-					if d != backfill.Forever {
-						o.releases = append(o.releases, event{n: s.Node, set: s.GPUs, start: d, end: d})
-					}
-				}
+				o.placeNow(t, p, r, d)
 				continue
 			}
 			notBefore := time.Duration(0)

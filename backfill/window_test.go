@@ -2,7 +2,6 @@ package backfill_test
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -121,30 +120,11 @@ func TestLoosenedWindowsAgreeWithOracle(t *testing.T) {
 				if ix.State(n) != topology.Ready {
 					continue
 				}
-				for i := range o.releases {
-					if o.releases[i].n == n {
-						o.releases[i].set &^= s
-					}
-				}
-				o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
+				o.moveRelease(n, s, at)
 				continue
 			case 4:
 				if rapid.Bool().Draw(t, "placeNow") {
-					want := o.fits(r, 0, d)
-					pl, out := p.PlaceNow(r, d, nil)
-					if (out == gang.Placed) != want {
-						t.Fatalf("PlaceNow(%+v, %s) = %s, oracle says fits %v", r, d, out, want)
-					}
-					if out != gang.Placed {
-						continue
-					}
-					o.checkPlacement(t, r, pl, 0, d)
-					for _, s := range pl.Slots {
-						o.freeNow[s.Node] &^= s.GPUs
-						if d != backfill.Forever {
-							o.releases = append(o.releases, event{n: s.Node, set: s.GPUs, start: d, end: d})
-						}
-					}
+					o.placeNow(t, p, r, d)
 					continue
 				}
 			case 3:
@@ -157,43 +137,7 @@ func TestLoosenedWindowsAgreeWithOracle(t *testing.T) {
 				o.freeNow[n] |= s
 				continue
 			}
-			notBefore := time.Duration(0)
-			if rapid.IntRange(0, 3).Draw(t, "later") == 0 {
-				notBefore = time.Duration(rapid.IntRange(1, 20).Draw(t, "notBefore")) * quarter
-			}
-			before := heldAll(ix)
-			at, want := o.earliest(r, d, notBefore)
-			var st backfill.Start
-			var ok bool
-			if rapid.IntRange(0, 2).Draw(t, "bounded") == 0 {
-				by := time.Duration(rapid.IntRange(0, 24).Draw(t, "by")) * quarter
-				st, ok = p.EarliestBy(r, d, nil, notBefore, by)
-				if want && at > by {
-					want = false
-				}
-				if ok != want || ok && st.At != at {
-					t.Fatalf("EarliestBy(%+v, %s, from %s, by %s) = %s (ok %v), oracle %s (ok %v)", r, d, notBefore, by, st.At, ok, at, want)
-				}
-			} else {
-				st, ok = p.Earliest(r, d, nil, notBefore)
-				if ok != want || ok && st.At != at {
-					t.Fatalf("Earliest(%+v, %s, from %s) = %s (ok %v), oracle %s (ok %v)", r, d, notBefore, st.At, ok, at, want)
-				}
-			}
-			if !slices.Equal(before, heldAll(ix)) {
-				t.Fatalf("Earliest changed the index")
-			}
-			if err := backfill.CheckInvariants(p); err != nil {
-				t.Fatal(err)
-			}
-			if !ok || rapid.IntRange(0, 2).Draw(t, "skipReserve") == 0 {
-				continue
-			}
-			o.checkPlacement(t, r, st.Placement, st.At, d)
-			p.Reserve(st.Placement, st.At, d)
-			for _, s := range st.Placement.Slots {
-				o.reserved = append(o.reserved, event{n: s.Node, set: s.GPUs, start: st.At, end: plus(st.At, d)})
-			}
+			o.query(t, p, r, d)
 		}
 	})
 }
