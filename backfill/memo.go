@@ -209,27 +209,19 @@ func (p *Profile) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Dur
 	}
 }
 
-// firstWindow returns the earliest start of the loosened windows
-// numbered epoch or more, or end when none begins before it.
-func (p *Profile) firstWindow(epoch int32, end time.Duration) time.Duration {
-	first := end
-	for _, l := range p.loose[epoch:] {
-		first = min(first, l.from)
-	}
-	return first
-}
-
 // windowsBelow returns, merged and in order, the starts in [t, end) at
 // which a run of r for d could use a GPU loosened in a window numbered
 // epoch or more: the GPU is of r's class and was not reserved for the
 // run when the window was first searched. Only there can r start before
-// its remembered bound. O(W·s) for W windows of s spans each, after
-// O(g·e log e) for a window's g GPUs and e events of its node the first
-// time.
-func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Duration) []window {
-	ws := p.winBuf[:0]
+// its remembered bound. It also returns the earliest start of those
+// windows, uncut (end when there are none). O(W·s) for W windows of s
+// spans each, after O(g·e log e) for a window's g GPUs and e events of
+// its node the first time.
+func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Duration) ([]window, time.Duration) {
+	ws, first := p.winBuf[:0], end
 	for i := int(epoch); i < len(p.loose); i++ {
 		l := &p.loose[i]
+		first = min(first, l.from)
 		if r.Class != topology.AnyType && p.ix.NodeClass(l.n) != r.Class {
 			continue
 		}
@@ -261,7 +253,7 @@ func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Durat
 		out = append(out, w)
 	}
 	p.winBuf = out
-	return out
+	return out, first
 }
 
 // gapsOf returns, for each healthy GPU of l, the spans that start in

@@ -719,13 +719,13 @@ func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer
 	// hold an answer (see memo.go). An answer found from no later than
 	// them (or the bound) is the answer from 0, which bounds later
 	// queries; so is a miss up to by, as a bound past by.
-	exact := t <= p.firstWindow(lb.epoch, lb.at)
+	ws, first := p.windowsBelow(lb.epoch, r, d, max(t, floor), min(lb.at, add(by, 1)))
+	exact := t <= min(first, lb.at)
 	remember := func(at time.Duration) {
 		if exact {
 			p.remember(k, r.Members, d, at)
 		}
 	}
-	ws := p.windowsBelow(lb.epoch, r, d, max(t, floor), min(lb.at, add(by, 1)))
 	for _, w := range ws {
 		from := p.freeBound(r, d, w.from)
 		if from >= w.to {
