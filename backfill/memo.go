@@ -287,7 +287,9 @@ func (p *Profile) gapsOf(l *loosened) []window {
 	return gaps
 }
 
-// forget drops every remembered answer: the profile loosened.
+// forget drops every remembered answer and the loosened windows: the
+// profile loosened in a way the windows do not describe, or they grew
+// too many.
 func (p *Profile) forget() {
 	if len(p.memo) > 0 {
 		clear(p.memo)
