@@ -288,17 +288,22 @@ func TestProfileAgreesWithOracle(t *testing.T) {
 	})
 }
 
+// newWorld indexes c, every GPU free, and returns the index, a profile
+// over it and an oracle that knows nothing yet.
+func newWorld(t *rapid.T, c *topology.Cluster) (*topology.Index, *backfill.Profile, *oracle) {
+	ix, err := topology.NewIndex(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix, backfill.NewProfile(ix), &oracle{ix: ix, freeNow: make([]topology.GPUSet, ix.NumNodes())}
+}
+
 // drawWorld draws a cluster with random held GPUs, each node's held GPUs
 // split into two jobs with random release times, and returns its index,
 // a profile over it and the oracle that knows the same releases.
 func drawWorld(t *rapid.T) (*topology.Index, *backfill.Profile, *oracle) {
 	c := gen.Cluster(t)
-	ix, err := topology.NewIndex(&c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := backfill.NewProfile(ix)
-	o := &oracle{ix: ix, freeNow: make([]topology.GPUSet, ix.NumNodes())}
+	ix, p, o := newWorld(t, &c)
 	for n := range topology.NodeID(ix.NumNodes()) {
 		busy := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
 		if rapid.Bool().Draw(t, "idle") {

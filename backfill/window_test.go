@@ -41,12 +41,7 @@ func TestLoosenedWindowsAgreeWithOracle(t *testing.T) {
 			}
 			c.Nodes = append(c.Nodes, nd)
 		}
-		ix, err := topology.NewIndex(&c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := backfill.NewProfile(ix)
-		o := &oracle{ix: ix, freeNow: make([]topology.GPUSet, ix.NumNodes())}
+		ix, p, o := newWorld(t, &c)
 		for n := range topology.NodeID(ix.NumNodes()) {
 			all := topology.FirstN(ix.GPUs(n))
 			busy := all
