@@ -287,34 +287,43 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	// Releases and reservation ends in (lo, hi]; reservation starts in
 	// [elo, ehi).
 	if lo != hi {
-		from, to := tev{at: lo + 1, seq: -1}, tev{at: hi + 1, seq: -1}
-		if forward {
-			p.timeline.AscendRange(from, to, func(e tev) bool {
-				if p.againOf[e.seq] < e1 {
-					budget--
-					return budget >= 0
+		p.timeline.From(tev{at: lo + 1, seq: -1}, func(evs []tev) bool {
+			for _, e := range evs {
+				switch {
+				case e.at > hi:
+					return false
+				case forward && p.againOf[e.seq] < e1:
+					if budget--; budget < 0 {
+						return false
+					}
+				case !visit(e):
+					return false
 				}
-				return visit(e)
-			})
-		} else {
-			p.timeline.AscendRange(from, to, visit)
-		}
+			}
+			return true
+		})
 	}
 	if elo != ehi && budget >= 0 {
-		from, to := tev{at: elo, seq: -1}, tev{at: ehi, seq: -1}
-		if e1 > e0 {
-			p.starts.AscendRange(from, to, func(e tev) bool {
-				if p.stamp[e.n] != st {
-					if u := c.use[e.n]; u&e.set != 0 {
-						p.show(c, e.n, u&^e.set)
+		p.starts.From(tev{at: elo, seq: -1}, func(evs []tev) bool {
+			for _, e := range evs {
+				switch {
+				case e.at >= ehi:
+					return false
+				case e1 > e0:
+					if p.stamp[e.n] != st {
+						if u := c.use[e.n]; u&e.set != 0 {
+							p.show(c, e.n, u&^e.set)
+						}
 					}
+					if budget--; budget < 0 {
+						return false
+					}
+				case !visit(e):
+					return false
 				}
-				budget--
-				return budget >= 0
-			})
-		} else {
-			p.starts.AscendRange(from, to, visit)
-		}
+			}
+			return true
+		})
 	}
 	if budget < 0 {
 		for _, n := range p.eventful {
@@ -364,18 +373,21 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t,
 	for {
 		deficit := max(need-p.freeGPUs(c, r.Class), 1)
 		next, found := time.Duration(0), false
-		p.timeline.AscendGreaterOrEqual(tev{at: t + 1, seq: -1}, func(e tev) bool {
-			if e.at > limit {
+		p.timeline.From(tev{at: t + 1, seq: -1}, func(evs []tev) bool {
+			for _, e := range evs {
+				if e.at > limit {
+					return false
+				}
+				if p.againOf[e.seq] < add(e.at, d) || r.Class != topology.AnyType && p.class[e.n] != r.Class {
+					continue
+				}
+				if deficit -= (e.set & p.alloc[e.n]).Len(); deficit > 0 {
+					continue
+				}
+				next, found = e.at, true
 				return false
 			}
-			if p.againOf[e.seq] < add(e.at, d) || r.Class != topology.AnyType && p.class[e.n] != r.Class {
-				return true
-			}
-			if deficit -= (e.set & p.alloc[e.n]).Len(); deficit > 0 {
-				return true
-			}
-			next, found = e.at, true
-			return false
+			return true
 		})
 		if !found {
 			return Start{}, false

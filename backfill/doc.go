@@ -29,7 +29,9 @@
 // job.
 //
 // Releases and reservation ends live in a B-tree keyed by time
-// (github.com/google/btree; releases enter it at the next query),
-// reservation starts in another, and each node keeps its own short event
-// list; see [Profile] for the cost of a query.
+// (github.com/google/btree, holding sorted runs of up to 128 entries, so
+// that walking consecutive entries is a loop over a slice; releases
+// enter it at the next query), reservation starts in another, and each
+// node keeps its own short event list; see [Profile] for the cost of a
+// query.
 package backfill

@@ -44,14 +44,16 @@ func CheckInvariants(p *Profile) error {
 	}
 	var err error
 	p.flushTimeline()
-	p.timeline.Ascend(func(e tev) bool {
-		for _, v := range p.nodes[e.n] {
-			if v.seq != e.seq {
-				continue
-			}
-			if truth := againTruth(p, e.n, v.set, e.at); p.againOf[e.seq] < truth {
-				err = fmt.Errorf("node %d, event at %s of %v: againOf %s is earlier than %s", e.n, e.at, v.set.Indices(), p.againOf[e.seq], truth)
-				return false
+	p.timeline.All(func(evs []tev) bool {
+		for _, e := range evs {
+			for _, v := range p.nodes[e.n] {
+				if v.seq != e.seq {
+					continue
+				}
+				if truth := againTruth(p, e.n, v.set, e.at); p.againOf[e.seq] < truth {
+					err = fmt.Errorf("node %d, event at %s of %v: againOf %s is earlier than %s", e.n, e.at, v.set.Indices(), p.againOf[e.seq], truth)
+					return false
+				}
 			}
 		}
 		return true
@@ -79,9 +81,14 @@ func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Durati
 func AgainOf(p *Profile, n topology.NodeID, at time.Duration) []time.Duration {
 	var out []time.Duration
 	p.flushTimeline()
-	p.timeline.AscendRange(tev{at: at, seq: -1}, tev{at: at + 1, seq: -1}, func(e tev) bool {
-		if e.n == n {
-			out = append(out, p.againOf[e.seq])
+	p.timeline.From(tev{at: at, seq: -1}, func(evs []tev) bool {
+		for _, e := range evs {
+			if e.at > at {
+				return false
+			}
+			if e.n == n {
+				out = append(out, p.againOf[e.seq])
+			}
 		}
 		return true
 	})

@@ -28,21 +28,26 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 	var cs []preferred
 	seen := map[topology.NodeID]bool{}
 	capacity := 0
-	p.starts.AscendGreaterOrEqual(tev{at: d, seq: -1}, func(e tev) bool {
-		n := e.n
-		if seen[n] {
-			return true
+	p.starts.From(tev{at: d, seq: -1}, func(evs []tev) bool {
+		for _, e := range evs {
+			n := e.n
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			if !p.ix.InClass(n, r.Class) || (pl.Level != topology.ClusterLevel && p.ix.DomainOf(pl.Level, n) != pl.Domain) {
+				continue
+			}
+			later := p.ix.FreeSet(n) & p.Reserved(n, d, Forever)
+			if later.Len() >= g {
+				cs = append(cs, preferred{n: n, at: e.at, set: later})
+				capacity += later.Len() / g
+			}
+			if capacity >= r.Members {
+				return false
+			}
 		}
-		seen[n] = true
-		if !p.ix.InClass(n, r.Class) || (pl.Level != topology.ClusterLevel && p.ix.DomainOf(pl.Level, n) != pl.Domain) {
-			return true
-		}
-		later := p.ix.FreeSet(n) & p.Reserved(n, d, Forever)
-		if later.Len() >= g {
-			cs = append(cs, preferred{n: n, at: e.at, set: later})
-			capacity += later.Len() / g
-		}
-		return capacity < r.Members
+		return true
 	})
 	if len(cs) == 0 {
 		again, _ := gang.Fill(p.ix, r, pl.Level, pl.Domain, s)

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/btree"
-
 	"github.com/gpusched/gpusched/binpack"
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/topology"
@@ -42,7 +40,8 @@ func add(a, b time.Duration) time.Duration {
 // holds its GPUs at its start.
 //
 // Releases and reservation ends are kept in a time-ordered B-tree
-// (google/btree), reservation starts in another, and each node keeps the
+// (google/btree) of sorted runs of entries (see events), reservation
+// starts in another, and each node keeps the
 // short list of its own events; releases wait in a list until the next
 // query that takes a cursor, so that a profile that only places jobs
 // never builds the first tree. [Profile.Earliest] works on cursors:
@@ -83,11 +82,11 @@ func add(a, b time.Duration) time.Duration {
 // become usable.
 type Profile struct {
 	ix       *topology.Index
-	timeline *btree.BTreeG[tev] // releases and reservation ends
-	pending  []tev              // releases not in the timeline yet: see flushTimeline
-	starts   *btree.BTreeG[tev] // reservation starts
-	nodes    [][]nev            // per node: its events
-	againOf  []time.Duration    // by seq, for releases and reservation ends: see tev
+	timeline *events         // releases and reservation ends
+	pending  []tev           // releases not in the timeline yet: see flushTimeline
+	starts   *events         // reservation starts
+	nodes    [][]nev         // per node: its events
+	againOf  []time.Duration // by seq, for releases and reservation ends: see tev
 	seq      int32
 	// Nodes with events, in the order of their first, and per node the
 	// earliest reservation start (nil until the first reservation), which
@@ -190,8 +189,8 @@ type savedHeld struct {
 func NewProfile(ix *topology.Index) *Profile {
 	p := &Profile{
 		ix:       ix,
-		timeline: btree.NewG(32, tevLess),
-		starts:   btree.NewG(32, tevLess),
+		timeline: newEvents(runLen),
+		starts:   newEvents(runLen),
 		nodes:    make([][]nev, ix.NumNodes()),
 		savedAt:  make([]int32, ix.NumNodes()),
 		memo:     map[shape][]memoGroup{},
@@ -342,7 +341,7 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 // and asks no query never pays for the B-tree.
 func (p *Profile) flushTimeline() {
 	for _, e := range p.pending {
-		p.timeline.ReplaceOrInsert(e)
+		p.timeline.Insert(e)
 	}
 	p.pending = p.pending[:0]
 }
@@ -439,12 +438,12 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		p.noteStart(s.Node, start)
 		if !p.extend(s.Node, s.GPUs, start, end) {
 			p.seq++
-			p.starts.ReplaceOrInsert(tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
+			p.starts.Insert(tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
 			e := nev{reserve: true, start: start, end: end, set: s.GPUs}
 			if end != Forever {
 				p.seq++
 				e.seq = p.seq
-				p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
+				p.timeline.Insert(tev{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
 				p.setAgain(p.seq, p.again(s.Node, s.GPUs, end))
 			}
 			p.nodes[s.Node] = append(p.nodes[s.Node], e)
@@ -467,7 +466,7 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 		if end != Forever {
 			p.seq++
 			e.seq = p.seq
-			p.timeline.ReplaceOrInsert(tev{at: end, seq: p.seq, n: n, set: set})
+			p.timeline.Insert(tev{at: end, seq: p.seq, n: n, set: set})
 			p.setAgain(p.seq, p.again(n, set, end))
 		}
 		return true
@@ -567,9 +566,14 @@ func (p *Profile) blockNow(d time.Duration) {
 		p.nodeBuf = nodes[:0]
 		return
 	}
-	p.starts.AscendLessThan(tev{at: d, seq: -1}, func(e tev) bool {
-		if !p.touched(e.n) && p.ix.FreeSet(e.n) != 0 {
-			p.blockNode(e.n, d)
+	p.starts.All(func(evs []tev) bool {
+		for _, e := range evs {
+			if e.at >= d {
+				return false
+			}
+			if !p.touched(e.n) && p.ix.FreeSet(e.n) != 0 {
+				p.blockNode(e.n, d)
+			}
 		}
 		return true
 	})

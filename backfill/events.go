@@ -1,0 +1,148 @@
+package backfill
+
+import (
+	"slices"
+
+	"github.com/google/btree"
+)
+
+// events is a time-ordered set of timeline entries, kept as sorted runs
+// of consecutive entries in a google/btree keyed by each run's first
+// entry. Cursors and sweeps walk thousands of consecutive entries per
+// query; a B-tree of single entries spends most of such a walk comparing
+// every entry with the walk's end and calling back once per entry, and
+// descends through its nodes with a binary search at each. Runs are
+// walked as slices instead: a walk of k entries costs O(log(E/R) + k)
+// with one call per run of up to R entries, and inserting or deleting an
+// entry costs O(log(E/R) + R) (a copy within its run).
+//
+// Entries are distinct: no two compare equal under tevLess (each has its
+// own seq).
+type events struct {
+	runs  *btree.BTreeG[*evRun]
+	n     int
+	max   int   // entries per run before it splits in two
+	probe evRun // a search key, reused so that searches do not allocate
+}
+
+// evRun is a run of entries in order. first is its key in the B-tree and
+// equals ev[0] while the run is in it.
+type evRun struct {
+	first tev
+	ev    []tev
+}
+
+// runLen is the default number of entries a run holds before it splits.
+const runLen = 128
+
+func newEvents(max int) *events {
+	return &events{runs: btree.NewG(32, func(a, b *evRun) bool { return tevLess(a.first, b.first) }), max: max}
+}
+
+// Len returns the number of entries.
+func (s *events) Len() int { return s.n }
+
+// locate returns the run that holds e or would: the last run whose first
+// entry is not after e, or the first run when e precedes them all (nil
+// when there are none).
+func (s *events) locate(e tev) *evRun {
+	var r *evRun
+	s.probe.first = e
+	s.runs.DescendLessOrEqual(&s.probe, func(x *evRun) bool {
+		r = x
+		return false
+	})
+	if r == nil {
+		r, _ = s.runs.Min()
+	}
+	return r
+}
+
+// search returns the position of the first entry of r not before e.
+func search(r *evRun, e tev) int {
+	i, _ := slices.BinarySearchFunc(r.ev, e, func(x, y tev) int {
+		switch {
+		case tevLess(x, y):
+			return -1
+		case tevLess(y, x):
+			return 1
+		}
+		return 0
+	})
+	return i
+}
+
+// rekey gives run r, whose first entry changed, its new key.
+func (s *events) rekey(r *evRun) {
+	s.runs.Delete(r)
+	if len(r.ev) > 0 {
+		r.first = r.ev[0]
+		s.runs.ReplaceOrInsert(r)
+	}
+}
+
+// Insert adds e, replacing an entry equal to it.
+func (s *events) Insert(e tev) {
+	r := s.locate(e)
+	if r == nil {
+		s.runs.ReplaceOrInsert(&evRun{first: e, ev: append(make([]tev, 0, s.max+1), e)})
+		s.n++
+		return
+	}
+	i := search(r, e)
+	if i < len(r.ev) && !tevLess(e, r.ev[i]) {
+		r.ev[i] = e
+		return
+	}
+	r.ev = slices.Insert(r.ev, i, e)
+	s.n++
+	if i == 0 {
+		s.rekey(r)
+	}
+	if len(r.ev) > s.max {
+		h := len(r.ev) / 2
+		tail := &evRun{first: r.ev[h], ev: append(make([]tev, 0, s.max+1), r.ev[h:]...)}
+		clear(r.ev[h:])
+		r.ev = r.ev[:h]
+		s.runs.ReplaceOrInsert(tail)
+	}
+}
+
+// Delete removes the entry equal to e and reports whether there was one.
+func (s *events) Delete(e tev) bool {
+	r := s.locate(e)
+	if r == nil {
+		return false
+	}
+	i := search(r, e)
+	if i == len(r.ev) || tevLess(e, r.ev[i]) {
+		return false
+	}
+	r.ev = slices.Delete(r.ev, i, i+1)
+	s.n--
+	if i == 0 {
+		s.rekey(r)
+	}
+	return true
+}
+
+// From calls f with the entries not before from, in order, a run at a
+// time, until f returns false. f must not change s.
+func (s *events) From(from tev, f func([]tev) bool) {
+	r := s.locate(from)
+	if r == nil {
+		return
+	}
+	if i := search(r, from); i < len(r.ev) && !f(r.ev[i:]) {
+		return
+	}
+	s.runs.AscendGreaterOrEqual(r, func(x *evRun) bool {
+		return x == r || f(x.ev)
+	})
+}
+
+// All calls f with every entry, in order, a run at a time, until f
+// returns false. f must not change s.
+func (s *events) All(f func([]tev) bool) {
+	s.runs.Ascend(func(x *evRun) bool { return f(x.ev) })
+}

@@ -1,0 +1,90 @@
+package backfill
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// TestEventsMatchSortedSlice checks the runs of entries against a sorted
+// slice: after any sequence of inserts (some replacing an entry) and
+// deletes (some of absent entries), every walk from any start sees the
+// model's entries from there on, in order, and stops when told to. Runs
+// are made small so that splits, emptied runs and new first entries
+// happen often.
+func TestEventsMatchSortedSlice(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := newEvents(rapid.IntRange(1, 6).Draw(t, "max"))
+		var model []tev
+		cmp := func(a, b tev) int {
+			switch {
+			case tevLess(a, b):
+				return -1
+			case tevLess(b, a):
+				return 1
+			}
+			return 0
+		}
+		entry := func(label string) tev {
+			return tev{at: time.Duration(rapid.IntRange(0, 20).Draw(t, label+"at")), seq: int32(rapid.IntRange(0, 30).Draw(t, label+"seq"))}
+		}
+		ops := rapid.IntRange(1, 200).Draw(t, "ops")
+		for range ops {
+			e := entry("e")
+			if rapid.IntRange(0, 2).Draw(t, "op") < 2 {
+				e.n = topology.NodeID(1 + rapid.IntRange(0, 5).Draw(t, "n")) // a replacement differs in n
+				s.Insert(e)
+				i, found := slices.BinarySearchFunc(model, e, cmp)
+				if found {
+					model[i] = e
+				} else {
+					model = slices.Insert(model, i, e)
+				}
+			} else {
+				i, found := slices.BinarySearchFunc(model, e, cmp)
+				if got := s.Delete(e); got != found {
+					t.Fatalf("Delete(%v) = %v, want %v", e, got, found)
+				}
+				if found {
+					model = slices.Delete(model, i, i+1)
+				}
+			}
+			if s.Len() != len(model) {
+				t.Fatalf("Len = %d, want %d", s.Len(), len(model))
+			}
+			from := entry("from")
+			stop := rapid.IntRange(0, len(model)+1).Draw(t, "stop")
+			var got []tev
+			s.From(from, func(evs []tev) bool {
+				if len(evs) == 0 {
+					t.Fatalf("From yielded an empty run")
+				}
+				for _, e := range evs {
+					if len(got) == stop {
+						return false
+					}
+					got = append(got, e)
+				}
+				return true
+			})
+			i, _ := slices.BinarySearchFunc(model, from, cmp)
+			want := model[i:]
+			want = want[:min(stop, len(want))]
+			if !slices.Equal(got, want) {
+				t.Fatalf("From(%v) stopping after %d = %v, want %v", from, stop, got, want)
+			}
+			var all []tev
+			s.All(func(evs []tev) bool {
+				all = append(all, evs...)
+				return true
+			})
+			if !slices.Equal(all, model) && (len(all) > 0 || len(model) > 0) {
+				t.Fatalf("All = %v, want %v", all, model)
+			}
+		}
+	})
+}
