@@ -238,8 +238,12 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 // changed nodes into the index (O(L) each, for L levels) waits for the
 // next flush.
 //
-// Two kinds of event cost O(1), read from the timeline entry and againOf
-// alone (the backfill oracle tests check the argument):
+// Four kinds of event cost O(1), read from the timeline entry, againOf,
+// the cursor's own view and the node's earliest release (the backfill
+// oracle tests check the arguments, and fail when any rule is loosened).
+// Each rests on this: an event changes the use of its own GPUs only, so
+// a GPU of a node that no rule recomputes keeps its use unless some rule
+// below says otherwise.
 //   - A release or reservation end passed by a later start frees its
 //     GPUs from then on, but a GPU reserved again before the run's new
 //     end is unusable for the run from this event on. If that holds for
@@ -255,9 +259,19 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 //     so the starts are its only change: their GPUs are removed. (A
 //     reservation that ended by the new start had its end passed and
 //     judged unusable, so removing its GPUs changes nothing.)
+//   - A release or reservation end passed by an earlier start can only
+//     take its GPUs away: they are no longer released by the start, or
+//     held by a reservation the run now overlaps. If the cursor shows
+//     none of them usable, the node is left as it is.
+//   - A reservation start passed by an earlier run end can only give its
+//     GPUs back, and only those free now or released by the new start.
+//     If none is (the node's earliest release comes after the start), the
+//     node is left as it is: a GPU of them that the old run could use was
+//     released between the two starts, so an earlier start passed that
+//     release, found it usable and recomputed the node.
 //
-// Moving the start earlier past a release or reservation end, or the end
-// earlier past a reservation start, recomputes the node.
+// Otherwise, moving the start earlier past a release or reservation end,
+// or the end earlier past a reservation start, recomputes the node.
 func (p *Profile) move(c *cursor, t, d time.Duration) {
 	e0, e1 := add(c.at, c.d), add(t, d)
 	if t == c.at && e0 == e1 {
@@ -292,7 +306,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 				switch {
 				case e.at > hi:
 					return false
-				case forward && p.againOf[e.seq] < e1:
+				case forward && p.againOf[e.seq] < e1, !forward && p.stamp[e.n] != st && c.use[e.n]&e.set == 0:
 					if budget--; budget < 0 {
 						return false
 					}
@@ -315,6 +329,10 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 							p.show(c, e.n, u&^e.set)
 						}
 					}
+					if budget--; budget < 0 {
+						return false
+					}
+				case p.stamp[e.n] != st && p.releasedNone(e.n, e.set, t):
 					if budget--; budget < 0 {
 						return false
 					}

@@ -86,6 +86,7 @@ type Profile struct {
 	pending  []tev           // releases not in the timeline yet: see flushTimeline
 	starts   *events         // reservation starts
 	nodes    [][]nev         // per node: its events
+	firstRel []time.Duration // per node: its earliest release (nil until the first); see releasedNone
 	againOf  []time.Duration // by seq, for releases and reservation ends: see tev
 	seq      int32
 	// Nodes with events, in the order of their first, and per node the
@@ -171,6 +172,15 @@ func (e *nev) freedAt() (time.Duration, bool) {
 		return e.start, true
 	}
 	return e.end, e.end != Forever
+}
+
+// releasedNone reports whether no GPU of s on node n is free now or
+// released by t, so that none of them is usable for a run from t. It
+// reads the earliest release ever recorded on the node, which a release
+// moved later leaves earlier than the truth: that only answers false
+// more often. O(1).
+func (p *Profile) releasedNone(n topology.NodeID, s topology.GPUSet, t time.Duration) bool {
+	return s&p.alloc[n]&^p.seenHeld[n] == 0 && (p.firstRel == nil || t < p.firstRel[n])
 }
 
 type savedHeld struct {
@@ -329,6 +339,13 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	p.markStale(n)
 	p.seq++
 	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s, seq: p.seq})
+	if p.firstRel == nil {
+		p.firstRel = make([]time.Duration, len(p.nodes))
+		for i := range p.firstRel {
+			p.firstRel[i] = Forever
+		}
+	}
+	p.firstRel[n] = min(p.firstRel[n], at)
 	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
 	p.pending = append(p.pending, tev{at: at, seq: p.seq, n: n, set: s})
 	p.setAgain(p.seq, p.again(n, s, at))
