@@ -1,6 +1,7 @@
 package backfill_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -303,7 +304,12 @@ func newWorld(t *rapid.T, c *topology.Cluster) (*topology.Index, *backfill.Profi
 // a profile over it and the oracle that knows the same releases.
 func drawWorld(t *rapid.T) (*topology.Index, *backfill.Profile, *oracle) {
 	c := gen.Cluster(t)
-	ix, p, o := newWorld(t, &c)
+	return drawHolds(t, &c)
+}
+
+// drawHolds is drawWorld on the cluster c.
+func drawHolds(t *rapid.T, c *topology.Cluster) (*topology.Index, *backfill.Profile, *oracle) {
+	ix, p, o := newWorld(t, c)
 	for n := range topology.NodeID(ix.NumNodes()) {
 		busy := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
 		if rapid.Bool().Draw(t, "idle") {
@@ -326,4 +332,28 @@ func drawWorld(t *rapid.T) (*topology.Index, *backfill.Profile, *oracle) {
 		o.freeNow[n] = ix.FreeSet(n)
 	}
 	return ix, p, o
+}
+
+// TestCrowdedProfileAgreesWithOracle: dozens of reservations on one to
+// three nodes, for runs long and short in turn, so that the cursors move
+// both ways past reservations stacked behind earlier ones on the same
+// GPUs (where a move leaves nodes alone on the word of the entries it
+// passes), and every answer agrees with the oracle.
+func TestCrowdedProfileAgreesWithOracle(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var c topology.Cluster
+		for i := range rapid.IntRange(1, 3).Draw(t, "nodes") {
+			c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: 8, GPUType: "H100"})
+		}
+		ix, p, o := drawHolds(t, &c)
+		for range rapid.IntRange(20, 80).Draw(t, "calls") {
+			g := rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus")
+			r := gang.NewRequest(rapid.IntRange(1, max(1, ix.NumNodes()*8/g/2)).Draw(t, "members"), g)
+			d := time.Duration(rapid.IntRange(1, 16).Draw(t, "limit")) * 15 * time.Minute
+			if rapid.IntRange(0, 9).Draw(t, "forever") == 0 {
+				d = backfill.Forever
+			}
+			o.query(t, p, r, d)
+		}
+	})
 }

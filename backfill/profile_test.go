@@ -231,6 +231,33 @@ func TestAgainFollowsEachGPU(t *testing.T) {
 	require.NoError(t, backfill.CheckInvariants(p))
 }
 
+// TestShorterRunPastAPartlyStackedReservation: a cursor moved to a
+// shorter run passes the start of a reservation only some of whose GPUs
+// an earlier reservation holds; the others become usable, so the node
+// must be recomputed. On node 0, GPUs 0-1 are reserved for [0, 4h) and
+// GPUs 0-3 for [4h, 5h); node 1 has four GPUs held for good. A whole
+// node for [3h, 7h) fits nowhere (which leaves a cursor there); six GPUs
+// for [3h, 3h30) fit on GPUs 2-7 of node 0.
+func TestShorterRunPastAPartlyStackedReservation(t *testing.T) {
+	c := topology.Uniform(2, 8, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	require.NoError(t, ix.TakeSet(1, topology.SetOf(0, 1, 2, 3)))
+	p := backfill.NewProfile(ix)
+	slot := func(gpus ...int) gang.Placement {
+		return gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(gpus...), Members: 1}}}
+	}
+	p.Reserve(slot(0, 1), 0, 4*time.Hour)
+	p.Reserve(slot(0, 1, 2, 3), 4*time.Hour, time.Hour)
+	_, ok := p.EarliestBy(gang.NewRequest(1, 8), 4*time.Hour, nil, 3*time.Hour, 3*time.Hour)
+	require.False(t, ok, "no node has eight GPUs for [3h, 7h)")
+	st, ok := p.Earliest(gang.NewRequest(1, 6), 30*time.Minute, nil, 3*time.Hour)
+	require.True(t, ok)
+	require.Equal(t, 3*time.Hour, st.At)
+	require.Equal(t, []gang.Slot{{Node: 0, GPUs: topology.SetOf(2, 3, 4, 5, 6, 7), Members: 1}}, st.Placement.Slots)
+	require.NoError(t, backfill.CheckInvariants(p))
+}
+
 // TestEarliestKeepsAvoidAndDistinct: the busy-GPU preference must not move
 // an answer onto an avoided node or stack members that must be on
 // distinct nodes. Node 0 frees its GPUs at 1h and node 1 at 2h; a job
