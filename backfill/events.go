@@ -58,17 +58,20 @@ func (s *events) locate(e tev) *evRun {
 	return r
 }
 
+// tevCompare orders entries as tevLess does, for the slices package.
+func tevCompare(a, b tev) int {
+	switch {
+	case tevLess(a, b):
+		return -1
+	case tevLess(b, a):
+		return 1
+	}
+	return 0
+}
+
 // search returns the position of the first entry of r not before e.
 func search(r *evRun, e tev) int {
-	i, _ := slices.BinarySearchFunc(r.ev, e, func(x, y tev) int {
-		switch {
-		case tevLess(x, y):
-			return -1
-		case tevLess(y, x):
-			return 1
-		}
-		return 0
-	})
+	i, _ := slices.BinarySearchFunc(r.ev, e, tevCompare)
 	return i
 }
 

@@ -20,15 +20,7 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := newEvents(rapid.IntRange(1, 6).Draw(t, "max"))
 		var model []tev
-		cmp := func(a, b tev) int {
-			switch {
-			case tevLess(a, b):
-				return -1
-			case tevLess(b, a):
-				return 1
-			}
-			return 0
-		}
+		cmp := tevCompare
 		entry := func(label string) tev {
 			return tev{at: time.Duration(rapid.IntRange(0, 20).Draw(t, label+"at")), seq: int32(rapid.IntRange(0, 30).Draw(t, label+"seq"))}
 		}
