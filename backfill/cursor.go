@@ -239,12 +239,13 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 // next flush.
 //
 // Four kinds of event cost O(1), read from the timeline entry, againOf,
-// the cursor's own view and the node's earliest release (the backfill
-// oracle tests check the arguments, and fail when any rule is loosened).
-// Each rests on this: an event changes the use of its own GPUs only, so
-// a GPU of a node that no rule recomputes keeps its use unless some rule
-// below says otherwise.
-//   - A release or reservation end passed by a later start frees its
+// the cursor's own view, and the node's GPUs free now and earliest
+// release (the backfill oracle tests and TestMovesKeepCursorsExact check
+// the arguments, and fail when any rule is loosened). Each rests on
+// this: an event changes the use of its own GPUs only, so a GPU of a
+// node that no rule recomputes keeps its use unless some rule below says
+// otherwise.
+//  1. A release or reservation end passed by a later start frees its
 //     GPUs from then on, but a GPU reserved again before the run's new
 //     end is unusable for the run from this event on. If that holds for
 //     every GPU of the event (againOf is earlier than the new end), the
@@ -253,22 +254,26 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 //     entry passed and judged alike, and a GPU of a node left alone was
 //     unusable before the move too, unless the reservation that held it
 //     started at or after the old end, which the next rule handles.
-//   - A reservation start passed by a later run end (whichever way the
+//  2. A reservation start passed by a later run end (whichever way the
 //     start moves) blocks its GPUs. On a node not recomputed, the events
 //     passed moving the start take nothing away and free nothing usable,
 //     so the starts are its only change: their GPUs are removed. (A
 //     reservation that ended by the new start had its end passed and
 //     judged unusable, so removing its GPUs changes nothing.)
-//   - A release or reservation end passed by an earlier start can only
+//  3. A release or reservation end passed by an earlier start can only
 //     take its GPUs away: they are no longer released by the start, or
 //     held by a reservation the run now overlaps. If the cursor shows
 //     none of them usable, the node is left as it is.
-//   - A reservation start passed by an earlier run end can only give its
+//  4. A reservation start passed by an earlier run end can only give its
 //     GPUs back, and only those free now or released by the new start.
-//     If none is (the node's earliest release comes after the start), the
-//     node is left as it is: a GPU of them that the old run could use was
-//     released between the two starts, so an earlier start passed that
-//     release, found it usable and recomputed the node.
+//     If none is (none of them is free now, and the node's earliest
+//     release comes after the new start), the node is left as it is. If
+//     the start moved later, the old run could not use them either. If it
+//     moved earlier, a GPU of them that the old run could use was
+//     released between the two starts: the pass over releases, which
+//     runs first, went over that release with the GPU shown usable, so
+//     it recomputed the node (or ran out of budget, and every node is
+//     recomputed).
 //
 // Otherwise, moving the start earlier past a release or reservation end,
 // or the end earlier past a reservation start, recomputes the node.
@@ -303,14 +308,20 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	if lo != hi {
 		p.timeline.From(tev{at: lo + 1, seq: -1}, func(evs []tev) bool {
 			for _, e := range evs {
-				switch {
-				case e.at > hi:
+				if e.at > hi {
 					return false
-				case forward && p.againOf[e.seq] < e1, !forward && p.stamp[e.n] != st && c.use[e.n]&e.set == 0:
+				}
+				var skip bool
+				if forward {
+					skip = p.againOf[e.seq] < e1 // rule 1
+				} else {
+					skip = p.stamp[e.n] != st && c.use[e.n]&e.set == 0 // rule 3
+				}
+				if skip {
 					if budget--; budget < 0 {
 						return false
 					}
-				case !visit(e):
+				} else if !visit(e) {
 					return false
 				}
 			}
@@ -320,23 +331,25 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	if elo != ehi && budget >= 0 {
 		p.starts.From(tev{at: elo, seq: -1}, func(evs []tev) bool {
 			for _, e := range evs {
-				switch {
-				case e.at >= ehi:
+				if e.at >= ehi {
 					return false
-				case e1 > e0:
-					if p.stamp[e.n] != st {
+				}
+				var skip bool
+				if e1 > e0 {
+					if p.stamp[e.n] != st { // rule 2
 						if u := c.use[e.n]; u&e.set != 0 {
 							p.show(c, e.n, u&^e.set)
 						}
 					}
+					skip = true
+				} else {
+					skip = p.stamp[e.n] != st && p.releasedNone(e.n, e.set, t) // rule 4
+				}
+				if skip {
 					if budget--; budget < 0 {
 						return false
 					}
-				case p.stamp[e.n] != st && p.releasedNone(e.n, e.set, t):
-					if budget--; budget < 0 {
-						return false
-					}
-				case !visit(e):
+				} else if !visit(e) {
 					return false
 				}
 			}

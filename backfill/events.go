@@ -12,17 +12,21 @@ import (
 // query; a B-tree of single entries spends most of such a walk comparing
 // every entry with the walk's end and calling back once per entry, and
 // descends through its nodes with a binary search at each. Runs are
-// walked as slices instead: a walk of k entries costs O(log(E/R) + k)
-// with one call per run of up to R entries, and inserting or deleting an
-// entry costs O(log(E/R) + R) (a copy within its run).
+// walked as slices instead, with one call per run. A run holds at most R
+// entries and splits in halves past that, so inserts leave runs at least
+// R/2 long; deletes (a stacked reservation deletes the end it extends)
+// can leave shorter ones, which are never merged. A walk of k entries
+// over runs of at least r costs O(log(E/r) + k + k/r calls), and
+// inserting or deleting an entry O(log(E/r) + R) (a copy within its run).
 //
 // Entries are distinct: no two compare equal under tevLess (each has its
-// own seq).
+// own seq). Even walks write the search key, so an events is not safe
+// for concurrent use, readers included.
 type events struct {
-	runs  *btree.BTreeG[*evRun]
-	n     int
-	max   int   // entries per run before it splits in two
-	probe evRun // a search key, reused so that searches do not allocate
+	runs   *btree.BTreeG[*evRun]
+	n      int
+	runMax int   // entries per run before it splits in two
+	probe  evRun // a search key, reused so that searches do not allocate
 }
 
 // evRun is a run of entries in order. first is its key in the B-tree and
@@ -35,8 +39,8 @@ type evRun struct {
 // runLen is the default number of entries a run holds before it splits.
 const runLen = 128
 
-func newEvents(max int) *events {
-	return &events{runs: btree.NewG(32, func(a, b *evRun) bool { return tevLess(a.first, b.first) }), max: max}
+func newEvents(runMax int) *events {
+	return &events{runs: btree.NewG(32, func(a, b *evRun) bool { return tevLess(a.first, b.first) }), runMax: runMax}
 }
 
 // Len returns the number of entries.
@@ -88,13 +92,16 @@ func (s *events) rekey(r *evRun) {
 func (s *events) Insert(e tev) {
 	r := s.locate(e)
 	if r == nil {
-		s.runs.ReplaceOrInsert(&evRun{first: e, ev: append(make([]tev, 0, s.max+1), e)})
+		s.runs.ReplaceOrInsert(&evRun{first: e, ev: append(make([]tev, 0, s.runMax+1), e)})
 		s.n++
 		return
 	}
 	i := search(r, e)
 	if i < len(r.ev) && !tevLess(e, r.ev[i]) {
 		r.ev[i] = e
+		if i == 0 {
+			r.first = e // equal as a key, so the tree's order stands
+		}
 		return
 	}
 	r.ev = slices.Insert(r.ev, i, e)
@@ -102,9 +109,9 @@ func (s *events) Insert(e tev) {
 	if i == 0 {
 		s.rekey(r)
 	}
-	if len(r.ev) > s.max {
+	if len(r.ev) > s.runMax {
 		h := len(r.ev) / 2
-		tail := &evRun{first: r.ev[h], ev: append(make([]tev, 0, s.max+1), r.ev[h:]...)}
+		tail := &evRun{first: r.ev[h], ev: append(make([]tev, 0, s.runMax+1), r.ev[h:]...)}
 		clear(r.ev[h:])
 		r.ev = r.ev[:h]
 		s.runs.ReplaceOrInsert(tail)

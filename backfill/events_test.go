@@ -13,9 +13,10 @@ import (
 // TestEventsMatchSortedSlice checks the runs of entries against a sorted
 // slice: after any sequence of inserts (some replacing an entry) and
 // deletes (some of absent entries), every walk from any start sees the
-// model's entries from there on, in order, and stops when told to. Runs
-// are made small so that splits, emptied runs and new first entries
-// happen often.
+// model's entries from there on, in order, and stops when told to; and
+// every run is non-empty, no longer than its limit, and keyed by its
+// first entry. Runs are made small so that splits, emptied runs and new
+// first entries happen often.
 func TestEventsMatchSortedSlice(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := newEvents(rapid.IntRange(1, 6).Draw(t, "max"))
@@ -51,12 +52,17 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 			from := entry("from")
 			stop := rapid.IntRange(0, len(model)+1).Draw(t, "stop")
 			var got []tev
+			stopped := false
 			s.From(from, func(evs []tev) bool {
+				if stopped {
+					t.Fatalf("From went on after it was told to stop")
+				}
 				if len(evs) == 0 {
 					t.Fatalf("From yielded an empty run")
 				}
 				for _, e := range evs {
 					if len(got) == stop {
+						stopped = true
 						return false
 					}
 					got = append(got, e)
@@ -74,9 +80,15 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 				all = append(all, evs...)
 				return true
 			})
-			if !slices.Equal(all, model) && (len(all) > 0 || len(model) > 0) {
+			if !slices.Equal(all, model) {
 				t.Fatalf("All = %v, want %v", all, model)
 			}
+			s.runs.Ascend(func(r *evRun) bool {
+				if len(r.ev) == 0 || len(r.ev) > s.runMax || r.first != r.ev[0] {
+					t.Fatalf("run keyed %v holds %d entries (at most %d), first %v", r.first, len(r.ev), s.runMax, r.ev)
+				}
+				return true
+			})
 		}
 	})
 }

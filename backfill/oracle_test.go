@@ -335,10 +335,11 @@ func drawHolds(t *rapid.T, c *topology.Cluster) (*topology.Index, *backfill.Prof
 }
 
 // TestCrowdedProfileAgreesWithOracle: dozens of reservations on one to
-// three nodes, for runs long and short in turn, so that the cursors move
-// both ways past reservations stacked behind earlier ones on the same
-// GPUs (where a move leaves nodes alone on the word of the entries it
-// passes), and every answer agrees with the oracle.
+// three nodes, for runs of random lengths, so that the cursors move both
+// ways past reservations stacked behind earlier ones on the same GPUs
+// (where a move leaves nodes alone on the word of the entries it
+// passes), and every answer agrees with the oracle. (Moved releases and
+// live changes are TestMovesKeepCursorsExact's.)
 func TestCrowdedProfileAgreesWithOracle(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var c topology.Cluster

@@ -41,15 +41,16 @@ func add(a, b time.Duration) time.Duration {
 //
 // Releases and reservation ends are kept in a time-ordered B-tree
 // (google/btree) of sorted runs of entries (see events), reservation
-// starts in another, and each node keeps the
-// short list of its own events; releases wait in a list until the next
-// query that takes a cursor, so that a profile that only places jobs
-// never builds the first tree. [Profile.Earliest] works on cursors:
-// copies of the index that show the usable GPUs for one run [t, t+d).
-// A query takes the cursor nearest to its run and brings it there by
-// applying the events between the two runs: many in O(1) from the
-// event's own record, the others by recomputing their node (or, if those
-// would outnumber the nodes with events, those nodes). Then it sweeps
+// starts in another, and each node keeps the short list of its own
+// events; releases wait in a list until the next query that takes a
+// cursor, so that a profile that only places jobs never builds the first
+// tree. [Profile.Earliest] works on cursors: copies of the index that
+// show the usable GPUs for one run [t, t+d). A query takes the cursor
+// nearest to its run and brings it there by applying the events between
+// the two runs: many in O(1) from the event's own record, the cursor's
+// view or the node's earliest release, the others by recomputing their
+// node (or, if those would outnumber the nodes with events, those
+// nodes). Then it sweeps
 // forward over the moments at which capacity can grow (releases and
 // reservation ends), adding up, without moving the cursor, the GPUs of
 // the job's class that each event could free for the run, and moves the
@@ -81,14 +82,14 @@ func add(a, b time.Duration) time.Duration {
 // Only ready nodes are tracked; GPUs of draining and down nodes never
 // become usable.
 type Profile struct {
-	ix       *topology.Index
-	timeline *events         // releases and reservation ends
-	pending  []tev           // releases not in the timeline yet: see flushTimeline
-	starts   *events         // reservation starts
-	nodes    [][]nev         // per node: its events
-	firstRel []time.Duration // per node: its earliest release (nil until the first); see releasedNone
-	againOf  []time.Duration // by seq, for releases and reservation ends: see tev
-	seq      int32
+	ix          *topology.Index
+	timeline    *events         // releases and reservation ends
+	pending     []tev           // releases not in the timeline yet: see flushTimeline
+	starts      *events         // reservation starts
+	nodes       [][]nev         // per node: its events
+	earliestRel []time.Duration // per node: its earliest release (nil until the first); see releasedNone
+	againOf     []time.Duration // by seq, for releases and reservation ends: see tev
+	seq         int32
 	// Nodes with events, in the order of their first, and per node the
 	// earliest reservation start (nil until the first reservation), which
 	// lets Reserved skip a node no reservation holds in a window.
@@ -180,7 +181,7 @@ func (e *nev) freedAt() (time.Duration, bool) {
 // moved later leaves earlier than the truth: that only answers false
 // more often. O(1).
 func (p *Profile) releasedNone(n topology.NodeID, s topology.GPUSet, t time.Duration) bool {
-	return s&p.alloc[n]&^p.seenHeld[n] == 0 && (p.firstRel == nil || t < p.firstRel[n])
+	return s&p.alloc[n]&^p.seenHeld[n] == 0 && (p.earliestRel == nil || t < p.earliestRel[n])
 }
 
 type savedHeld struct {
@@ -339,13 +340,13 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	p.markStale(n)
 	p.seq++
 	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s, seq: p.seq})
-	if p.firstRel == nil {
-		p.firstRel = make([]time.Duration, len(p.nodes))
-		for i := range p.firstRel {
-			p.firstRel[i] = Forever
+	if p.earliestRel == nil {
+		p.earliestRel = make([]time.Duration, p.ix.NumNodes())
+		for i := range p.earliestRel {
+			p.earliestRel[i] = Forever
 		}
 	}
-	p.firstRel[n] = min(p.firstRel[n], at)
+	p.earliestRel[n] = min(p.earliestRel[n], at)
 	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
 	p.pending = append(p.pending, tev{at: at, seq: p.seq, n: n, set: s})
 	p.setAgain(p.seq, p.again(n, s, at))
