@@ -273,7 +273,13 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 //     released between the two starts: the pass over releases, which
 //     runs first, went over that release with the GPU shown usable, so
 //     it recomputed the node (or ran out of budget, and every node is
-//     recomputed).
+//     recomputed). The node is also left as it is when the new start
+//     comes before the start's againOf: each of its GPUs is then held
+//     by an earlier reservation that ends after the new start, which
+//     either overlaps the new run or starts at or after its end; in that
+//     case its own start, earlier, was passed first and either
+//     recomputed the node or was left alone by this same rule, its GPUs
+//     unusable.
 //
 // Otherwise, moving the start earlier past a release or reservation end,
 // or the end earlier past a reservation start, recomputes the node.
@@ -343,7 +349,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 					}
 					skip = true
 				} else {
-					skip = p.stamp[e.n] != st && p.releasedNone(e.n, e.set, t) // rule 4
+					skip = p.stamp[e.n] != st && (p.releasedNone(e.n, e.set, t) || t < p.againOf[e.seq]) // rule 4
 				}
 				if skip {
 					if budget--; budget < 0 {

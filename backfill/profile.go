@@ -88,7 +88,7 @@ type Profile struct {
 	starts      *events         // reservation starts
 	nodes       [][]nev         // per node: its events
 	earliestRel []time.Duration // per node: its earliest release (nil until the first); see releasedNone
-	againOf     []time.Duration // by seq, for releases and reservation ends: see tev
+	againOf     []time.Duration // by seq: see tev
 	seq         int32
 	// Nodes with events, in the order of their first, and per node the
 	// earliest reservation start (nil until the first reservation), which
@@ -128,7 +128,7 @@ type Profile struct {
 	classes    int
 }
 
-// tev is a timeline entry: at time at, node n changes. Two facts often
+// tev is a timeline entry: at time at, node n changes. Three facts often
 // let a cursor that passes an entry skip reading the node's events (see
 // [Profile.move]):
 //   - an entry carries the GPUs reserved, released, or freed by the end
@@ -142,7 +142,13 @@ type Profile struct {
 //     this event on. It is recorded with the event and recomputed for the
 //     event that a later reservation of the GPU follows (see
 //     reservedAgain); it may be later than the truth, which costs only a
-//     recomputation or a fit check that was not needed, never earlier.
+//     recomputation or a fit check that was not needed, never earlier;
+//   - for a reservation start, againOf[seq] is instead a moment until
+//     which earlier reservations hold every GPU it reserves: each of them
+//     is held by another reservation that ends at or after it (and by the
+//     start). A run that starts before it and ends by the start overlaps
+//     that reservation unless the reservation starts at or after the
+//     run's end. 0 when a GPU has no earlier reservation. See heldBefore.
 type tev struct {
 	at  time.Duration
 	seq int32
@@ -457,6 +463,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		if !p.extend(s.Node, s.GPUs, start, end) {
 			p.seq++
 			p.starts.Insert(tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
+			p.setAgain(p.seq, p.heldBefore(s.Node, s.GPUs, start))
 			e := nev{reserve: true, start: start, end: end, set: s.GPUs}
 			if end != Forever {
 				p.seq++
@@ -468,6 +475,37 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		}
 		p.reservedAgain(s.Node, s.GPUs, start)
 	}
+}
+
+// heldBefore returns, for a reservation of s on node n from start, the
+// earliest over the GPUs of s of the end of the last reservation of that
+// GPU that ends by start; 0 when a GPU of s has none. Reservations are
+// never taken back, and one is extended only up to the next reservation
+// of its GPUs, so each of those reservations stays, ending no earlier.
+// O(e·g) for e events of the node and g GPUs of s.
+func (p *Profile) heldBefore(n topology.NodeID, s topology.GPUSet, start time.Duration) time.Duration {
+	var last [64]time.Duration
+	var have topology.GPUSet
+	for _, e := range p.nodes[n] {
+		if !e.reserve || e.end > start || e.set&s == 0 {
+			continue
+		}
+		for g := e.set & s; g != 0; g &= g - 1 {
+			i := bits.TrailingZeros64(uint64(g))
+			if have&(1<<i) == 0 || e.end > last[i] {
+				last[i] = e.end
+				have |= 1 << i
+			}
+		}
+	}
+	if have != s {
+		return 0
+	}
+	until := Forever
+	for g := s; g != 0; g &= g - 1 {
+		until = min(until, last[bits.TrailingZeros64(uint64(g))])
+	}
+	return until
 }
 
 // extend lengthens to end a reservation of exactly set on node n that
