@@ -309,6 +309,15 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 		p.point(c, e.n)
 		return true
 	}
+	// pass spends a unit on an entry a rule skips, or visits it; false
+	// when the budget is spent.
+	pass := func(e tev, skip bool) bool {
+		if skip {
+			budget--
+			return budget >= 0
+		}
+		return visit(e)
+	}
 	// Releases and reservation ends in (lo, hi]; reservation starts in
 	// [elo, ehi).
 	if lo != hi {
@@ -323,11 +332,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 				} else {
 					skip = p.stamp[e.n] != st && c.use[e.n]&e.set == 0 // rule 3
 				}
-				if skip {
-					if budget--; budget < 0 {
-						return false
-					}
-				} else if !visit(e) {
+				if !pass(e, skip) {
 					return false
 				}
 			}
@@ -351,11 +356,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 				} else {
 					skip = p.stamp[e.n] != st && (p.releasedNone(e.n, e.set, t) || t < p.againOf[e.seq]) // rule 4
 				}
-				if skip {
-					if budget--; budget < 0 {
-						return false
-					}
-				} else if !visit(e) {
+				if !pass(e, skip) {
 					return false
 				}
 			}
