@@ -238,8 +238,8 @@ func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Durat
 			if g.to != Forever {
 				last = min(last, g.to-d+1)
 			}
-			if first := max(g.from, lo); first < last {
-				ws = append(ws, window{first, last})
+			if from := max(g.from, lo); from < last {
+				ws = append(ws, window{from, last})
 			}
 		}
 	}

@@ -41,43 +41,41 @@ func add(a, b time.Duration) time.Duration {
 //
 // Releases and reservation ends are kept in a time-ordered B-tree
 // (google/btree) of sorted runs of entries (see events), reservation
-// starts in another, and each node keeps the short list of its own
-// events; releases wait in a list until the next query that takes a
-// cursor, so that a profile that only places jobs never builds the first
-// tree. [Profile.Earliest] works on cursors: copies of the index that
-// show the usable GPUs for one run [t, t+d). A query takes the cursor
-// nearest to its run and brings it there by applying the events between
-// the two runs: many in O(1) from the event's own record, the cursor's
-// view or the node's earliest release, the others by recomputing their
-// node (or, if those would outnumber the nodes with events, those
-// nodes). Then it sweeps
-// forward over the moments at which capacity can grow (releases and
-// reservation ends), adding up, without moving the cursor, the GPUs of
-// the job's class that each event could free for the run, and moves the
-// cursor only to the moments where they could make up what is missing;
-// there it counts the usable GPUs and asks the gang placer whether the
-// job fits. So a query costs O(B·c + E + T·(B'·c + P)): B events between
-// the cursor and the query's start, c the cost of applying one (O(1), or
-// O(e) to recompute a node of e events; never more in all than
-// recomputing the M nodes with events), E events swept, T moments tried,
-// B' events between two of them, and P a fit check ([gang.Place]), made
-// only where the GPUs suffice. Before sweeping, Earliest counts the free
-// GPUs of the job's class over time (a step function per class kept
-// beside the events) and starts at the first moment from which enough of
-// them stay free for the whole run: no earlier start can fit. Earliest
-// also remembers its answers per request shape, and an answer bounds
-// later queries of that shape or a stronger one (as many GPUs per member
-// or more, a GPU type where the answer was for any, a required level
-// where it was for none): they start their sweep there, and one already
-// known never to fit costs O(S·b) for S shapes and b answers remembered
-// per shape. A release moved earlier keeps those answers: a query whose
-// answer was remembered before it first searches the starts at which the
-// moved GPUs are free for its whole run, O(W) for W such moves since,
-// plus a sweep of each span found (see memo.go).
-// A reservation takes its GPUs from each cursor whose run it overlaps;
-// other changes to the profile and to the live index between queries
-// mark the changed nodes stale in each cursor, which recomputes them
-// before use.
+// starts in another, and each node keeps the short list of its own events;
+// releases wait in a list until the next query that takes a cursor, so
+// that a profile that only places jobs never builds the first tree.
+// [Profile.Earliest] works on cursors: copies of the index that show the
+// usable GPUs for one run [t, t+d). A query takes the cursor nearest to
+// its run and brings it there by applying the events between the two runs:
+// many in O(1) from the event's own record, the cursor's view or the
+// node's earliest release, the others by recomputing their node (or, if
+// those would outnumber the nodes with events, those nodes). Then it
+// sweeps forward over the moments at which capacity can grow (releases and
+// reservation ends), adding up, without moving the cursor, the GPUs of the
+// job's class that each event could free for the run, and moves the cursor
+// only to the moments where they could make up what is missing; there it
+// counts the usable GPUs and asks the gang placer whether the job fits. So
+// a query costs O(B·c + E + T·(B'·c + P)): B events between the cursor and
+// the query's start, c the cost of applying one (O(1), or O(e) to
+// recompute a node of e events; never more in all than recomputing the M
+// nodes with events), E events swept, T moments tried, B' events between
+// two of them, and P a fit check ([gang.Place]), made only where the GPUs
+// suffice. Before sweeping, Earliest counts the free GPUs of the job's
+// class over time (a step function per class kept beside the events) and
+// starts at the first moment from which enough of them stay free for the
+// whole run: no earlier start can fit. Earliest also remembers its answers
+// per request shape, and an answer bounds later queries of that shape or a
+// stronger one (as many GPUs per member or more, a GPU type where the
+// answer was for any, a required level where it was for none): they start
+// their sweep there, and one already known never to fit costs O(S·b) for S
+// shapes and b answers remembered per shape. A release moved earlier keeps
+// those answers: a query whose answer was remembered before it first
+// searches the starts at which the moved GPUs are free for its whole run,
+// O(W) for W such moves since, plus a sweep of each span found (see
+// memo.go). A reservation takes its GPUs from each cursor whose run it
+// overlaps; other changes to the profile and to the live index between
+// queries mark the changed nodes stale in each cursor, which recomputes
+// them before use.
 //
 // Only ready nodes are tracked; GPUs of draining and down nodes never
 // become usable.
@@ -87,7 +85,7 @@ type Profile struct {
 	pending     []tev           // releases not in the timeline yet: see flushTimeline
 	starts      *events         // reservation starts
 	nodes       [][]nev         // per node: its events
-	earliestRel []time.Duration // per node: its earliest release (nil until the first); see releasedNone
+	earliestRel []time.Duration // per node: its earliest release (Forever: none), from dense on; see releasedNone
 	againOf     []time.Duration // by seq: see tev
 	seq         int32
 	// Nodes with events, in the order of their first, and per node the
@@ -183,11 +181,11 @@ func (e *nev) freedAt() (time.Duration, bool) {
 
 // releasedNone reports whether no GPU of s on node n is free now or
 // released by t, so that none of them is usable for a run from t. It
-// reads the earliest release ever recorded on the node, which a release
-// moved later leaves earlier than the truth: that only answers false
-// more often. O(1).
+// reads the node's earliest release, which a release moved later leaves
+// earlier than the truth: that only answers false more often. O(1), after
+// dense.
 func (p *Profile) releasedNone(n topology.NodeID, s topology.GPUSet, t time.Duration) bool {
-	return s&p.alloc[n]&^p.seenHeld[n] == 0 && (p.earliestRel == nil || t < p.earliestRel[n])
+	return s&p.alloc[n]&^p.seenHeld[n] == 0 && t < p.earliestRel[n]
 }
 
 type savedHeld struct {
@@ -217,8 +215,9 @@ func NewProfile(ix *topology.Index) *Profile {
 }
 
 // dense builds, on the first query that sweeps, the per-node arrays the
-// sweeps read: all GPUs, the allocatable ones, the class, and the
-// stamps. A profile that only places jobs now never needs them. O(N).
+// sweeps read: all GPUs, the allocatable ones, the class, the earliest
+// release, and the stamps. A profile that only places jobs now never
+// needs them. O(N + E) for E events.
 func (p *Profile) dense() {
 	if p.all != nil {
 		return
@@ -228,7 +227,14 @@ func (p *Profile) dense() {
 	p.alloc = make([]topology.GPUSet, nn)
 	p.class = make([]topology.Class, nn)
 	p.stamp = make([]uint32, nn)
+	p.earliestRel = make([]time.Duration, nn)
 	for i := range nn {
+		p.earliestRel[i] = Forever
+		for _, e := range p.nodes[i] {
+			if !e.reserve && e.set != 0 {
+				p.earliestRel[i] = min(p.earliestRel[i], e.start)
+			}
+		}
 		n := topology.NodeID(i)
 		p.all[i] = topology.FirstN(p.ix.GPUs(n))
 		if p.ix.State(n) == topology.Ready {
@@ -346,13 +352,9 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	p.markStale(n)
 	p.seq++
 	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s, seq: p.seq})
-	if p.earliestRel == nil {
-		p.earliestRel = make([]time.Duration, p.ix.NumNodes())
-		for i := range p.earliestRel {
-			p.earliestRel[i] = Forever
-		}
+	if p.earliestRel != nil {
+		p.earliestRel[n] = min(p.earliestRel[n], at)
 	}
-	p.earliestRel[n] = min(p.earliestRel[n], at)
 	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
 	p.pending = append(p.pending, tev{at: at, seq: p.seq, n: n, set: s})
 	p.setAgain(p.seq, p.again(n, s, at))
@@ -736,20 +738,19 @@ func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gan
 // as it was. See the type comment for its cost.
 //
 // Answers are remembered by request shape (class, GPUs per member,
-// required level; requests that avoid nodes are not remembered): while
-// the profile only tightens, a later query with at least as many members
-// and at least as long a run starts its sweep at the remembered answer,
-// and one remembered never to fit is answered at once (unless a release
-// has moved earlier since, below). A remembered
-// answer also bounds queries of stronger shapes: as many GPUs per member
-// or more, the same GPU type where the answer was for one, and the same
-// required level where the answer was for one. Those shortcuts
-// are exact; [Profile.AddRelease], [Profile.Forget] and GPUs freed in
-// the index between queries drop what was remembered. [Profile.MoveRelease]
-// keeps it: a release moved earlier helps only runs that start while the
-// moved GPUs are newly free, so a later query first searches the starts
-// at which one of them is usable for its run, and then starts at the
-// remembered answer.
+// required level; requests that avoid nodes are not remembered): while the
+// profile only tightens, a later query with at least as many members and
+// at least as long a run starts its sweep at the remembered answer, and
+// one remembered never to fit is answered at once (unless a release has
+// moved earlier since, below). A remembered answer also bounds queries of
+// stronger shapes: as many GPUs per member or more, the same GPU type
+// where the answer was for one, and the same required level where the
+// answer was for one. Those shortcuts are exact; [Profile.AddRelease],
+// [Profile.Forget] and GPUs freed in the index between queries drop what
+// was remembered. [Profile.MoveRelease] keeps it: a release moved earlier
+// helps only runs that start while the moved GPUs are newly free, so a
+// later query first searches the starts at which one of them is usable for
+// its run, and then starts at the remembered answer.
 func (p *Profile) Earliest(r gang.Request, d time.Duration, s binpack.Scorer, notBefore time.Duration) (Start, bool) {
 	return p.earliestUpTo(r, d, s, notBefore, Forever)
 }

@@ -33,11 +33,11 @@ func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Dura
 		old = Forever
 	}
 	// The old timeline entries (in the timeline, or still waiting to
-	// enter it) stay with their old sets and againOf: a
-	// cursor that passes one may recompute the node, which reads the
-	// events above, or skip it, and a sweep may count its GPUs as ones
-	// it could free and try a start in vain. None of that changes an
-	// answer, so they need not be removed.
+	// enter it) stay with their old sets and againOf: a cursor that
+	// passes one may recompute the node, which reads the events above,
+	// or skip it, and a sweep may count its GPUs as ones it could free
+	// and try a start in vain. None of that changes an answer, so they
+	// need not be removed.
 	//
 	// Runs from at until the old release may now use s: remembered
 	// answers hold outside that window (see memo.go).
