@@ -257,6 +257,27 @@ func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
 	}
 }
 
+// countSlots takes the GPUs of slots from the skylines on [from, to),
+// once they are built: one update per class the slots' nodes change
+// between, rather than one per slot, since a sum does not depend on the
+// order of its terms.
+func (p *Profile) countSlots(slots []gang.Slot, from, to time.Duration) {
+	if p.sky == nil {
+		return
+	}
+	all := 0
+	for i := 0; i < len(slots); {
+		c, k := p.class[slots[i].Node], 0
+		for ; i < len(slots) && p.class[slots[i].Node] == c; i++ {
+			k += slots[i].GPUs.Len()
+		}
+		if all += k; c != topology.AnyType {
+			p.sky[c].add(from, to, -int32(k))
+		}
+	}
+	p.sky[topology.AnyType].add(from, to, -int32(all))
+}
+
 // buildSky builds the skylines from every event so far, on the first
 // query: a Step that records thousands of releases and asks few queries
 // then pays one sort instead of an update per release. O(E log E).
@@ -457,10 +478,10 @@ func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time
 // node (the events whose againOf the reservation may lower).
 func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	end := add(start, run(d))
+	p.countSlots(pl.Slots, start, end)
 	for _, s := range pl.Slots {
 		p.noteEvent(s.Node)
 		p.blockCursors(s.Node, s.GPUs, start, end)
-		p.count(s.Node, start, end, -s.GPUs.Len())
 		p.noteStart(s.Node, start)
 		if !p.extend(s.Node, s.GPUs, start, end) {
 			p.seq++
