@@ -234,9 +234,10 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 // with an event passed, O(e) each for e events per node, except for the
 // events applied in O(1) below. A recomputation counts 8 units and an
 // event applied in O(1) one; past 8 units per node with events, the move
-// stops and recomputes every node with events instead. Writing the
-// changed nodes into the index (O(L) each, for L levels) waits for the
-// next flush.
+// stops and recomputes every node with events instead, and a move that
+// would pass more entries than that does so at once, having counted them
+// a run at a time. Writing the changed nodes into the index (O(L) each,
+// for L levels) waits for the next flush.
 //
 // Four kinds of event cost O(1), read from the timeline entry, againOf,
 // the cursor's own view, and the node's GPUs free now and earliest
@@ -319,7 +320,22 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 		return visit(e)
 	}
 	// Releases and reservation ends in (lo, hi]; reservation starts in
-	// [elo, ehi).
+	// [elo, ehi). A move that passes more of them than the budget has
+	// units recomputes every node anyway: counting them a run at a time
+	// finds that out without walking them.
+	k := 0
+	if lo != hi {
+		k = p.timeline.Count(lo+1, hi, budget+1)
+	}
+	if elo != ehi && k <= budget {
+		k += p.starts.Count(elo, ehi-1, budget+1-k)
+	}
+	if k > budget {
+		for _, n := range p.eventful {
+			p.point(c, n)
+		}
+		return
+	}
 	if lo != hi {
 		p.timeline.From(tev{at: lo + 1, seq: -1}, func(evs []tev) bool {
 			for _, e := range evs {

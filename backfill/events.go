@@ -2,6 +2,8 @@ package backfill
 
 import (
 	"slices"
+	"sort"
+	"time"
 
 	"github.com/google/btree"
 )
@@ -155,4 +157,21 @@ func (s *events) From(from tev, f func([]tev) bool) {
 // returns false. f must not change s.
 func (s *events) All(f func([]tev) bool) {
 	s.runs.Ascend(func(x *evRun) bool { return f(x.ev) })
+}
+
+// Count returns the number of entries whose time lies in [from, last],
+// or limit when there are at least that many: it counts a run at a time
+// and stops there. O(log(E/r) + k/r) for the k <= limit entries counted,
+// over runs of at least r.
+func (s *events) Count(from, last time.Duration, limit int) int {
+	k := 0
+	s.From(tev{at: from, seq: -1}, func(evs []tev) bool {
+		if evs[len(evs)-1].at <= last {
+			k += len(evs)
+			return k < limit
+		}
+		k += sort.Search(len(evs), func(i int) bool { return evs[i].at > last })
+		return false
+	})
+	return min(k, limit)
 }

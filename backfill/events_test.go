@@ -13,7 +13,8 @@ import (
 // TestEventsMatchSortedSlice checks the runs of entries against a sorted
 // slice: after any sequence of inserts (some replacing an entry) and
 // deletes (some of absent entries), every walk from any start sees the
-// model's entries from there on, in order, and stops when told to; and
+// model's entries from there on, in order, and stops when told to; every
+// count of the entries in a span is the model's, up to its limit; and
 // every run is non-empty, no longer than its limit, and keyed by its
 // first entry. Runs are made small so that splits, emptied runs and new
 // first entries happen often.
@@ -82,6 +83,18 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 			})
 			if !slices.Equal(all, model) {
 				t.Fatalf("All = %v, want %v", all, model)
+			}
+			lo := time.Duration(rapid.IntRange(0, 21).Draw(t, "countFrom"))
+			hi := lo + time.Duration(rapid.IntRange(-1, 21).Draw(t, "countSpan"))
+			limit := rapid.IntRange(1, len(model)+2).Draw(t, "countLimit")
+			in := 0
+			for _, e := range model {
+				if lo <= e.at && e.at <= hi {
+					in++
+				}
+			}
+			if got := s.Count(lo, hi, limit); got != min(in, limit) {
+				t.Fatalf("Count(%v, %v, %d) = %d, want %d", lo, hi, limit, got, min(in, limit))
 			}
 			s.runs.Ascend(func(r *evRun) bool {
 				if len(r.ev) == 0 || len(r.ev) > s.runMax || r.first != r.ev[0] {
