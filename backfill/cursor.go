@@ -44,33 +44,66 @@ type cursor struct {
 	list  []topology.NodeID // the stale nodes
 	// use holds the GPUs shown usable per node (all GPUs but the held
 	// ones the index should show), free their count per class among
-	// the allocatable GPUs (AnyType: every node), and ahead the nodes
-	// whose use the index does not show yet.
+	// the allocatable GPUs (AnyType: every node), nodes the number of
+	// nodes per class and count of such GPUs (entry cl*(G+1)+k for G
+	// the most GPUs of a node), and ahead the nodes whose use the index
+	// does not show yet.
 	use    []topology.GPUSet
 	free   []int
+	nodes  []int32
 	behind []bool
 	ahead  []topology.NodeID
 }
 
 // newCursor returns a cursor over a copy of ix that shows it as it is.
 func (p *Profile) newCursor(ix *topology.Index, at, d time.Duration) *cursor {
-	c := &cursor{ix: ix.Clone(), at: at, d: d, stale: make([]bool, ix.NumNodes()),
-		use: make([]topology.GPUSet, ix.NumNodes()), free: make([]int, p.classes), behind: make([]bool, ix.NumNodes())}
+	nn := ix.NumNodes()
+	c := &cursor{ix: ix.Clone(), at: at, d: d, stale: make([]bool, nn), use: make([]topology.GPUSet, nn),
+		free: make([]int, p.classes), nodes: make([]int32, p.classes*(ix.MaxGPUs()+1)), behind: make([]bool, nn)}
 	for i := range c.use {
 		n := topology.NodeID(i)
 		c.use[i] = p.all[i] &^ ix.Held(n)
-		p.countFree(c, n, (c.use[i] & p.alloc[i]).Len())
+		c.nodes[0]++ // as if it showed none, then as it does
+		if cl := p.class[n]; cl != topology.AnyType {
+			c.nodes[int(cl)*(ix.MaxGPUs()+1)]++
+		}
+		p.countFree(c, n, 0, (c.use[i] & p.alloc[i]).Len())
 	}
 	return c
 }
 
-// countFree adds k usable GPUs of node n to c's counts for its class and
-// for every node.
-func (p *Profile) countFree(c *cursor, n topology.NodeID, k int) {
-	c.free[topology.AnyType] += k
-	if cl := p.class[n]; cl != topology.AnyType {
-		c.free[cl] += k
+// countFree records that node n shows k usable allocatable GPUs where it
+// showed was: in c's counts of GPUs and of nodes by count, for its class
+// and for every node.
+func (p *Profile) countFree(c *cursor, n topology.NodeID, was, k int) {
+	if was == k {
+		return
 	}
+	g1 := p.ix.MaxGPUs() + 1
+	c.free[topology.AnyType] += k - was
+	c.nodes[was]--
+	c.nodes[k]++
+	if cl := p.class[n]; cl != topology.AnyType {
+		c.free[cl] += k - was
+		c.nodes[int(cl)*g1+was]--
+		c.nodes[int(cl)*g1+k]++
+	}
+}
+
+// room reports whether the nodes of class cl that c shows can hold m
+// members of g GPUs each, counting floor(k/g) members on a node with k
+// usable GPUs: when they cannot, no placement of such a gang exists
+// (members of a gang may share a node, never split across nodes). O(G).
+func (p *Profile) room(c *cursor, cl topology.Class, m, g int) bool {
+	g1 := p.ix.MaxGPUs() + 1
+	if g <= 0 || int(cl) < 0 || int(cl) >= len(c.free) {
+		return true // not a shape to judge here; the placer decides
+	}
+	have := 0
+	for k := g; k < g1 && have < m; k++ {
+		have += int(c.nodes[int(cl)*g1+k]) * (k / g)
+	}
+	return have >= m
 }
 
 // show makes c show u usable on node n.
@@ -80,9 +113,7 @@ func (p *Profile) show(c *cursor, n topology.NodeID, u topology.GPUSet) {
 		return
 	}
 	c.use[n] = u
-	if k := (u & p.alloc[n]).Len() - (old & p.alloc[n]).Len(); k != 0 {
-		p.countFree(c, n, k)
-	}
+	p.countFree(c, n, (old & p.alloc[n]).Len(), (u & p.alloc[n]).Len())
 	if !c.behind[n] {
 		c.behind[n] = true
 		c.ahead = append(c.ahead, n)
@@ -398,7 +429,7 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t,
 	need := r.GPUs()
 	try := func(t time.Duration) (Start, bool) {
 		p.move(c, t, d)
-		if p.freeGPUs(c, r.Class) < need {
+		if p.freeGPUs(c, r.Class) < need || !p.room(c, r.Class, r.Members, r.GPUsPerMember) {
 			return Start{}, false
 		}
 		p.flush(c)

@@ -11,18 +11,23 @@ import (
 // CheckInvariants reports the first way p's internal state disagrees
 // with its definitions: a cursor node that is not stale showing other
 // GPUs than the usability rule gives for the cursor's run, a cursor's
-// per-class counts that are not the sum of what it shows, or a release or
-// reservation end whose againOf is earlier than the truth.
+// per-class counts of GPUs, or of nodes by usable GPUs, that are not
+// what it shows, or a release or reservation end whose againOf is
+// earlier than the truth.
 func CheckInvariants(p *Profile) error {
 	for ci, c := range p.cursors {
 		free := make([]int, len(c.free))
+		nodes := make([]int32, len(c.nodes))
+		g1 := p.ix.MaxGPUs() + 1
 		stale := false
 		for i := range c.use {
 			n := topology.NodeID(i)
 			k := (c.use[i] & p.alloc[i]).Len()
 			free[topology.AnyType] += k
+			nodes[k]++
 			if cl := p.class[n]; cl != topology.AnyType {
 				free[cl] += k
+				nodes[int(cl)*g1+k]++
 			}
 			if c.stale[i] {
 				stale = true
@@ -39,6 +44,11 @@ func CheckInvariants(p *Profile) error {
 		for cl := range free {
 			if free[cl] != c.free[cl] {
 				return fmt.Errorf("cursor %d: class %d counts %d GPUs, shows %d", ci, cl, c.free[cl], free[cl])
+			}
+		}
+		for i := range nodes {
+			if nodes[i] != c.nodes[i] {
+				return fmt.Errorf("cursor %d: class %d counts %d nodes with %d usable GPUs, shows %d", ci, i/g1, c.nodes[i], i%g1, nodes[i])
 			}
 		}
 	}

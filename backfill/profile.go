@@ -54,13 +54,16 @@ func add(a, b time.Duration) time.Duration {
 // reservation ends), adding up, without moving the cursor, the GPUs of the
 // job's class that each event could free for the run, and moves the cursor
 // only to the moments where they could make up what is missing; there it
-// counts the usable GPUs and asks the gang placer whether the job fits. So
-// a query costs O(B·c + E + T·(B'·c + P)): B events between the cursor and
-// the query's start, c the cost of applying one (O(1), or O(e) to
-// recompute a node of e events; never more in all than recomputing the M
-// nodes with events), E events swept, T moments tried, B' events between
-// two of them, and P a fit check ([gang.Place]), made only where the GPUs
-// suffice. Before sweeping, Earliest counts the free GPUs of the job's
+// counts the usable GPUs and the members they leave room for (a node
+// with k usable GPUs holds k/g members of g GPUs, rounded down; the
+// cursor counts its nodes by k), and asks the gang placer whether the job
+// fits only when both suffice. So a query costs O(B·c + E + T·(B'·c + G +
+// P)): B events between the cursor and the query's start, c the cost of
+// applying one (O(1), or O(e) to recompute a node of e events; never more
+// in all than recomputing the M nodes with events), E events swept, T
+// moments tried, B' events between two of them, G the most GPUs of a
+// node, and P a fit check ([gang.Place]), made only where the GPUs and
+// the room suffice. Before sweeping, Earliest counts the free GPUs of the job's
 // class over time (a step function per class kept beside the events) and
 // starts at the first moment from which enough of them stay free for the
 // whole run: no earlier start can fit. Earliest also remembers its answers
