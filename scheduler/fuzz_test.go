@@ -37,6 +37,8 @@ func FuzzDecodeStep(f *testing.F) {
 	f.Add([]byte(snapJSON(`{"id":"A","members":2,"gpusPerMember":4}`, `{"id":"B","gpusPerMember":8,"tier":0}`,
 		`{"id":"R","gpusPerMember":4,"state":"running","timeLimit":"1h","started":"2026-12-01T00:00:00Z","allocation":[{"node":"n1","gpus":[0,1,2,3]}]}`)), uint8(0))
 	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z"}`), uint8(0))
+	// Levels declared, no nodes, a job that requires one: no domain.
+	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z","cluster":{"levels":["spine"]},"jobs":[{"id":"a","gpusPerMember":1,"topology":{"required":"spine"}}]}`), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
 		snap, err := DecodeSnapshot(bytes.NewReader(data))
 		if err != nil {

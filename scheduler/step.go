@@ -1058,6 +1058,9 @@ func (r *run) formatDelayed(d time.Duration, blocks int) string {
 // never says why j can never fit this cluster, or "". The answer depends
 // only on the shape, so it is computed once per shape.
 func (r *run) never(j *Job, req gang.Request) string {
+	if r.ix.NumNodes() == 0 {
+		return "the cluster has no nodes"
+	}
 	if j.GPUsPerMember > r.ix.MaxGPUs() {
 		return fmt.Sprintf("needs %d GPUs on one node; the largest node has %d", j.GPUsPerMember, r.ix.MaxGPUs())
 	}
@@ -1097,6 +1100,9 @@ func (r *run) mostMembers(req gang.Request) int {
 		if r.ix.State(id) != topology.Down && r.ix.InClass(id, req.Class) {
 			per[r.ix.DomainOf(req.Required, id)] += r.ix.Healthy(id).Len() / g
 		}
+	}
+	if len(per) == 0 {
+		return 0 // a cluster without nodes has no domains
 	}
 	return slices.Max(per)
 }

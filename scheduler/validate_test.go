@@ -310,3 +310,21 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// TestEmptyClusterJobsAreUnsatisfiable: a cluster that declares levels
+// but has no nodes is valid, and every job waits as unsatisfiable, one
+// that requires a level (of which there is no domain) included.
+func TestEmptyClusterJobsAreUnsatisfiable(t *testing.T) {
+	snap, err := DecodeSnapshot(strings.NewReader(`{"now":"2026-12-02T00:00:00Z","cluster":{"levels":["spine"]},"jobs":[` +
+		`{"id":"a","gpusPerMember":1,"topology":{"required":"spine"}},{"id":"b","members":2,"gpusPerMember":8}]}`))
+	require.NoError(t, err)
+	for _, cfg := range []Config{{}, {Backfill: Conservative}, {Backfill: NoBackfill}} {
+		d, err := New(cfg).Step(snap)
+		require.NoError(t, err)
+		require.Len(t, d.Pending, 2)
+		for _, w := range d.Pending {
+			require.Equal(t, ReasonUnsatisfiable, w.Reason, w.Job)
+			require.Equal(t, "the cluster has no nodes", w.Message, w.Job)
+		}
+	}
+}
