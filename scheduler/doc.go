@@ -26,8 +26,9 @@
 //
 // # The pipeline of Step
 //
-//  1. Validate the snapshot ([Validate]); an invalid one is an error naming
-//     the field, never a panic.
+//  1. Validate the snapshot ([Scheduler.Validate]: [Validate] with the
+//     policy's tiers); an invalid one is an error naming the field, never
+//     a panic.
 //  2. Build the free-capacity index ([topology.Index]) from the nodes minus
 //     the GPUs held by running and evicting jobs.
 //  3. Evict running jobs on down nodes (reason node-down, requeued) and,

@@ -123,7 +123,16 @@ func configErr(field, msg string) error {
 //
 // Defaults: members 1, tier 3, kind training, state pending, placement
 // pack, node state ready.
-func DecodeSnapshot(r io.Reader) (*Snapshot, error) {
+func DecodeSnapshot(r io.Reader) (*Snapshot, error) { return decodeSnapshot(r, DefaultTiers) }
+
+// DecodeSnapshot is the package's [DecodeSnapshot], validating with
+// [Scheduler.Validate]: jobs may have any tier of the scheduler's
+// policy, such as one of the six tiers of a six-tier preemption matrix.
+func (s *Scheduler) DecodeSnapshot(r io.Reader) (*Snapshot, error) {
+	return decodeSnapshot(r, s.cfg.tiers())
+}
+
+func decodeSnapshot(r io.Reader, tiers int) (*Snapshot, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: read: %w", err)
@@ -157,7 +166,7 @@ func DecodeSnapshot(r io.Reader) (*Snapshot, error) {
 			return nil, err
 		}
 	}
-	if err := Validate(s); err != nil {
+	if err := validateTiers(s, tiers); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -36,10 +36,18 @@ func verr(field, format string, args ...any) error {
 // Validate checks a snapshot against the rules of the default policy
 // (tiers 0..DefaultTiers-1). It returns a *ValidationError naming the
 // first bad field, or nil. [Scheduler.Step] runs the same checks with the
-// scheduler's tier count. It builds no index, only a map of node names:
-// O(N log N + A) for N nodes and A jobs, allocation entries and
-// allocated GPUs.
-func Validate(s *Snapshot) error {
+// scheduler's tier count, and so does [Scheduler.Validate]. It builds no
+// index, only a map of node names: O(N log N + A) for N nodes and A jobs,
+// allocation entries and allocated GPUs.
+func Validate(s *Snapshot) error { return validateTiers(s, DefaultTiers) }
+
+// Validate checks a snapshot against the rules of the scheduler's policy:
+// the package's [Validate], with tiers 0..n-1 for the n tiers of the
+// policy (its Tiers, or its preemption matrix's). A snapshot it accepts,
+// [Scheduler.Step] accepts.
+func (s *Scheduler) Validate(snap *Snapshot) error { return validateTiers(snap, s.cfg.tiers()) }
+
+func validateTiers(s *Snapshot, tiers int) error {
 	if s.Now.IsZero() {
 		return verr("now", "is missing")
 	}
@@ -50,7 +58,7 @@ func Validate(s *Snapshot) error {
 	for i := range s.Cluster.Nodes {
 		nodes[s.Cluster.Nodes[i].Name] = i
 	}
-	return validateJobs(s, DefaultTiers, func(n string) (int, int, bool) {
+	return validateJobs(s, tiers, func(n string) (int, int, bool) {
 		i, ok := nodes[n]
 		if !ok {
 			return 0, 0, false

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -326,5 +327,27 @@ func TestEmptyClusterJobsAreUnsatisfiable(t *testing.T) {
 			require.Equal(t, ReasonUnsatisfiable, w.Reason, w.Job)
 			require.Equal(t, "the cluster has no nodes", w.Message, w.Job)
 		}
+	}
+}
+
+// TestValidateWithPolicyTiers: the package's Validate and DecodeSnapshot
+// allow the default four tiers; a scheduler's allow its policy's, from
+// Tiers or the preemption matrix, and Step agrees with them.
+func TestValidateWithPolicyTiers(t *testing.T) {
+	doc := snapJSON(`{"id":"a","gpusPerMember":1,"tier":5}`)
+	_, err := DecodeSnapshot(strings.NewReader(doc))
+	require.EqualError(t, err, `snapshot: jobs[0] "a": tier must be in 0..3, got 5`)
+	for _, cfg := range []Config{{Preemption: preempt.Ordered(6)}, {Tiers: 6}} {
+		s := New(cfg)
+		snap, err := s.DecodeSnapshot(strings.NewReader(doc))
+		require.NoError(t, err)
+		require.Error(t, Validate(snap))
+		require.NoError(t, s.Validate(snap))
+		_, err = s.Step(snap)
+		require.NoError(t, err)
+		snap.Jobs[0].Tier = 6
+		require.EqualError(t, s.Validate(snap), `snapshot: jobs[0] "a": tier must be in 0..5, got 6`)
+		_, err = s.Step(snap)
+		require.EqualError(t, err, `snapshot: jobs[0] "a": tier must be in 0..5, got 6`)
 	}
 }

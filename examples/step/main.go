@@ -64,13 +64,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	}
-	snap, err := scheduler.DecodeSnapshot(stdin)
+	sched := scheduler.New(cfg)
+	snap, err := sched.DecodeSnapshot(stdin) // with the policy's tiers
 	if err != nil {
 		return fail(stderr, err)
 	}
 	var buf bytes.Buffer
 	if *explain != "" {
-		e, err := scheduler.New(cfg).Explain(snap, *explain)
+		e, err := sched.Explain(snap, *explain)
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -84,7 +85,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		}
 	} else {
-		d, err := scheduler.New(cfg).Step(snap)
+		d, err := sched.Step(snap)
 		if err != nil {
 			return fail(stderr, err)
 		}

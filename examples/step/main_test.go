@@ -104,6 +104,28 @@ func TestDesignDecision(t *testing.T) {
 	require.Equal(t, "2026-12-02T00:00:00Z", d.Reservations[0].Start)
 }
 
+// TestPolicyTiers: with a six-tier preemption matrix, jobs of tiers 4
+// and 5 are valid and a tier-4 job preempts a tier-5 one; without it
+// the default four tiers apply.
+func TestPolicyTiers(t *testing.T) {
+	code, stdout, stderr := runFile(t, "six-tiers.json", "-config", "testdata/six-tiers.policy.json")
+	require.Equal(t, 0, code, stderr)
+	var d struct {
+		Evictions    []struct{ Job, Reason, By string }
+		Reservations []struct{ Job string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &d))
+	require.Len(t, d.Evictions, 1)
+	require.Equal(t, "low", d.Evictions[0].Job)
+	require.Equal(t, "preempted", d.Evictions[0].Reason)
+	require.Equal(t, "high", d.Evictions[0].By)
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, "high", d.Reservations[0].Job)
+	code, stdout, stderr = runFile(t, "six-tiers.json", "-explain", "high", "-config", "testdata/six-tiers.policy.json")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, `"job": "high"`)
+}
+
 func TestErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -117,6 +139,7 @@ func TestErrors(t *testing.T) {
 		{name: "validation error", in: "bad-members.json", want: `snapshot: jobs[3] "C": gpusPerMember must be >= 1, got 0`},
 		{name: "bad duration", in: "bad-duration.json", want: `snapshot: jobs[2] "X": timeLimit: bad duration "12x"`},
 		{name: "missing now", in: "missing-now.json", want: `snapshot: now is missing`},
+		{name: "tier beyond the default policy's", in: "six-tiers.json", want: `snapshot: jobs[0] "low": tier must be in 0..3, got 5`},
 		{name: "trailing data", in: "trailing.json", want: `snapshot: json: trailing data after the object (line 2, column 1, offset 32)`},
 		{name: "line break in a name", in: "multiline-level.json",
 			want: `snapshot: cluster: nodes[0] "n0": domains: unknown level "zone" (cluster levels are rack\nrow)`},
