@@ -154,7 +154,7 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 	if e.Reason == string(ReasonBehindReservation) {
 		for _, rs := range r.reserve {
 			if rs.start < r.hold(j) && rs.job != j.ID {
-				e.Delays = append(e.Delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339)))
+				e.Delays = append(e.Delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
 			}
 		}
 	}
@@ -222,7 +222,7 @@ func (e *Explanation) String() string {
 		fmt.Fprintf(&b, ": %s", e.Message)
 	}
 	if !e.Start.IsZero() {
-		fmt.Fprintf(&b, "; start %s", e.Start.Format(time.RFC3339))
+		fmt.Fprintf(&b, "; start %s", e.Start.Format(time.RFC3339Nano))
 	}
 	b.WriteByte('\n')
 	typ := ""

@@ -621,11 +621,11 @@ func EncodeDecision(w io.Writer, d *Decision) error {
 	}
 	for _, r := range d.Reservations {
 		out.Reservations = append(out.Reservations, outReservation{Job: r.Job,
-			Start: r.Start.Format(time.RFC3339), Allocation: outAlloc(r.Allocation)})
+			Start: r.Start.Format(time.RFC3339Nano), Allocation: outAlloc(r.Allocation)})
 	}
 	for _, p := range d.Pending {
 		out.Pending = append(out.Pending, outWait{Job: p.Job, Reason: string(p.Reason), Message: p.Message,
-			Start: formatTime(p.Start, time.RFC3339)})
+			Start: formatTime(p.Start, time.RFC3339Nano)})
 	}
 	return writeJSON(w, out)
 }

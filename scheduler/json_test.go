@@ -269,3 +269,26 @@ func TestDecodePolicyErrors(t *testing.T) {
 	_, err = PolicyFile{Order: "fifo"}.Config()
 	require.EqualError(t, err, `config: order: unknown value "fifo" (want "multifactor" or "tier")`)
 }
+
+// TestDecisionKeepsFractionalSeconds: times carry their fraction of a
+// second into the decision and its messages, so a reservation never
+// names a start before its GPUs are free.
+func TestDecisionKeepsFractionalSeconds(t *testing.T) {
+	snap, err := DecodeSnapshot(strings.NewReader(`{"now":"2026-12-02T00:00:00.75Z",
+		"cluster":{"nodes":[{"name":"n0","gpus":8}]},"jobs":[
+		{"id":"R","gpusPerMember":4,"state":"running","started":"2026-12-01T23:00:00.25Z","timeLimit":"1h30m",
+		 "allocation":[{"node":"n0","gpus":[0,1,2,3]}]},
+		{"id":"W","gpusPerMember":8,"timeLimit":"1h"},
+		{"id":"X","gpusPerMember":2,"timeLimit":"2h"}]}`))
+	require.NoError(t, err)
+	d, err := New(Config{}).Step(snap)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, EncodeDecision(&buf, d))
+	require.Contains(t, buf.String(), `"start": "2026-12-02T00:30:00.25Z"`)
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, "W", d.Reservations[0].Job)
+	require.Len(t, d.Pending, 1)
+	require.Equal(t, ReasonBehindReservation, d.Pending[0].Reason)
+	require.Contains(t, d.Pending[0].Message, `"W" at 2026-12-02T00:30:00.25Z`)
+}

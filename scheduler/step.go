@@ -858,7 +858,7 @@ func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool,
 	}
 	if !mayReserve && r.cfg.Reserve != nil {
 		at := r.at(st.At)
-		r.wait(j, ReasonAwaitingPreemption, why+"; expected to start at "+at.Format(time.RFC3339), at)
+		r.wait(j, ReasonAwaitingPreemption, why+"; expected to start at "+at.Format(time.RFC3339Nano), at)
 		return true
 	}
 	r.reserveAt(j, st.Placement, st.At, d)
@@ -1043,7 +1043,7 @@ func (r *run) formatDelayed(d time.Duration, blocks int) string {
 			break
 		}
 		if rs.start < d {
-			names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339)))
+			names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
 		}
 	}
 	if len(names) == 0 {
