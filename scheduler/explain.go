@@ -93,7 +93,7 @@ type QuotaUse struct {
 // Explain runs Step on snap and explains the outcome for one job. It
 // costs one Step plus O(N) for the node counts.
 func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
-	r, err := s.step(snap)
+	r, err := s.step(snap, job)
 	if err != nil {
 		return nil, err
 	}
@@ -149,14 +149,19 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 	req, ok := r.request(j)
 	r.funnel(e, j, req, ok)
 	if q := r.quotas[j.Team]; q != nil {
-		e.Quota = &QuotaUse{Team: j.Team, Nominal: q.GPUs, BorrowLimit: q.BorrowLimit, InUse: r.inUse[j.Team]}
-	}
-	if e.Reason == string(ReasonBehindReservation) {
-		for _, rs := range r.reserve {
-			if rs.start < r.hold(j) && rs.job != j.ID {
-				e.Delays = append(e.Delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
-			}
+		// What the team held when the job's turn came: a pending job's
+		// own reservation, and those of jobs after it, do not count.
+		inUse := r.inUse[j.Team]
+		if j.State == Pending && r.turn.seen {
+			inUse = r.turn.inUse
 		}
+		e.Quota = &QuotaUse{Team: j.Team, Nominal: q.GPUs, BorrowLimit: q.BorrowLimit, InUse: inUse}
+	}
+	if e.Reason == string(ReasonBehindReservation) && ok {
+		r.delays(req.Class, r.hold(j), r.turn.resv, func(rs *resvInfo) bool {
+			e.Delays = append(e.Delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
+			return true
+		})
 	}
 	return e, nil
 }

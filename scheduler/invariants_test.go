@@ -615,3 +615,22 @@ func TestFittingJobIsPlaced(t *testing.T) {
 	require.NoError(t, checkWorkConserving(newWorld(snap, dec, cfg)), dump(snap, dec))
 	require.Equal(t, []scheduler.Placement{{Job: "C", Allocation: topology.Allocation{{Node: "n1", GPUs: []int{0}}}}}, dec.Placements, dump(snap, dec))
 }
+
+// A running job whose limit ends less than a second from now holds its
+// GPU until then: the reservation of the job waiting for it starts at
+// that instant, not at now (invariant 5).
+func TestReservationAfterSubSecondRelease(t *testing.T) {
+	now := gen.Now
+	r := scheduler.Job{ID: "R", Members: 1, GPUsPerMember: 1, State: scheduler.Running, TimeLimit: time.Hour,
+		Started: now.Add(-time.Hour + 500*time.Millisecond), Allocation: topology.Allocation{{Node: "n0", GPUs: []int{0}}}}
+	p := scheduler.Job{ID: "P", Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)}
+	snap := &scheduler.Snapshot{Now: now, Cluster: topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 1}}},
+		Jobs: []scheduler.Job{r, p}}
+	for _, cfg := range []scheduler.Config{{}, {Backfill: scheduler.Conservative}} {
+		dec, err := scheduler.New(cfg).Step(snap)
+		require.NoError(t, err)
+		require.Len(t, dec.Reservations, 1, dump(snap, dec))
+		require.Equal(t, now.Add(500*time.Millisecond), dec.Reservations[0].Start)
+		require.NoError(t, checkReservationsHold(newWorld(snap, dec, cfg)), dump(snap, dec))
+	}
+}

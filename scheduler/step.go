@@ -39,7 +39,7 @@ func (s *Scheduler) Config() Config { return s.cfg }
 // else give it a reservation if the backfill mode has one left for it,
 // else record why it waits.
 func (s *Scheduler) Step(snap *Snapshot) (*Decision, error) {
-	r, err := s.step(snap)
+	r, err := s.step(snap, "")
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,9 @@ func builtinOrder(o Orderer) bool {
 }
 
 // step runs the pipeline and returns its state, for Step and Explain.
-func (s *Scheduler) step(snap *Snapshot) (*run, error) {
+// step runs a Step on snap. When target names a job, the run records
+// what the Step had decided when that job's turn came (see turn).
+func (s *Scheduler) step(snap *Snapshot, target string) (*run, error) {
 	c, err := validate(snap, s.cfg.tiers())
 	if err != nil {
 		return nil, err
@@ -73,6 +75,7 @@ func (s *Scheduler) step(snap *Snapshot) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.target = target
 	r.evict()
 	if err := r.schedule(); err != nil {
 		return nil, err
@@ -93,6 +96,14 @@ type run struct {
 	levels  map[string]int
 	reserve []resvInfo
 	starts  []time.Duration // reservation starts, sorted
+	// byClass holds, per GPU class, the reservations on its nodes (their
+	// indices in reserve) and their starts, sorted: the reservations a
+	// job of that class could delay.
+	byClass map[topology.Class]*classResv
+	// target is the job Explain asks about, and turn what the Step had
+	// decided when its turn came.
+	target string
+	turn   turn
 	// memo of shapes known not to fit now, by shape and blocking class.
 	noFit map[shapeKey]int
 	// quotas by team, and GPUs each team holds (running, evicting, placed).
@@ -104,23 +115,28 @@ type run struct {
 	noFitAtAll map[shapeKey]int
 	// preemption candidates (running jobs by ID), those already chosen,
 	// the largest grace among them, and shapes preemption cannot help.
-	cands     []preempt.Candidate
-	candJobs  []*Job
-	held      []heldJob // running and evicting jobs, by ID
-	idxBuf    []int
-	subBuf    []preempt.Candidate
-	gone      []bool // by candidate
-	maxGrace  time.Duration
-	noPreempt map[preemptKey]int
-	// asFast holds, for shapes whose search found waiting as fast as
-	// preempting, the start by which waiting was judged as fast.
-	asFast map[preemptKey]time.Duration
+	cands    []preempt.Candidate
+	candJobs []*Job
+	held     []heldJob // running and evicting jobs, by ID
+	idxBuf   []int
+	subBuf   []preempt.Candidate
+	gone     []bool // by candidate
+	maxGrace time.Duration
+	// noVictims remembers, per shape and tier, the searches that found
+	// no victims: a job with at least as many members and at least as long
+	// a window (so that at least the same GPUs are reserved for others)
+	// finds none either. notWorth remembers, per shape and tier, the
+	// fewest members for which waiting was as fast as preempting, and
+	// asFast the start by which waiting was judged so.
+	noVictims map[preemptKey][]noVictims
+	notWorth  map[preemptKey]int
+	asFast    map[preemptKey]time.Duration
 	// sel is the default victim selector, whose scratch space serves
 	// every search of the Step.
 	sel preempt.Selector
 	// delayMsg caches the behind-reservation message that names the
 	// delayed reservations.
-	delayMsg map[[2]int]string
+	delayMsg map[delayKey]string
 	// matrix is the preemption matrix in force.
 	matrix preempt.Matrix
 	// order is the pending jobs in priority order.
@@ -153,6 +169,13 @@ type preemptKey struct {
 	tier  int
 }
 
+// noVictims is a victim search that failed: for members members whose
+// run, with the largest grace, spans window.
+type noVictims struct {
+	members int
+	window  time.Duration
+}
+
 type msgKey struct {
 	why           Reason
 	m, g, free    int
@@ -163,6 +186,28 @@ type resvInfo struct {
 	job   string
 	start time.Duration
 	end   time.Duration
+}
+
+// classResv is the reservations on the nodes of one GPU class.
+type classResv struct {
+	reserve []int32         // indices in run.reserve, in the order made
+	starts  []time.Duration // their starts, sorted
+}
+
+// turn is what a Step had decided when the target job's turn came: how
+// many reservations it had made, and the GPUs the job's team held.
+type turn struct {
+	seen  bool
+	resv  int
+	inUse int
+}
+
+// delayKey identifies the behind-reservation messages that are alike:
+// the job's class, and (for that class) how many reservations start
+// within its run out of how many were made.
+type delayKey struct {
+	class       topology.Class
+	blocks, all int
 }
 
 // shapeKey identifies jobs that fit or fail alike. blocks and resv pin
@@ -183,8 +228,8 @@ func newRun(cfg *Config, snap *Snapshot, c checked) (*run, error) {
 	ix := c.ix
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
-		msgs: map[msgKey]string{}, noPreempt: map[preemptKey]int{},
-		groups: map[string]map[topology.NodeID]int{}, delayMsg: map[[2]int]string{},
+		msgs: map[msgKey]string{}, noVictims: map[preemptKey][]noVictims{}, notWorth: map[preemptKey]int{},
+		groups: map[string]map[topology.NodeID]int{}, delayMsg: map[delayKey]string{},
 		matrix: cfg.matrix()}
 	for i := range snap.Teams {
 		if q := snap.Teams[i].Quota; q != nil {
@@ -489,6 +534,9 @@ const (
 // cluster has, a shape it can ever hold, the team's quota. When one fails
 // it records why j waits and reports false.
 func (r *run) admissible(j *Job) (gang.Request, bool) {
+	if j.ID == r.target && !r.turn.seen {
+		r.turn = turn{seen: true, resv: len(r.reserve), inUse: r.inUse[j.Team]}
+	}
 	req, ok := r.request(j)
 	if !ok {
 		r.wait(j, ReasonGPUType, fmt.Sprintf("no node has GPU type %q", j.GPUType), time.Time{})
@@ -686,10 +734,23 @@ func (r *run) candidates() {
 // reports true when it has recorded j's outcome (a reservation on the
 // freed GPUs, or a wait for evictions already under way).
 func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
+	r.candidates()
 	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement}, tier: j.Tier}
-	if m, failed := r.noPreempt[pk]; failed && j.Members >= m {
+	// The reservation made below runs from max(grace, 1) for d; GPUs
+	// reserved for others within that window are not the victims' to give.
+	window := addDur(d, max(r.maxGrace, 1))
+	for _, f := range r.noVictims[pk] {
+		if j.Members >= f.members && window >= f.window {
+			return r.awaitEvictions(j, req, d, mayReserve)
+		}
+	}
+	if m, failed := r.notWorth[pk]; failed && j.Members >= m {
 		// A smaller job of this shape found waiting as fast as preempting:
-		// so may this one, and then it is treated alike.
+		// so may this one, and then it is treated alike. (This is a
+		// shortcut, not a proof: a job that runs longer may start later by
+		// waiting. Remembering per run length instead searches for every
+		// distinct time limit, which costs about five times the Step at 16,384
+		// nodes and 100k pending.)
 		if bound, asFast := r.asFast[pk]; asFast {
 			if st, ok := r.prof.EarliestBy(req, d, r.scorer(j), 0, bound); ok && r.claim(j, st, d, mayReserve, "could preempt, but GPUs being freed start it as soon") {
 				return true
@@ -698,15 +759,12 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		}
 		return r.awaitEvictions(j, req, d, mayReserve)
 	}
-	r.candidates()
 	sc := r.scorer(j)
 	m := r.matrix
 	// The candidates this job may preempt, in buffers reused between
 	// searches: a Step makes few preemptions but may search often.
 	idx, sub := r.idxBuf[:0], r.subBuf[:0]
 	defer func() { r.idxBuf, r.subBuf = idx[:0], sub[:0] }()
-	// The reservation made below runs from max(grace, 1) for d.
-	window := addDur(d, max(r.maxGrace, 1))
 	for i := range r.cands {
 		c := &r.cands[i]
 		if r.gone[i] || !m.CanPreempt(j.Tier, c.Tier) || m.CanPreempt(c.Tier, j.Tier) {
@@ -744,9 +802,11 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		ok = false // a custom selector answered nonsense: do not act on it
 	}
 	if !ok || len(victims) == 0 {
-		if cur, seen := r.noPreempt[pk]; !seen || j.Members < cur {
-			r.noPreempt[pk] = j.Members
-		}
+		// Keep only the failures no other implies: the list stays short.
+		f := noVictims{members: j.Members, window: window}
+		r.noVictims[pk] = append(slices.DeleteFunc(r.noVictims[pk], func(o noVictims) bool {
+			return f.members <= o.members && f.window <= o.window
+		}), f)
 		return r.awaitEvictions(j, req, d, mayReserve)
 	}
 	grace := time.Duration(0)
@@ -758,10 +818,10 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	// way, is later than the victims' grace.
 	st, canWait := r.prof.Earliest(req, d, sc, 0)
 	if !preempt.Worth(max(grace, r.evictEnd), st.At, canWait) {
-		// Larger jobs of this shape and tier start no sooner by waiting
-		// and need at least these victims: do not search again for them.
-		if cur, seen := r.noPreempt[pk]; !seen || j.Members < cur {
-			r.noPreempt[pk] = j.Members
+		// Larger jobs of this shape and tier need at least these
+		// victims: do not search again for them.
+		if cur, seen := r.notWorth[pk]; !seen || j.Members < cur {
+			r.notWorth[pk] = j.Members
 		}
 		// It has the right to these GPUs and waits only because that is
 		// as fast: reserve them, or a lower tier would backfill into them
@@ -878,7 +938,7 @@ func (r *run) reserveAt(j *Job, pl gang.Placement, start, d time.Duration) {
 		}
 	}
 	r.prof.Reserve(pl, start, d)
-	r.addReservation(j, resvInfo{job: j.ID, start: start, end: addDur(start, d)})
+	r.addReservation(j, resvInfo{job: j.ID, start: start, end: addDur(start, d)}, pl)
 	r.d.Reservations = append(r.d.Reservations, Reservation{Job: j.ID, Start: r.at(start), Allocation: pl.Allocation(r.ix)})
 }
 
@@ -939,10 +999,12 @@ func addDur(a, b time.Duration) time.Duration {
 	return a + b
 }
 
-// at converts a profile offset to a time; offsets below a second round
-// to now.
+// at converts a profile offset to a time. The offset of one nanosecond,
+// which the profile gives GPUs that a job being evicted without grace
+// frees (the profile's "just after now"), maps to now; every other offset
+// is exact, so a start never comes before the GPUs it needs are free.
 func (r *run) at(off time.Duration) time.Time {
-	if off < time.Second {
+	if off <= 1 {
 		return r.snap.Now
 	}
 	return r.snap.Now.Add(off)
@@ -959,11 +1021,62 @@ func (r *run) blocks(d time.Duration) int {
 // addReservation records a reservation made in this Step for j. Its GPUs
 // count against j's team quota from now on, so that later jobs of the team
 // cannot use up the quota the reserved job will need when it starts.
-func (r *run) addReservation(j *Job, rs resvInfo) {
+func (r *run) addReservation(j *Job, rs resvInfo, pl gang.Placement) {
 	r.inUse[j.Team] += j.GPUs()
+	k := int32(len(r.reserve))
 	r.reserve = append(r.reserve, rs)
-	i, _ := slices.BinarySearch(r.starts, rs.start)
-	r.starts = slices.Insert(r.starts, i, rs.start)
+	r.starts = insertSorted(r.starts, rs.start)
+	if r.ix.NumTypes() < 2 {
+		return // one class: every reservation concerns every job
+	}
+	if r.byClass == nil {
+		r.byClass = map[topology.Class]*classResv{}
+	}
+	for i, sl := range pl.Slots {
+		c := r.ix.NodeClass(sl.Node)
+		if slices.ContainsFunc(pl.Slots[:i], func(o gang.Slot) bool { return r.ix.NodeClass(o.Node) == c }) {
+			continue // a gang of any type may span classes: count it once in each
+		}
+		cr := r.byClass[c]
+		if cr == nil {
+			cr = &classResv{}
+			r.byClass[c] = cr
+		}
+		cr.reserve = append(cr.reserve, k)
+		cr.starts = insertSorted(cr.starts, rs.start)
+	}
+}
+
+func insertSorted(s []time.Duration, v time.Duration) []time.Duration {
+	i, _ := slices.BinarySearch(s, v)
+	return slices.Insert(s, i, v)
+}
+
+// delays calls f, in the order they were made, for the reservations
+// among the first made that a job of class c running for d could delay:
+// those on nodes of its class that start within d. It stops when f
+// returns false.
+func (r *run) delays(c topology.Class, d time.Duration, made int, f func(rs *resvInfo) bool) {
+	if c == topology.AnyType {
+		for i := range r.reserve[:made] {
+			if r.reserve[i].start < d && !f(&r.reserve[i]) {
+				return
+			}
+		}
+		return
+	}
+	cr := r.byClass[c]
+	if cr == nil {
+		return
+	}
+	for _, i := range cr.reserve {
+		if int(i) >= made {
+			return
+		}
+		if rs := &r.reserve[i]; rs.start < d && !f(rs) {
+			return
+		}
+	}
 }
 
 // explain records why j, which does not fit now honouring reservations,
@@ -990,7 +1103,7 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 			}
 		}
 		if out == gang.Placed {
-			r.wait(j, ReasonBehindReservation, r.delayed(d), time.Time{})
+			r.wait(j, ReasonBehindReservation, r.delayed(req.Class, d), time.Time{})
 			return
 		}
 		if !known || j.Members < m {
@@ -1019,33 +1132,37 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 	r.wait(j, why, msg, time.Time{})
 }
 
-// delayed is the message of a job that fits now but would delay the
-// reservations that start within d, which it names. With the same
-// reservations made so far, the same count starts within d, so the text
-// is formatted once per (count, reservations).
-func (r *run) delayed(d time.Duration) string {
-	blocks := r.blocks(d)
-	key := [2]int{blocks, len(r.reserve)}
+// delayed is the message of a job of class c that fits now but would
+// delay the reservations on nodes of its class that start within d,
+// which it names. With the same reservations of the class made so far,
+// the same ones start within d when as many do, so the text is formatted
+// once per (class, count, reservations).
+func (r *run) delayed(c topology.Class, d time.Duration) string {
+	key := delayKey{class: c, blocks: r.blocks(d), all: len(r.reserve)}
+	if c != topology.AnyType {
+		key.blocks, key.all = 0, 0
+		if cr := r.byClass[c]; cr != nil {
+			key.blocks, _ = slices.BinarySearch(cr.starts, d)
+			key.all = len(cr.starts)
+		}
+	}
 	if msg, ok := r.delayMsg[key]; ok {
 		return msg
 	}
-	msg := "fits now but would delay the reservation of " + r.formatDelayed(d, blocks)
+	msg := "fits now but would delay the reservation of " + r.formatDelayed(c, d, key.blocks)
 	r.delayMsg[key] = msg
 	return msg
 }
 
 // formatDelayed names the first three reservations (in the order they
-// were made) that start within d, and counts the others: blocks in all.
-func (r *run) formatDelayed(d time.Duration, blocks int) string {
+// were made) that a job of class c could delay within d, and counts the
+// others: blocks in all.
+func (r *run) formatDelayed(c topology.Class, d time.Duration, blocks int) string {
 	var names []string
-	for _, rs := range r.reserve {
-		if len(names) == 3 {
-			break
-		}
-		if rs.start < d {
-			names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
-		}
-	}
+	r.delays(c, d, len(r.reserve), func(rs *resvInfo) bool {
+		names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
+		return len(names) < 3
+	})
 	if len(names) == 0 {
 		return "an earlier job"
 	}

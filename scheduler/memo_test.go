@@ -1,0 +1,101 @@
+package scheduler
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// A job that found no victims because its long run would reach a
+// reservation on them must not stop a shorter job of the same shape and
+// tier, which ends before that reservation, from preempting: the search
+// is remembered per run length, not per shape alone.
+func TestPreemptionMemoKeepsRunLength(t *testing.T) {
+	now := spreadNow
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 4}, {Name: "n1", GPUs: 4}}}
+	job := func(id string, tier int, members int, limit time.Duration, age time.Duration) Job {
+		return Job{ID: id, Tier: tier, Members: members, GPUsPerMember: 4, TimeLimit: limit, Submitted: now.Add(-age)}
+	}
+	jobs := []Job{
+		runningOn("V", 2, "n0", 4, now.Add(-time.Hour), 6*time.Hour, 0),
+		runningOn("W", 0, "n1", 4, now.Add(-time.Hour), 6*time.Hour, 0),
+		job("Z", 0, 2, time.Hour, 3*time.Hour),
+		job("X", 1, 1, 10*time.Hour, 2*time.Hour),
+		job("Y", 1, 1, time.Hour, time.Hour),
+	}
+	without := []Job{jobs[0], jobs[1], jobs[2], jobs[4]}
+	for _, js := range [][]Job{without, jobs} {
+		d, err := New(Config{Order: TierOrder{}}).Step(&Snapshot{Now: now, Cluster: c, Jobs: js})
+		require.NoError(t, err)
+		require.Len(t, d.Evictions, 1, "%d jobs: %+v", len(js), d)
+		require.Equal(t, "V", d.Evictions[0].Job)
+		require.Equal(t, "Y", d.Evictions[0].By)
+	}
+}
+
+// The behind-reservation message names the reservations the job could
+// delay: those on GPUs of its type that start within its run, not every
+// reservation that starts within it. Explain's Delays says the same.
+func TestBehindReservationNamesOnlyItsOwn(t *testing.T) {
+	now := spreadNow
+	var c topology.Cluster
+	var jobs []Job
+	for _, n := range []struct{ name, typ string }{{"a0", "A100"}, {"a1", "A100"}, {"a2", "A100"}, {"h0", "H100"}} {
+		c.Nodes = append(c.Nodes, topology.Node{Name: n.name, GPUs: 2, GPUType: n.typ})
+		jobs = append(jobs, runningOn("run-"+n.name, 0, n.name, 1, now, time.Hour, 0))
+	}
+	pend := func(id, typ string, g int, limit time.Duration, age time.Duration) Job {
+		return Job{ID: id, Tier: 1, Members: 1, GPUsPerMember: g, GPUType: typ, TimeLimit: limit, Submitted: now.Add(-age)}
+	}
+	jobs = append(jobs, pend("B1", "A100", 2, time.Hour, 5*time.Minute), pend("B2", "A100", 2, time.Hour, 4*time.Minute),
+		pend("B3", "A100", 2, time.Hour, 3*time.Minute), pend("H", "H100", 2, time.Hour, 2*time.Minute),
+		pend("J", "H100", 1, 2*time.Hour, time.Minute))
+	snap := &Snapshot{Now: now, Cluster: c, Jobs: jobs}
+	s := New(Config{Reservations: 4, Order: TierOrder{}})
+	d, err := s.Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Reservations, 4)
+	require.Len(t, d.Pending, 1)
+	w := d.Pending[0]
+	require.Equal(t, "J", w.Job)
+	require.Equal(t, ReasonBehindReservation, w.Reason)
+	require.Contains(t, w.Message, `"H" at`)
+	for _, b := range []string{"B1", "B2", "B3", "more"} {
+		require.NotContains(t, w.Message, b)
+	}
+	e, err := s.Explain(snap, "J")
+	require.NoError(t, err)
+	require.Len(t, e.Delays, 1)
+	require.True(t, strings.HasPrefix(e.Delays[0], "H at "), e.Delays[0])
+}
+
+// Explain names only reservations made before the job's turn, and its
+// team's use at that turn: not the job's own reservation, nor those of
+// jobs after it.
+func TestExplainSeesTheJobsTurn(t *testing.T) {
+	now := spreadNow
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 2}, {Name: "n1", GPUs: 2}}}
+	jobs := []Job{
+		runningOn("R0", 0, "n0", 1, now, time.Hour, 0),
+		runningOn("R1", 0, "n1", 2, now, 90*time.Minute, 0),
+		{ID: "A", Tier: 1, Team: "t", Members: 1, GPUsPerMember: 2, TimeLimit: time.Hour, Submitted: now.Add(-3 * time.Minute)},
+		{ID: "J", Tier: 1, Team: "t", Members: 1, GPUsPerMember: 1, TimeLimit: 2 * time.Hour, Submitted: now.Add(-2 * time.Minute)},
+		{ID: "L", Tier: 1, Team: "t", Members: 1, GPUsPerMember: 2, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+	}
+	snap := &Snapshot{Now: now, Cluster: c, Jobs: jobs, Teams: []Team{{Name: "t", Quota: &Quota{GPUs: 100}}}}
+	s := New(Config{Order: TierOrder{}, Reserve: ReserveFunc(func(j *Job, _ int) bool { return j.GPUs() >= 2 })})
+	d, err := s.Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Reservations, 2, "%+v", d)
+	e, err := s.Explain(snap, "J")
+	require.NoError(t, err)
+	require.Equal(t, string(ReasonBehindReservation), e.Reason)
+	require.Len(t, e.Delays, 1, "%v", e.Delays)
+	require.True(t, strings.HasPrefix(e.Delays[0], "A at "), e.Delays[0])
+	require.NotNil(t, e.Quota)
+	require.Equal(t, 2, e.Quota.InUse, "the team holds A's reservation at J's turn, not L's")
+}
