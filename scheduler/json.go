@@ -289,6 +289,15 @@ func elemName(list string, i int, raw json.RawMessage, key string) string {
 // decodeDoc decodes a whole document into v: exactly one JSON value, an
 // object, with nothing but white space after it.
 func decodeDoc(mk mkErr, data []byte, v any) error {
+	// Unknown keys first, so that the error names where the key is (the
+	// decoder names only the key); a document that is not JSON passes
+	// this check and is reported by the decoder.
+	if path, key, ok := unknownKey(data, reflect.TypeOf(v)); !ok {
+		if path == "" {
+			path = "json"
+		}
+		return mk(path, unknownMsg(key))
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -302,9 +311,6 @@ func decodeDoc(mk mkErr, data []byte, v any) error {
 		rest := bytes.TrimLeft(data[end:], " \t\r\n")
 		return mk("json", fmt.Sprintf("trailing data after the object (%s)", position(data, int64(len(data)-len(rest)))))
 	}
-	if key, ok := unknownKey(data, reflect.TypeOf(v)); !ok {
-		return mk("json", unknownMsg(key))
-	}
 	return nil
 }
 
@@ -315,8 +321,12 @@ func decodePart(mk mkErr, field func() string, raw json.RawMessage, v any) error
 	if len(raw) == 0 {
 		return nil
 	}
-	if key, ok := unknownKey(raw, reflect.TypeOf(v)); !ok {
-		return mk(field(), unknownMsg(key))
+	if path, key, ok := unknownKey(raw, reflect.TypeOf(v)); !ok {
+		f := field()
+		if path != "" {
+			f += ": " + path
+		}
+		return mk(f, unknownMsg(key))
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -332,30 +342,31 @@ var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
 // unknownKey finds an object key of raw that names no field of t exactly
 // (encoding/json matches keys without regard to case; the contract does
-// not). Keys of one object are checked in sorted order. It reports false
-// and the key when it finds one; values of the wrong type are left to the
-// decoder to report.
-func unknownKey(raw []byte, t reflect.Type) (string, bool) {
+// not). Keys of one object are checked in sorted order. It reports false,
+// the key and the path of the object that holds it ("fairshare.weights",
+// "allocation[0]"; "" for raw itself) when it finds one; values of the
+// wrong type are left to the decoder to report.
+func unknownKey(raw []byte, t reflect.Type) (path, key string, ok bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch {
 	case t == rawMessageType:
-		return "", true
+		return "", "", true
 	case t.Kind() == reflect.Slice:
 		var elems []json.RawMessage
 		if json.Unmarshal(raw, &elems) != nil {
-			return "", true
+			return "", "", true
 		}
-		for _, e := range elems {
-			if k, ok := unknownKey(e, t.Elem()); !ok {
-				return k, false
+		for i, e := range elems {
+			if p, k, ok := unknownKey(e, t.Elem()); !ok {
+				return joinPath(fmt.Sprintf("[%d]", i), p), k, false
 			}
 		}
 	case t.Kind() == reflect.Struct:
 		var m map[string]json.RawMessage
 		if json.Unmarshal(raw, &m) != nil {
-			return "", true
+			return "", "", true
 		}
 		keys := make([]string, 0, len(m))
 		for k := range m {
@@ -365,14 +376,22 @@ func unknownKey(raw []byte, t reflect.Type) (string, bool) {
 		for _, k := range keys {
 			f, found := fieldByTag(t, k)
 			if !found {
-				return k, false
+				return "", k, false
 			}
-			if k2, ok := unknownKey(m[k], f.Type); !ok {
-				return k2, false
+			if p, k2, ok := unknownKey(m[k], f.Type); !ok {
+				return joinPath(k, p), k2, false
 			}
 		}
 	}
-	return "", true
+	return "", "", true
+}
+
+// joinPath puts a field or index in front of a path below it.
+func joinPath(head, rest string) string {
+	if rest == "" || strings.HasPrefix(rest, "[") {
+		return head + rest
+	}
+	return head + "." + rest
 }
 
 func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
@@ -730,8 +749,9 @@ type wirePreemption struct {
 // trailing data, unknown enum strings, bad or negative durations,
 // negative weights or reservations and a matrix that is not square
 // (or that lets a tier preempt itself or tier 0) are errors naming the
-// key ("config: json: unknown field \"x\"", "config: fairshare.halfLife:
-// bad duration \"1x\"").
+// key and where it is ("config: json: unknown field \"x\"",
+// "config: fairshare.weights: unknown field \"tier\"",
+// "config: fairshare.halfLife: bad duration \"1x\"").
 func DecodePolicy(r io.Reader) (PolicyFile, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {

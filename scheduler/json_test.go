@@ -232,7 +232,9 @@ func TestDecodePolicyErrors(t *testing.T) {
 	tests := []struct{ name, json, want string }{
 		{"unknown key", `{"x":1}`, `config: json: unknown field "x"`},
 		{"key in the wrong case", `{"Backfill":"easy"}`, `config: json: unknown field "Backfill"`},
-		{"unknown nested key", `{"fairshare":{"halfLife":"1h","decay":2}}`, `config: json: unknown field "decay"`},
+		{"unknown nested key", `{"fairshare":{"halfLife":"1h","decay":2}}`, `config: fairshare: unknown field "decay"`},
+		{"unknown weight", `{"fairshare":{"weights":{"tier":1}}}`, `config: fairshare.weights: unknown field "tier"`},
+		{"unknown key in a matrix row", `{"preemption":{"mattrix":[]}}`, `config: preemption: unknown field "mattrix"`},
 		{"bad backfill", `{"backfill":"eager"}`, `config: backfill: unknown value "eager" (want "easy", "conservative" or "none")`},
 		{"bad order", `{"backfillOrder":"longest"}`, `config: backfillOrder: unknown value "longest" (want "priority" or "shortest")`},
 		{"negative reservations", `{"reservations":-1}`, `config: reservations must be >= 0, got -1`},
