@@ -19,8 +19,11 @@
 // Trace mapping (SWF): submit = field 2, run = field 4, processors =
 // field 5 (field 8 when 5 is missing), time limit = field 9 (the run time
 // when missing). Jobs with no processors or no run time are skipped, and
-// so are jobs larger than the cluster; all are counted in "skipped". A job
-// that runs longer than its limit is killed at the limit. -swf-procs
+// so are jobs larger than the cluster; all are counted in "skipped".
+// -jobs N simulates the first N usable jobs by submit time; records
+// skipped as unusable are then still counted over the whole trace (the
+// reader drops them before the jobs are sorted), jobs too large only
+// among the N. A job that runs longer than its limit is killed at the limit. -swf-procs
 // requested sizes jobs by the requested processors of field 8 instead
 // (field 5 when 8 is missing), as the pyss simulator behind the published
 // EASY figures of Gaussier et al. (SC'15) does; a CSV trace has one GPU
@@ -105,7 +108,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.IntVar(&o.perNode, "gpus-per-node", 0, "`G` GPUs per node (with -nodes)")
 	fs.StringVar(&o.backfill, "backfill", "easy", "backfill `mode`: easy, conservative or none")
 	fs.StringVar(&o.order, "backfill-order", "priority", "backfill candidate `order`: priority or shortest")
-	fs.IntVar(&o.jobs, "jobs", 0, "simulate only the first `N` jobs (0: all)")
+	fs.IntVar(&o.jobs, "jobs", 0, "simulate only the first `N` usable jobs by submit time (0: all)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object")
 	fs.StringVar(&o.plot, "plot", "", "write a chart to `FILE`, .svg or .png")
 	fs.StringVar(&o.procs, "swf-procs", "allocated", "SWF job `size`: allocated (field 5) or requested (field 8) processors")
