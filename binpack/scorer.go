@@ -18,6 +18,7 @@ type Candidate struct {
 // be a pure function of its argument: it is called many times per Step and
 // may be called in any order.
 type Scorer interface {
+	// Score rates c; higher is better.
 	Score(c Candidate) int64
 }
 
@@ -31,6 +32,8 @@ func (f ScorerFunc) Score(c Candidate) int64 { return f(c) }
 // on as few nodes as possible. The gang placer then uses its fewest-nodes
 // rule instead of scoring member by member.
 type Consolidator interface {
+	// Consolidate reports whether the fewest-nodes rule applies; a scorer
+	// that returns false is used member by member.
 	Consolidate() bool
 }
 

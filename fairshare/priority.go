@@ -8,10 +8,14 @@ import (
 
 // Default multifactor weights, as in the policy file of the design.
 const (
+	// DefaultFairShareWeight is the weight of the fair-share factor.
 	DefaultFairShareWeight = 1000
-	DefaultAgeWeight       = 100
-	DefaultSizeWeight      = 10
-	DefaultAgeMax          = 168 * time.Hour
+	// DefaultAgeWeight is the weight of the age factor.
+	DefaultAgeWeight = 100
+	// DefaultSizeWeight is the weight of the size factor.
+	DefaultSizeWeight = 10
+	// DefaultAgeMax is the age at which the age factor reaches 1 (7 days).
+	DefaultAgeMax = 168 * time.Hour
 )
 
 // Weights configures the multifactor priority inside one tier:
@@ -24,9 +28,15 @@ const (
 // Weights{Explicit: true, FairShare: 1000} switches age and size off.
 // AgeMax <= 0 always means DefaultAgeMax.
 type Weights struct {
+	// FairShare weighs the team's fair-share factor, in [0,1]; zero
+	// means DefaultFairShareWeight unless Explicit.
 	FairShare float64
-	Age       float64
-	Size      float64
+	// Age weighs the age factor, min(age/AgeMax, 1); zero means
+	// DefaultAgeWeight unless Explicit.
+	Age float64
+	// Size weighs the size factor, the job's share of the cluster's GPUs;
+	// zero means DefaultSizeWeight unless Explicit.
+	Size float64
 	// AgeMax is the age at which the age factor reaches 1.
 	AgeMax time.Duration
 	// Explicit makes zero weights mean zero instead of "default".

@@ -10,7 +10,9 @@ import "fmt"
 // The zero Quota means "no quota": every job is admitted. Negative fields
 // are invalid (see Validate) and count as 0.
 type Quota struct {
-	GPUs        int
+	// GPUs is the nominal quota, in GPUs.
+	GPUs int
+	// BorrowLimit is how many idle GPUs the team may borrow above GPUs.
 	BorrowLimit int
 }
 

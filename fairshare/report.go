@@ -11,6 +11,7 @@ import (
 // ReportRow is one line of a fair-share report in the spirit of Slurm's
 // `sshare -l`: an account's factors plus the GPUs its jobs run and wait for.
 type ReportRow struct {
+	// Factor holds the account's shares, usage and factors.
 	Factor
 	// RunningGPUs and PendingGPUs are supplied by the caller.
 	RunningGPUs, PendingGPUs int

@@ -41,6 +41,7 @@ func (e *AccountError) Error() string {
 
 // node is an account placed in the tree.
 type node struct {
+	// Account is the account as given to NewTree.
 	Account
 	parent    int   // index of the parent node, -1 for a top-level account
 	children  []int // indexes of the children, ordered by name

@@ -15,7 +15,10 @@ const NoLevel = -2
 // Request is the shape of one gang: Members members of GPUsPerMember GPUs
 // each, every member on one node, all of class Class.
 type Request struct {
-	Members       int
+	// Members is the number of members of the gang; it must be >= 1.
+	Members int
+	// GPUsPerMember is the number of GPUs each member takes on its node,
+	// 1 up to the GPU count of the index's largest node.
 	GPUsPerMember int
 	// Class restricts the gang to nodes of one GPU type (topology.AnyType:
 	// no restriction).
@@ -37,7 +40,10 @@ type Request struct {
 	// not NoLevel; members double up only when no unused node (or
 	// domain) has room. Without it, each member goes to the best-scoring
 	// node, which may be the one the previous member took.
-	Distinct    bool
+	Distinct bool
+	// SpreadLevel, when not NoLevel, is the declared level whose domains
+	// Distinct spreads the members over instead of nodes. Zero is the
+	// outermost level, as for Required.
 	SpreadLevel int
 	// Chooser, when set, picks the domain of each level tried instead of
 	// the best-fit rule. Place then visits every domain of the level with
@@ -51,6 +57,8 @@ type Request struct {
 // of them (an answer outside the list counts as fits[0]). It must not
 // change ix and should cost O(len(fits)).
 type DomainChooser interface {
+	// Choose returns the domain of level, one of fits, that gang r goes
+	// to.
 	Choose(ix *topology.Index, level int, r Request, fits []topology.DomainID) topology.DomainID
 }
 
@@ -73,17 +81,25 @@ func (r Request) GPUs() int { return r.Members * r.GPUsPerMember }
 
 // Slot is the part of a placement on one node.
 type Slot struct {
-	Node    topology.NodeID
-	GPUs    topology.GPUSet
+	// Node is the node of the slot.
+	Node topology.NodeID
+	// GPUs are the GPUs taken on it.
+	GPUs topology.GPUSet
+	// Members is how many members sit on it: GPUs holds Members ×
+	// GPUsPerMember GPUs.
 	Members int
 }
 
 // Placement is where a gang landed: the level and domain it was fitted
 // into, and its slots in the order they were taken.
 type Placement struct {
-	Level  int // topology.ClusterLevel when no level constrained it
+	Level int // topology.ClusterLevel when no level constrained it
+	// Domain is the domain of Level the gang sits in (0 for
+	// topology.ClusterLevel, whose one domain is the whole cluster).
 	Domain topology.DomainID
-	Slots  []Slot
+	// Slots are the gang's nodes and GPUs, in the order they were taken;
+	// the zero Placement has none.
+	Slots []Slot
 }
 
 // Outcome says why a gang could not be placed.

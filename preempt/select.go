@@ -13,7 +13,9 @@ import (
 
 // Hold is the GPUs a running job holds on one node of an index.
 type Hold struct {
+	// Node is the node, as the index numbers it.
 	Node topology.NodeID
+	// GPUs are the GPUs the job holds on it.
 	GPUs topology.GPUSet
 }
 

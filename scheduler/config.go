@@ -67,6 +67,7 @@ func (o BackfillOrder) String() string {
 // ID; it must sort them in place and must not modify the jobs or the
 // snapshot, nor keep them after it returns. The default is [Multifactor].
 type Orderer interface {
+	// Order sorts the pending jobs of s in place, highest priority first.
 	Order(s *Snapshot, jobs []*Job)
 }
 

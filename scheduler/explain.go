@@ -15,25 +15,35 @@ import (
 // and how the cluster measures against what it asks for. Counts describe
 // the cluster as it stands after the Step's placements.
 type Explanation struct {
+	// Job is the ID of the explained job.
 	Job string `json:"job"`
 	// Outcome is "placed", "reserved", "pending", "running", "evicted" or
 	// "evicting".
 	Outcome string `json:"outcome"`
-	// Reason and Message repeat the decision's pending or eviction entry.
-	Reason  string    `json:"reason,omitempty"`
-	Message string    `json:"message,omitempty"`
-	Start   time.Time `json:"start,omitzero"`
+	// Reason repeats the reason of the decision's pending or eviction
+	// entry for the job.
+	Reason string `json:"reason,omitempty"`
+	// Message repeats that entry's message; for a preemption, "preempted
+	// by" and the preemptor's ID.
+	Message string `json:"message,omitempty"`
+	// Start is the reservation's start for a reserved job, or the
+	// estimated start of a pending one where known; zero otherwise.
+	Start time.Time `json:"start,omitzero"`
 	// Rank is the job's 1-based position among the Pending pending jobs
 	// in the order Step considered them (0 when not pending).
-	Rank    int `json:"rank,omitempty"`
+	Rank int `json:"rank,omitempty"`
+	// Pending is the number of pending jobs Step ordered (0 when the job
+	// is not pending).
 	Pending int `json:"pending,omitempty"`
 	// Priority holds the multifactor priority and its factors; nil when a
 	// custom Orderer ranks jobs.
 	Priority *PriorityFactors `json:"priority,omitempty"`
-	// Shape is members × GPUs per member (and GPU type).
-	Members       int    `json:"members"`
-	GPUsPerMember int    `json:"gpusPerMember"`
-	GPUType       string `json:"gpuType,omitempty"`
+	// Members is the number of members of the job's gang.
+	Members int `json:"members"`
+	// GPUsPerMember is the GPUs each member needs on one node.
+	GPUsPerMember int `json:"gpusPerMember"`
+	// GPUType is the GPU type the job asks for; empty for any.
+	GPUType string `json:"gpuType,omitempty"`
 	// Nodes counts how many nodes pass each constraint in turn.
 	Nodes NodeFunnel `json:"nodes"`
 	// MembersFitNow is how many members of its size fit on the free GPUs
@@ -44,22 +54,31 @@ type Explanation struct {
 	Topology *DomainFit `json:"topology,omitempty"`
 	// Quota, when its team has one, gives the numbers the quota checks.
 	Quota *QuotaUse `json:"quota,omitempty"`
-	// Delays lists the reservations it would delay if it started now.
+	// Delays lists, for a job waiting behind reservations, the ones it
+	// would delay if it started now: those made before its turn, on nodes
+	// of its GPU type, that start within its run ("ID at start").
 	Delays []string `json:"delays,omitempty"`
 }
 
 // PriorityFactors are the inputs and result of the default multifactor
 // priority for one job.
 type PriorityFactors struct {
-	Tier      int     `json:"tier"`
+	// Tier is the job's tier; it ranks before Priority.
+	Tier int `json:"tier"`
+	// FairShare is the team's fair-share factor, in [0,1].
 	FairShare float64 `json:"fairShare"`
-	Age       float64 `json:"age"`
-	Size      float64 `json:"size"`
-	Priority  float64 `json:"priority"`
+	// Age is the age factor, min(age/AgeMax, 1).
+	Age float64 `json:"age"`
+	// Size is the job's GPUs over the cluster's, at most 1.
+	Size float64 `json:"size"`
+	// Priority is the weighted sum of the three factors; within a tier,
+	// higher goes first.
+	Priority float64 `json:"priority"`
 }
 
 // NodeFunnel counts nodes through the job's constraints.
 type NodeFunnel struct {
+	// Total is the number of nodes of the cluster.
 	Total int `json:"total"`
 	// Ready nodes take new work (not draining, not down).
 	Ready int `json:"ready"`
@@ -73,21 +92,29 @@ type NodeFunnel struct {
 
 // DomainFit describes the best domain of the required level for the job.
 type DomainFit struct {
-	Level   string `json:"level"`
-	Domains int    `json:"domains"`
+	// Level is the level the job requires.
+	Level string `json:"level"`
+	// Domains is the number of domains of that level.
+	Domains int `json:"domains"`
 	// Best is the path name of the domain that holds the most members
-	// now (its names down from the outermost level, joined by "/"), and
-	// BestFit how many.
-	Best    string `json:"best"`
-	BestFit int    `json:"bestFit"`
+	// now (its names down from the outermost level, joined by "/").
+	Best string `json:"best"`
+	// BestFit is how many members fit in Best now.
+	BestFit int `json:"bestFit"`
 }
 
 // QuotaUse is a team's quota and what it holds.
 type QuotaUse struct {
-	Team        string `json:"team"`
-	Nominal     int    `json:"nominal"`
-	BorrowLimit int    `json:"borrowLimit"`
-	InUse       int    `json:"inUse"`
+	// Team names the job's team.
+	Team string `json:"team"`
+	// Nominal is the team's nominal quota (Quota.GPUs).
+	Nominal int `json:"nominal"`
+	// BorrowLimit is how many GPUs above Nominal the team may borrow.
+	BorrowLimit int `json:"borrowLimit"`
+	// InUse is the GPUs the team holds or has been promised: running and
+	// evicting jobs, this Step's placements and reservations. For a
+	// pending job, as they stood when its turn came.
+	InUse int `json:"inUse"`
 }
 
 // Explain runs Step on snap and explains the outcome for one job. It

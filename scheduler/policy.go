@@ -34,6 +34,8 @@ type Usage struct {
 // not modify them; it is called once per pending job per Step, so it
 // should cost O(1). The default is [QuotaAdmitter].
 type Admitter interface {
+	// Admit reports whether j may start now; when it may not, why says
+	// so for the job's wait message.
 	Admit(s *Snapshot, j *Job, u Usage) (ok bool, why string)
 }
 
@@ -80,6 +82,9 @@ func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
 // The default, [preempt.Select], frees the cheapest jobs first and drops
 // every victim that is not needed.
 type VictimSelector interface {
+	// Select returns the indices in cands of the jobs to preempt, the
+	// placement r gets once they are gone, and whether any choice makes
+	// room.
 	Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) (victims []int, pl gang.Placement, ok bool)
 }
 
@@ -100,6 +105,8 @@ func (f VictimFunc) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 // Config.Backfill (EASY: made < K; conservative: always). Reserve must be
 // pure and cheap: it is called once per blocked job.
 type ReservationPolicy interface {
+	// Reserve reports whether blocked job j gets a reservation, made
+	// being the number of reservations made so far in this Step.
 	Reserve(j *Job, made int) bool
 }
 

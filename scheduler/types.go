@@ -90,15 +90,29 @@ type TopologySpec struct {
 // Job is one unit of work: a gang of Members members, each of
 // GPUsPerMember GPUs on one node. Members of one gang may share a node.
 type Job struct {
-	ID   string
+	// ID identifies the job; it must be non-empty and unique in the
+	// snapshot. Decisions name jobs by ID and list them in ID order.
+	ID string
+	// Team names the job's team in Snapshot.Teams, whose fair-share
+	// factor ranks the job and whose quota admits it. A team missing from
+	// Snapshot.Teams counts as a top-level team of share 1 with no usage
+	// and no quota; an empty Team has a fair-share factor of 0.
 	Team string
 	// Tier is the priority tier: 0 is the highest (production, never
 	// preempted by default); the default policy knows tiers 0..3.
-	Tier      int
-	Kind      Kind
+	Tier int
+	// Kind says whether the job is training (the zero value) or
+	// inference. Step only validates it: TimeLimit, not Kind, decides
+	// whether a job ends by itself.
+	Kind Kind
+	// Submitted is when the job was submitted. The default orders count
+	// its age from it and serve earlier submissions first among equals.
 	Submitted time.Time
-	// Members and GPUsPerMember give the shape; both must be >= 1.
-	Members       int
+	// Members is the number of members of the gang, 1 to 2^20; each
+	// member sits whole on one node.
+	Members int
+	// GPUsPerMember is the number of GPUs each member needs on its node,
+	// 1 to topology.MaxGPUsPerNode.
 	GPUsPerMember int
 	// GPUType, when set, restricts the job to nodes of that GPU type.
 	GPUType string
@@ -108,14 +122,20 @@ type Job struct {
 	// CheckpointGrace is how long the job needs to checkpoint and stop
 	// once evicted.
 	CheckpointGrace time.Duration
-	Topology        TopologySpec
-	Placement       PlacementMode
+	// Topology constrains the domains its members may sit in; the zero
+	// value places them anywhere.
+	Topology TopologySpec
+	// Placement packs the members onto the fullest nodes (Pack, the zero
+	// value) or spreads them out (Spread).
+	Placement PlacementMode
 	// Group names the replicas of one service, for spread placement.
 	Group string
 	// SpreadLevel, when set, spreads across domains of that level rather
 	// than across nodes.
 	SpreadLevel string
-	State       JobState
+	// State is pending (the zero value), running or evicting. Running and
+	// evicting jobs must carry an Allocation; pending jobs carry none.
+	State JobState
 	// Started is when a running job started.
 	Started time.Time
 	// EvictedAt is when an evicting job was told to stop.
@@ -131,12 +151,19 @@ func (j *Job) GPUs() int { return j.Members * j.GPUsPerMember }
 // Quota caps a team's GPUs: GPUs always, and BorrowLimit more while
 // others leave them idle.
 type Quota struct {
-	GPUs        int
+	// GPUs is the nominal quota: jobs that keep the team within it are
+	// always admitted. It must be >= 0; a Quota whose GPUs and
+	// BorrowLimit are both zero limits nothing.
+	GPUs int
+	// BorrowLimit is how many GPUs beyond GPUs the team may hold while
+	// they would otherwise be idle. It must be >= 0.
 	BorrowLimit int
 }
 
 // Team is an account of the fair-share tree.
 type Team struct {
+	// Name identifies the team; it must be non-empty and unique. Jobs
+	// name it in Job.Team.
 	Name string
 	// Parent names the parent account; empty for a top-level team.
 	Parent string
@@ -153,15 +180,26 @@ type Team struct {
 // teams and every job the host knows (pending, running and evicting).
 // Step never modifies it.
 type Snapshot struct {
-	Now     time.Time
+	// Now is the time of the snapshot, the only clock Step reads; it must
+	// not be zero.
+	Now time.Time
+	// Cluster is the nodes and their topology levels; it must be valid
+	// (see topology.Cluster.Validate).
 	Cluster topology.Cluster
-	Teams   []Team
-	Jobs    []Job
+	// Teams are the fair-share accounts, with their usage and quotas, in
+	// any order.
+	Teams []Team
+	// Jobs are all the jobs the host knows (pending, running and
+	// evicting), in any order.
+	Jobs []Job
 }
 
 // Placement starts a pending job now on the given GPUs.
 type Placement struct {
-	Job        string
+	// Job is the ID of the pending job to start.
+	Job string
+	// Allocation is the GPUs to start it on, one entry per node, nodes in
+	// name order and GPUs ascending.
 	Allocation topology.Allocation
 }
 
@@ -170,28 +208,48 @@ type EvictReason string
 
 // Eviction reasons.
 const (
+	// EvictPreempted: a pending job whose tier may preempt the job's
+	// needs its GPUs (Eviction.By names it). The job gets its checkpoint
+	// grace and is requeued.
 	EvictPreempted EvictReason = "preempted"
+	// EvictTimeLimit: the job has run for its time limit. It gets its
+	// checkpoint grace and is not requeued.
 	EvictTimeLimit EvictReason = "time-limit"
-	EvictNodeDown  EvictReason = "node-down"
+	// EvictNodeDown: a node it holds GPUs on is down. It gets no grace
+	// and is requeued.
+	EvictNodeDown EvictReason = "node-down"
 )
 
 // Eviction tells the host to stop a running job. It keeps its allocation
 // for Grace, then it is gone; Requeue says the job should return to the
 // queue as pending.
 type Eviction struct {
-	Job    string
+	// Job is the ID of the running job to stop.
+	Job string
+	// Reason says why it must stop.
 	Reason EvictReason
 	// By names the preemptor, for reason preempted.
-	By      string
-	Grace   time.Duration
+	By string
+	// Grace is how long the job may keep its GPUs to checkpoint and stop:
+	// its CheckpointGrace, or zero for reason node-down.
+	Grace time.Duration
+	// Requeue asks the host to return the job to the queue as pending
+	// once it is gone: true for reasons preempted and node-down, false
+	// for time-limit.
 	Requeue bool
 }
 
 // Reservation promises a blocked job the given GPUs from Start on. Later
 // placements never delay it.
 type Reservation struct {
-	Job        string
-	Start      time.Time
+	// Job is the ID of the pending job the GPUs are promised to.
+	Job string
+	// Start is the earliest time the GPUs are expected to be free for it,
+	// going by the time limits and eviction graces of the jobs that hold
+	// them.
+	Start time.Time
+	// Allocation is the GPUs promised, one entry per node, nodes in name
+	// order and GPUs ascending.
 	Allocation topology.Allocation
 }
 
@@ -226,10 +284,16 @@ const (
 // Wait explains why a pending job did not start. Start, when not zero,
 // is the estimated start time.
 type Wait struct {
-	Job     string
-	Reason  Reason
+	// Job is the ID of the pending job.
+	Job string
+	// Reason is the code of why it waits.
+	Reason Reason
+	// Message says the same in words, with the numbers behind it (for
+	// example "needs 4×8 GPUs, 12 free").
 	Message string
-	Start   time.Time
+	// Start, when not zero, is the estimated start time; Step sets it
+	// only for ReasonAwaitingPreemption.
+	Start time.Time
 }
 
 // Decision is the answer of one Step. Every pending job of the snapshot
@@ -237,8 +301,12 @@ type Wait struct {
 // with a reservation is not also in Pending); every running job either
 // keeps running or appears in Evictions. Each list is sorted by job ID.
 type Decision struct {
-	Placements   []Placement
-	Evictions    []Eviction
+	// Placements are the pending jobs to start now.
+	Placements []Placement
+	// Evictions are the running jobs to stop.
+	Evictions []Eviction
+	// Reservations are the blocked jobs promised GPUs at a later time.
 	Reservations []Reservation
-	Pending      []Wait
+	// Pending are the other pending jobs, each with why it waits.
+	Pending []Wait
 }

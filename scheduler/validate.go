@@ -15,8 +15,13 @@ const DefaultTiers = 4
 // ValidationError is the error Validate returns: the field path within
 // the snapshot ("jobs[3] \"C\": gpusPerMember") and what is wrong with it.
 type ValidationError struct {
+	// Field is the path of the offending field, with the job or team it
+	// belongs to: "now", "cluster", "teams[1] \"a\": share",
+	// "jobs[3] \"C\": allocation[0].gpus".
 	Field string
-	Msg   string
+	// Msg says what is wrong with it: a rule ("must be >= 1, got 0") or a
+	// finding ("unknown level \"rack\"").
+	Msg string
 }
 
 // Error formats the error as "snapshot: FIELD: MSG", or "snapshot:

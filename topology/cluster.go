@@ -69,8 +69,11 @@ type Node struct {
 // Cluster is the static description of the machines: its topology levels,
 // outermost first (for example "spine", "leaf", "nvlink"), and its nodes.
 type Cluster struct {
+	// Levels names the topology levels, outermost first; they must be
+	// non-empty and unique. None means a flat cluster.
 	Levels []string
-	Nodes  []Node
+	// Nodes are the machines, in any order.
+	Nodes []Node
 }
 
 // Validate reports the first problem in c, naming the offending field, or
@@ -189,7 +192,9 @@ const MaxGPUTypes = 32
 
 // NodeGPUs names some GPUs of one node.
 type NodeGPUs struct {
+	// Node is the node's name.
 	Node string
+	// GPUs are indices of GPUs on that node, each below its GPU count.
 	GPUs []int
 }
 

@@ -14,6 +14,7 @@ import (
 // less than Min, lets preempt.Select choose among the rest and maps the
 // chosen indices back to the caller's slice.
 type minRuntime struct {
+	// Min is how long a job must have run before it may be preempted.
 	Min time.Duration
 }
 

@@ -1,7 +1,3 @@
-// Package gen holds the random generators shared by the property tests
-// of every package: clusters, running and pending jobs, and snapshots
-// that combine them. Everything is drawn from a [rapid.T], so a failing
-// case shrinks and replays from its seed.
 package gen
 
 import (

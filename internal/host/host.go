@@ -1,15 +1,3 @@
-// Package host is a minimal host around the scheduler, shared by the
-// example programs and the multi-step tests: it owns the jobs, knows how
-// long each really runs (which Step never sees), and applies decisions the
-// way a real host does.
-//
-//	h := host.New(cluster, jobs...)
-//	for _, now := range times {
-//		events := h.Advance(now)            // runs end, evictions finish, jobs arrive
-//		d, err := s.Step(h.Snapshot(now))
-//		...
-//		h.Apply(now, d)                     // placements run, evictions begin
-//	}
 package host
 
 import (
@@ -24,8 +12,11 @@ import (
 
 // Host is the state a host keeps between Steps.
 type Host struct {
+	// Cluster is the cluster every snapshot carries.
 	Cluster topology.Cluster
-	Teams   []scheduler.Team
+	// Teams are the fair-share teams every snapshot carries; New leaves
+	// them empty.
+	Teams []scheduler.Team
 	// Jobs are the jobs the host knows now: pending, running, evicting.
 	Jobs []scheduler.Job
 	// Actual is how long each job really runs (jobs not listed run until
@@ -36,8 +27,9 @@ type Host struct {
 	requeue map[string]bool
 }
 
-// New returns a host with the given cluster and jobs; jobs submitted in
-// the future wait in Arrive until Advance reaches their time.
+// New returns a host with the given cluster and jobs, all of them known
+// from the start whatever their Submitted time; put future submissions in
+// Arrive instead, where they wait until Advance reaches their time.
 func New(c topology.Cluster, jobs ...scheduler.Job) *Host {
 	return &Host{Cluster: c, Jobs: jobs, Actual: map[string]time.Duration{}, requeue: map[string]bool{}}
 }

@@ -131,8 +131,10 @@ func (e *ParseError) Error() string {
 // Unwrap returns the underlying error.
 func (e *ParseError) Unwrap() error { return e.Err }
 
+// constError is an error that can be a constant, for sentinel errors.
 type constError string
 
+// Error returns the error text.
 func (e constError) Error() string { return string(e) }
 
 // Errors wrapped by [ParseError], for use with errors.Is.
