@@ -289,14 +289,17 @@ func elemName(list string, i int, raw json.RawMessage, key string) string {
 // decodeDoc decodes a whole document into v: exactly one JSON value, an
 // object, with nothing but white space after it.
 func decodeDoc(mk mkErr, data []byte, v any) error {
-	// Unknown keys first, so that the error names where the key is (the
-	// decoder names only the key); a document that is not JSON passes
-	// this check and is reported by the decoder.
-	if path, key, ok := unknownKey(data, reflect.TypeOf(v)); !ok {
-		if path == "" {
-			path = "json"
+	// Unknown keys of the first value first, so that the error names
+	// where the key is (the decoder names only the key); what is not JSON
+	// passes this check and is reported by the decoder.
+	var first json.RawMessage
+	if json.NewDecoder(bytes.NewReader(data)).Decode(&first) == nil {
+		if path, key, ok := unknownKey(first, reflect.TypeOf(v)); !ok {
+			if path == "" {
+				path = "json"
+			}
+			return mk(path, unknownMsg(key))
 		}
-		return mk(path, unknownMsg(key))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -342,7 +345,8 @@ var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
 // unknownKey finds an object key of raw that names no field of t exactly
 // (encoding/json matches keys without regard to case; the contract does
-// not). Keys of one object are checked in sorted order. It reports false,
+// not). Keys are checked in document order, each occurrence of a repeated
+// key included. It reports false,
 // the key and the path of the object that holds it ("fairshare.weights",
 // "allocation[0]"; "" for raw itself) when it finds one; values of the
 // wrong type are left to the decoder to report.
@@ -364,21 +368,22 @@ func unknownKey(raw []byte, t reflect.Type) (path, key string, ok bool) {
 			}
 		}
 	case t.Kind() == reflect.Struct:
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 			return "", "", true
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for dec.More() {
+			tok, err := dec.Token()
+			k, isKey := tok.(string)
+			var val json.RawMessage
+			if err != nil || !isKey || dec.Decode(&val) != nil {
+				return "", "", true // not JSON: the decoder reports it
+			}
 			f, found := fieldByTag(t, k)
 			if !found {
 				return "", k, false
 			}
-			if p, k2, ok := unknownKey(m[k], f.Type); !ok {
+			if p, k2, ok := unknownKey(val, f.Type); !ok {
 				return joinPath(k, p), k2, false
 			}
 		}
