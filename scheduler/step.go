@@ -56,9 +56,9 @@ func builtinOrder(o Orderer) bool {
 	return false
 }
 
-// step runs the pipeline and returns its state, for Step and Explain.
-// step runs a Step on snap. When target names a job, the run records
-// what the Step had decided when that job's turn came (see turn).
+// step runs the pipeline on snap and returns its state, for Step and
+// Explain. When target names a job, the run records what the Step had
+// decided when that job's turn came (see turn).
 func (s *Scheduler) step(snap *Snapshot, target string) (*run, error) {
 	c, err := validate(snap, s.cfg.tiers())
 	if err != nil {
