@@ -20,8 +20,8 @@ func Decay(value float64, elapsed, halfLife time.Duration) float64 {
 	if halfLife <= 0 {
 		halfLife = DefaultHalfLife
 	}
-	if elapsed == 0 {
-		return value
+	if elapsed == 0 || value == 0 {
+		return value // 0 stays 0 even where the factor overflows to +Inf
 	}
 	return value * math.Exp2(-float64(elapsed)/float64(halfLife))
 }

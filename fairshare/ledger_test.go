@@ -135,3 +135,26 @@ func TestLedgerAddErrors(t *testing.T) {
 	require.Nil(t, nilLedger.OwnUsage(t0))
 	require.Nil(t, nilLedger.Accounts())
 }
+
+// Zero usage stays zero however far back it is decayed: far enough back,
+// the factor overflows to +Inf, and 0·Inf would be NaN.
+func TestDecayZeroFarBack(t *testing.T) {
+	if v := Decay(0, -1100*time.Hour, time.Hour); v != 0 {
+		t.Fatalf("Decay(0, -1100h, 1h) = %v, want 0", v)
+	}
+	if v := Decay(1, -1100*time.Hour, time.Hour); !math.IsInf(v, 1) {
+		t.Fatalf("Decay(1, -1100h, 1h) = %v, want +Inf", v)
+	}
+	tr, err := NewTree([]Account{{Name: "p", Share: 1}, {Name: "c", Share: 1, Parent: "p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := tr.NewLedger(time.Hour)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := l.Add("c", 10, at); err != nil {
+		t.Fatal(err)
+	}
+	if v := l.Own("p", at.Add(-1100*time.Hour)); v != 0 {
+		t.Fatalf("Own(p) = %v, want 0", v)
+	}
+}

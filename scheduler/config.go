@@ -172,6 +172,9 @@ type FairShare struct {
 }
 
 func (c *Config) order() Orderer {
+	if m, ok := c.Order.(*Multifactor); ok && m == nil {
+		return Multifactor{Weights: c.FairShare.Weights, Algorithm: c.FairShare.Algorithm} // a nil pointer is the default
+	}
 	if c.Order != nil {
 		return c.Order
 	}

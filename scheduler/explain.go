@@ -111,9 +111,9 @@ type QuotaUse struct {
 	Nominal int `json:"nominal"`
 	// BorrowLimit is how many GPUs above Nominal the team may borrow.
 	BorrowLimit int `json:"borrowLimit"`
-	// InUse is the GPUs the team holds or has been promised: running and
-	// evicting jobs, this Step's placements and reservations. For a
-	// pending job, as they stood when its turn came.
+	// InUse is the GPUs the team holds or has been promised: its running
+	// jobs that are not being evicted, this Step's placements and
+	// reservations. For a pending job, as they stood when its turn came.
 	InUse int `json:"inUse"`
 }
 
@@ -171,6 +171,12 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 			e.Priority = factors(snap, j, Multifactor{Weights: s.cfg.FairShare.Weights, Algorithm: s.cfg.FairShare.Algorithm})
 		case Multifactor:
 			e.Priority = factors(snap, j, o)
+		case *Multifactor:
+			m := Multifactor{Weights: s.cfg.FairShare.Weights, Algorithm: s.cfg.FairShare.Algorithm}
+			if o != nil {
+				m = *o
+			}
+			e.Priority = factors(snap, j, m)
 		}
 	}
 	req, ok := r.request(j)

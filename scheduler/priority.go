@@ -68,8 +68,9 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 	// for the sort to move.
 	type keyed struct {
 		p    float64
-		sub  int64
-		tier int
+		sub  int64 // submit time: seconds, then ns (UnixNano overflows outside 1678–2262)
+		ns   int32
+		tier int32
 		i    int32
 	}
 	ks := make([]keyed, len(jobs))
@@ -80,7 +81,7 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 			f = fs.Value(j.Team, m.Algorithm)
 			byTeam[j.Team] = f
 		}
-		ks[i] = keyed{tier: j.Tier, sub: j.Submitted.UnixNano(), i: int32(i), p: m.Weights.Priority(fairshare.JobFactors{
+		ks[i] = keyed{tier: int32(j.Tier), sub: j.Submitted.Unix(), ns: int32(j.Submitted.Nanosecond()), i: int32(i), p: m.Weights.Priority(fairshare.JobFactors{
 			Tier: j.Tier, FairShare: f, Age: s.Now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: total,
 		})}
 	}
@@ -95,6 +96,9 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 		}
 		if a.sub != b.sub {
 			return cmp.Compare(a.sub, b.sub)
+		}
+		if a.ns != b.ns {
+			return cmp.Compare(a.ns, b.ns)
 		}
 		if sorted {
 			return cmp.Compare(a.i, b.i)

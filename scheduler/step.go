@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/topology"
@@ -106,7 +107,8 @@ type run struct {
 	turn   turn
 	// memo of shapes known not to fit now, by shape and blocking class.
 	noFit map[shapeKey]int
-	// quotas by team, and GPUs each team holds (running, evicting, placed).
+	// quotas by team, and GPUs each team holds or was promised: running
+	// jobs not being evicted, this Step's placements and reservations.
 	quotas map[string]*Quota
 	inUse  map[string]int
 	// most members of a shape that fit the empty cluster.
@@ -707,9 +709,7 @@ func (r *run) candidates() {
 		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,
 			WorkLost: preempt.WorkSince(r.snap.Now, j.Started, time.Time{}),
 			Ran:      preempt.WorkSince(r.snap.Now, j.Started, time.Time{})}
-		if q := r.quotas[j.Team]; q != nil && r.inUse[j.Team] > q.GPUs {
-			c.Borrowed = true
-		}
+		c.Borrowed = r.borrowing(j.Team)
 		c.Holds = append(c.Holds, h.holds...)
 		r.cands = append(r.cands, c)
 		r.candJobs = append(r.candJobs, j)
@@ -728,6 +728,14 @@ func (r *run) candidates() {
 	}
 	r.cands, r.candJobs = cands, jobs
 	r.gone = make([]bool, len(cands))
+}
+
+// borrowing reports whether team holds more GPUs than its nominal quota
+// (a zero quota limits nothing): its jobs then run on borrowed GPUs, the
+// first reclaimed by preemption.
+func (r *run) borrowing(team string) bool {
+	q := r.quotas[team]
+	return q != nil && fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}.Borrowed(r.inUse[team]) > 0
 }
 
 // preempt tries to make room for j by evicting lower-tier jobs. It
@@ -771,6 +779,9 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 			continue
 		}
 		cc := *c
+		// Evictions earlier in the Step may have brought the team back
+		// within its quota: its jobs then no longer run on borrowed GPUs.
+		cc.Borrowed = r.borrowing(r.candJobs[i].Team)
 		// Leave out GPUs reserved for others; copy the holds only then.
 		for k, h := range c.Holds {
 			if res := r.prof.Reserved(h.Node, 0, window); h.GPUs&res != 0 {

@@ -1,0 +1,97 @@
+package scheduler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// quotaNow and eight are shared by the quota tests below.
+var (
+	quotaNow = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	eight    = []int{0, 1, 2, 3, 4, 5, 6, 7}
+)
+
+func runningWhole(id, team string, tier int, node string, age time.Duration) Job {
+	return Job{ID: id, Team: team, Tier: tier, Members: 1, GPUsPerMember: 8, State: Running,
+		Started: quotaNow.Add(-age), Allocation: topology.Allocation{{Node: node, GPUs: eight}}}
+}
+
+// A zero quota limits nothing, so its team's jobs do not run on borrowed
+// GPUs and are not reclaimed before jobs of a lower tier.
+func TestZeroQuotaIsNotBorrowed(t *testing.T) {
+	victim := func(q *Quota) string {
+		snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(2, 8, 1),
+			Teams: []Team{{Name: "a", Share: 1, Quota: q}, {Name: "b", Share: 1}},
+			Jobs: []Job{runningWhole("a2", "a", 2, "n00", time.Hour), runningWhole("b3", "b", 3, "n01", time.Hour),
+				{ID: "p0", Team: "c", Tier: 0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
+		d, err := New(Config{}).Step(snap)
+		require.NoError(t, err)
+		require.Len(t, d.Evictions, 1)
+		return d.Evictions[0].Job
+	}
+	require.Equal(t, "b3", victim(nil))
+	require.Equal(t, "b3", victim(&Quota{}), "a zero quota limits nothing")
+	require.Equal(t, "a2", victim(&Quota{GPUs: 4}), "a team above its quota runs on borrowed GPUs")
+}
+
+// A team's jobs run on borrowed GPUs only while the team holds more than
+// its nominal quota: once a preemptor has reclaimed the excess, a later
+// preemptor of the same Step takes the lower tier instead.
+func TestBorrowedIsRecountedAfterReclaim(t *testing.T) {
+	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(3, 8, 1),
+		Teams: []Team{{Name: "a", Share: 1, Quota: &Quota{GPUs: 8, BorrowLimit: 8}}, {Name: "b", Share: 1}},
+		Jobs: []Job{runningWhole("a1", "a", 2, "n00", time.Hour), runningWhole("a2", "a", 2, "n01", 2*time.Hour),
+			runningWhole("b3", "b", 3, "n02", time.Hour),
+			{ID: "p1", Team: "c", Tier: 0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
+			{ID: "p2", Team: "c", Tier: 0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
+	for _, mode := range []BackfillMode{EASY, Conservative} {
+		d, err := New(Config{Backfill: mode}).Step(snap)
+		require.NoError(t, err)
+		var victims []string
+		for _, e := range d.Evictions {
+			victims = append(victims, e.Job)
+		}
+		require.ElementsMatch(t, []string{"a1", "b3"}, victims, "team a keeps its nominal 8 GPUs (%v)", mode)
+	}
+}
+
+// Submit times outside the range of UnixNano (before 1678, after 2262)
+// still order jobs of equal priority: the earlier submission first.
+func TestOrderFarSubmitTimes(t *testing.T) {
+	for _, old := range []time.Time{time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		other := quotaNow.AddDate(0, -1, 0)
+		first, second := "b-far", "a-near"
+		if old.After(other) {
+			first, second = second, first
+		}
+		snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(1, 8, 1), Jobs: []Job{
+			{ID: "a-near", Team: "t", Members: 1, GPUsPerMember: 8, Submitted: other},
+			{ID: "b-far", Team: "t", Members: 1, GPUsPerMember: 8, Submitted: old}}}
+		d, err := New(Config{}).Step(snap)
+		require.NoError(t, err)
+		require.Len(t, d.Placements, 1)
+		require.Equal(t, first, d.Placements[0].Job, "submitted %v", old)
+		require.Equal(t, second, d.Pending[0].Job)
+	}
+}
+
+// Explain gives the priority factors for the built-in multifactor order
+// whether it is configured as a value or as a pointer; a nil pointer is
+// the default order, and Step does not panic on it.
+func TestExplainMultifactorPointer(t *testing.T) {
+	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(1, 8, 1), Teams: []Team{{Name: "t", Share: 1}},
+		Jobs: []Job{runningWhole("r", "t", 0, "n00", time.Hour), {ID: "p", Team: "t", Tier: 1, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
+	var none *Multifactor
+	for _, o := range []Orderer{nil, Multifactor{}, &Multifactor{}, none} {
+		_, err := New(Config{Order: o}).Step(snap)
+		require.NoError(t, err)
+		e, err := New(Config{Order: o}).Explain(snap, "p")
+		require.NoError(t, err)
+		require.NotNil(t, e.Priority, "%T", o)
+		require.Equal(t, 1, e.Priority.Tier)
+	}
+}
