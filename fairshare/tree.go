@@ -15,7 +15,10 @@ type Account struct {
 	// Name identifies the account; it must be non-empty and unique.
 	Name string
 	// Share is the raw number of shares; it must be finite and >= 0.
-	// An account with share 0 is entitled to nothing and gets factor 0.
+	// An account with share 0 is entitled to nothing: under Classic it
+	// gets factor 0; under Fair Tree it ranks after its siblings that
+	// have shares, by level fair-share 0, and its factor is set by that
+	// rank like any other.
 	Share float64
 	// Parent names the parent account; empty means a top-level account.
 	Parent string
