@@ -22,11 +22,13 @@
 // A [Matrix] m allows a job of tier p to preempt a running job of tier v
 // when m[p][v] is true. [DefaultMatrix] is the table above; [Ordered]
 // builds the same strict hierarchy for any number of tiers. A custom
-// matrix may allow less (P1 jobs that never preempt anyone) or more (P3
-// preempting P2), but [Matrix.Validate] insists that it is square and
-// non-empty, that no tier preempts itself and that column 0 is false:
-// tier 0 is never a victim. [Matrix.CanPreempt] enforces the last two
-// even on a matrix that was never validated.
+// matrix may allow less (P1 jobs that never preempt anyone) or other
+// pairs (P3 preempting P2 instead of P2 preempting P3), but
+// [Matrix.Validate] insists that it is square and non-empty, that no tier
+// preempts itself, that no two tiers preempt each other (each would evict
+// the other in turn) and that column 0 is false: tier 0 is never a
+// victim. [Matrix.CanPreempt] enforces the last three even on a matrix
+// that was never validated.
 //
 // In the policy file a row is a preemptor tier and a column a victim tier;
 // the default is:

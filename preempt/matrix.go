@@ -61,17 +61,25 @@ func (m Matrix) Validate() error {
 			return fmt.Errorf("matrix[%d][%d]: tier %d may not preempt its own tier", p, p, p)
 		}
 	}
+	for p, row := range m {
+		for v := p + 1; v < n; v++ {
+			if row[v] && m[v][p] {
+				return fmt.Errorf("matrix[%d][%d] and matrix[%d][%d]: tiers %d and %d may not preempt each other (each would evict the other in turn)", p, v, v, p, p, v)
+			}
+		}
+	}
 	return nil
 }
 
 // CanPreempt reports whether a job of tier p may preempt a running job of
-// tier v. It is false for tiers outside the matrix, for p == v and for
-// v == 0, even when a malformed matrix says otherwise.
+// tier v. It is false for tiers outside the matrix, for p == v, for
+// v == 0 and for two tiers that the matrix lets preempt each other, even
+// when a malformed matrix says otherwise.
 func (m Matrix) CanPreempt(p, v int) bool {
 	if p < 0 || v <= 0 || p == v || p >= len(m) || v >= len(m) || v >= len(m[p]) {
 		return false
 	}
-	return m[p][v]
+	return m[p][v] && !(p > 0 && p < len(m[v]) && m[v][p]) // tier 0 is never a victim
 }
 
 // Eligible returns, in ascending order, the indices of the candidates that

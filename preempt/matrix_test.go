@@ -58,6 +58,7 @@ func TestValidate(t *testing.T) {
 		{"tier 0 self", Matrix{{T, T}, {f, f}}, "matrix[0][0]: tier 0 may not preempt tier 0"},
 		{"tier 0 victim", Matrix{{f, T, T}, {f, f, T}, {T, f, f}}, "matrix[2][0]: tier 2 may not preempt tier 0"},
 		{"custom upward", Matrix{{f, T, T}, {f, f, f}, {f, T, f}}, ""},
+		{"mutual", Matrix{{f, T, T}, {f, f, T}, {f, T, f}}, "matrix[1][2] and matrix[2][1]: tiers 1 and 2 may not preempt each other"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,6 +83,11 @@ func TestCanPreemptGuards(t *testing.T) {
 	require.False(t, bad.CanPreempt(-1, 1))
 	require.False(t, bad.CanPreempt(0, 3))
 	require.False(t, bad.CanPreempt(5, 1))
+	mutual := DefaultMatrix()
+	mutual[3][2] = true
+	require.False(t, mutual.CanPreempt(2, 3), "tiers that may preempt each other preempt neither")
+	require.False(t, mutual.CanPreempt(3, 2))
+	require.True(t, mutual.CanPreempt(1, 3))
 }
 
 func TestMatrixJSON(t *testing.T) {

@@ -238,6 +238,8 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"unknown nested key before trailing data", `{"fairshare":{"weights":{"x":2}}} trailing`, `config: fairshare.weights: unknown field "x"`},
 		{"unknown key in the first of a repeated key", `{"fairshare":{"decay":1},"fairshare":{}}`, `config: fairshare: unknown field "decay"`},
 		{"unknown keys in document order", `{"zz":1,"aa":2}`, `config: json: unknown field "zz"`},
+		{"tiers preempting each other", `{"preemption":{"matrix":[[false,true,true],[false,false,true],[false,true,false]]}}`,
+			`config: preemption.matrix[1][2] and matrix[2][1]: tiers 1 and 2 may not preempt each other (each would evict the other in turn)`},
 		{"bad backfill", `{"backfill":"eager"}`, `config: backfill: unknown value "eager" (want "easy", "conservative" or "none")`},
 		{"bad order", `{"backfillOrder":"longest"}`, `config: backfillOrder: unknown value "longest" (want "priority" or "shortest")`},
 		{"negative reservations", `{"reservations":-1}`, `config: reservations must be >= 0, got -1`},

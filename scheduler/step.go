@@ -775,7 +775,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	defer func() { r.idxBuf, r.subBuf = idx[:0], sub[:0] }()
 	for i := range r.cands {
 		c := &r.cands[i]
-		if r.gone[i] || !m.CanPreempt(j.Tier, c.Tier) || m.CanPreempt(c.Tier, j.Tier) {
+		if r.gone[i] || !m.CanPreempt(j.Tier, c.Tier) {
 			continue
 		}
 		cc := *c
