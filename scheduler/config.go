@@ -105,7 +105,9 @@ type Config struct {
 	// Zero means 1.
 	Reservations int
 	// IgnoreTimeLimits keeps running jobs past their time limit instead of
-	// evicting them with reason time-limit.
+	// evicting them with reason time-limit. A limit still estimates when
+	// a job ends while it lies ahead; a job past it has no known end
+	// (reservations do not count on its GPUs), and may be preempted.
 	IgnoreTimeLimits bool
 	// BackfillOrder orders the jobs tried behind the reserved ones.
 	BackfillOrder BackfillOrder

@@ -95,3 +95,25 @@ func TestExplainMultifactorPointer(t *testing.T) {
 		require.Equal(t, 1, e.Priority.Tier)
 	}
 }
+
+// With time limits not enforced, a running job past its limit has no
+// known end: its GPUs are not expected back, so a waiting job of a tier
+// that may preempt it does (it used to get a reservation at now on GPUs
+// the job still held, Step after Step).
+func TestIgnoredLimitPastIsPreempted(t *testing.T) {
+	low := runningWhole("low", "t", 3, "n00", 2*time.Hour)
+	low.TimeLimit = time.Hour
+	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(1, 8, 1), Jobs: []Job{low,
+		{ID: "high", Tier: 1, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: quotaNow}}}
+	d, err := New(Config{IgnoreTimeLimits: true}).Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Evictions, 1, "%+v", d)
+	require.Equal(t, "low", d.Evictions[0].Job)
+	require.Equal(t, EvictPreempted, d.Evictions[0].Reason)
+	// A job of a tier that may not preempt it waits without a start.
+	snap.Jobs[1].Tier = 3
+	d, err = New(Config{IgnoreTimeLimits: true}).Step(snap)
+	require.NoError(t, err)
+	require.Empty(t, d.Evictions)
+	require.Empty(t, d.Reservations, "no start is known while low runs past its limit")
+}

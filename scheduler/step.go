@@ -359,6 +359,9 @@ func (r *run) evict() {
 				if j.Started.IsZero() {
 					limitAt = r.snap.Now.Add(j.TimeLimit)
 				}
+				if !limitAt.After(r.snap.Now) {
+					break // past a limit not enforced: no known end
+				}
 				end = r.offset(limitAt.Add(r.graceAtLimit(j)))
 			}
 		}
@@ -703,7 +706,9 @@ func (r *run) candidates() {
 		// run out is not worth preempting: stopping it now frees its GPUs
 		// at most one grace period before its limit does, and loses its
 		// work.
-		if j.TimeLimit > 0 && !j.Started.IsZero() && !j.Started.Add(j.TimeLimit).After(r.snap.Now.Add(j.CheckpointGrace)) {
+		// (Past a limit that is not enforced, a job has no known end.)
+		if limitAt := j.Started.Add(j.TimeLimit); j.TimeLimit > 0 && !j.Started.IsZero() &&
+			!limitAt.After(r.snap.Now.Add(j.CheckpointGrace)) && limitAt.After(r.snap.Now) {
 			continue
 		}
 		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,
