@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -116,4 +117,38 @@ func TestIgnoredLimitPastIsPreempted(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, d.Evictions)
 	require.Empty(t, d.Reservations, "no start is known while low runs past its limit")
+}
+
+// The window in which GPUs reserved for others are not a victim's to
+// give runs to the latest start of the preemptor's reservation: the
+// largest grace among the jobs it may preempt, not among all running
+// jobs. A tier-0 job with a long grace made P take two victims where one
+// frees enough GPUs before Q's reservation.
+func TestPreemptionWindowUsesVictimsGrace(t *testing.T) {
+	var nodes []topology.Node
+	for _, n := range []string{"n0", "n1", "n2", "n3", "n4"} {
+		nodes = append(nodes, topology.Node{Name: n, GPUs: 4})
+	}
+	run := func(id string, tier int, node string, ago, limit, grace time.Duration) Job {
+		return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: 4, State: Running, Started: quotaNow.Add(-ago),
+			TimeLimit: limit, CheckpointGrace: grace, Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1, 2, 3}}}}
+	}
+	jobs := []Job{
+		run("L", 1, "n1", time.Hour, 90*time.Minute, 0), // frees n1 at +30m
+		run("VA", 3, "n2", 10*time.Minute, 0, 0),
+		run("VB", 3, "n3", 20*time.Minute, 0, 0),
+		run("Z", 0, "n4", time.Hour, 0, time.Hour), // never a victim, long grace
+		{ID: "Q", Tier: 1, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
+		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, TimeLimit: 20 * time.Minute, Submitted: quotaNow.Add(-time.Minute)},
+	}
+	m := preempt.Matrix{{false, true, true, true}, {false, false, false, false}, {false, false, false, true}, {false, false, false, false}}
+	d, err := New(Config{Preemption: m, Order: TierOrder{}}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
+	require.NoError(t, err)
+	var victims []string
+	for _, e := range d.Evictions {
+		if e.By == "P" {
+			victims = append(victims, e.Job)
+		}
+	}
+	require.Equal(t, []string{"VA"}, victims, "%+v", d)
 }

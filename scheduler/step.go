@@ -123,7 +123,10 @@ type run struct {
 	idxBuf   []int
 	subBuf   []preempt.Candidate
 	gone     []bool // by candidate
-	maxGrace time.Duration
+	// graceOf caches, per preemptor tier, the largest grace among the
+	// candidates it may still preempt (-1: not known); victims chosen
+	// since clear it.
+	graceOf []time.Duration
 	// noVictims remembers, per shape and tier, the searches that found
 	// no victims: a job with at least as many members and at least as long
 	// a window (so that at least the same GPUs are reserved for others)
@@ -718,7 +721,6 @@ func (r *run) candidates() {
 		c.Holds = append(c.Holds, h.holds...)
 		r.cands = append(r.cands, c)
 		r.candJobs = append(r.candJobs, j)
-		r.maxGrace = max(r.maxGrace, j.CheckpointGrace)
 	}
 	// Cheapest first, once: each victim search then starts from sorted
 	// candidates.
@@ -743,6 +745,32 @@ func (r *run) borrowing(team string) bool {
 	return q != nil && fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}.Borrowed(r.inUse[team]) > 0
 }
 
+// victimGrace is the largest checkpoint grace among the candidates a job
+// of tier may still preempt: the latest its reservation can start.
+// O(1) when known, else O(C) for C candidates.
+func (r *run) victimGrace(tier int) time.Duration {
+	if tier < 0 || tier >= r.matrix.Tiers() {
+		return 0
+	}
+	if r.graceOf == nil {
+		r.graceOf = make([]time.Duration, r.matrix.Tiers())
+		for t := range r.graceOf {
+			r.graceOf[t] = -1
+		}
+	}
+	if g := r.graceOf[tier]; g >= 0 {
+		return g
+	}
+	g := time.Duration(0)
+	for i := range r.cands {
+		if !r.gone[i] && r.matrix.CanPreempt(tier, r.cands[i].Tier) {
+			g = max(g, r.cands[i].Grace)
+		}
+	}
+	r.graceOf[tier] = g
+	return g
+}
+
 // preempt tries to make room for j by evicting lower-tier jobs. It
 // reports true when it has recorded j's outcome (a reservation on the
 // freed GPUs, or a wait for evictions already under way).
@@ -751,7 +779,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement}, tier: j.Tier}
 	// The reservation made below runs from max(grace, 1) for d; GPUs
 	// reserved for others within that window are not the victims' to give.
-	window := addDur(d, max(r.maxGrace, 1))
+	window := addDur(d, max(r.victimGrace(j.Tier), 1))
 	for _, f := range r.noVictims[pk] {
 		if j.Members >= f.members && window >= f.window {
 			return r.awaitEvictions(j, req, d, mayReserve)
@@ -854,6 +882,9 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		return false
 	}
 	start := max(grace, 1)
+	for t := range r.graceOf {
+		r.graceOf[t] = -1 // fewer candidates left: recount on next use
+	}
 	for _, v := range victims {
 		i := idx[v]
 		r.gone[i] = true
