@@ -80,7 +80,10 @@ func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
 // take) and keep no state that changes an answer; if Steps run
 // concurrently it must be safe for that (a [preempt.Selector] is not).
 // The default, [preempt.Select], frees the cheapest jobs first and drops
-// every victim that is not needed.
+// every victim that is not needed. Step checks the answer (victims in
+// range, a whole placement of r on ready nodes, in one domain of its
+// required level, on GPUs free in ix or held by the victims) and treats
+// one that fails as no answer.
 type VictimSelector interface {
 	// Select returns the indices in cands of the jobs to preempt, the
 	// placement r gets once they are gone, and whether any choice makes

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -151,4 +153,55 @@ func TestPreemptionWindowUsesVictimsGrace(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"VA"}, victims, "%+v", d)
+}
+
+// A custom victim selector's answer is checked against the GPUs reserved
+// for others during the preemptor's run and against its required level:
+// Step used to act on a placement that took a GPU reserved for Q, or
+// spread a gang over two racks it had to share one of.
+func TestCustomSelectorAnswerIsChecked(t *testing.T) {
+	four := []int{0, 1, 2, 3}
+	node := func(name, rack string) topology.Node {
+		return topology.Node{Name: name, GPUs: 4, Domains: map[string]string{"rack": rack}}
+	}
+	run := func(id string, tier int, node string, ago, limit time.Duration) Job {
+		return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: 4, State: Running, Started: quotaNow.Add(-ago),
+			TimeLimit: limit, Allocation: topology.Allocation{{Node: node, GPUs: four}}}
+	}
+	c := topology.Cluster{Levels: []string{"rack"}, Nodes: []topology.Node{node("n0", "r0"), node("n1", "r0"), node("n2", "r1")}}
+	jobs := []Job{
+		run("L", 1, "n1", time.Hour, 90*time.Minute), // frees n1 at +30m: Q is reserved n0+n1 then
+		run("V", 3, "n2", 10*time.Minute, 0),
+		{ID: "Q", Tier: 1, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
+		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, TimeLimit: 2 * time.Hour, Submitted: quotaNow.Add(-time.Minute)},
+	}
+	m := preempt.Matrix{{false, true, true, true}, {false, false, false, false}, {false, false, false, true}, {false, false, false, false}}
+	// The selector evicts V and places P on n0 and n2: n0 is free now
+	// but reserved for Q from +30m, within P's two hours.
+	bad := VictimFunc(func(ix *topology.Index, r gang.Request, _ binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
+		n0, _ := ix.Lookup("n0")
+		n2, _ := ix.Lookup("n2")
+		for i, cd := range cands {
+			if cd.ID == "V" {
+				return []int{i}, gang.Placement{Slots: []gang.Slot{{Node: n0, GPUs: topology.FirstN(4), Members: 1}, {Node: n2, GPUs: topology.FirstN(4), Members: 1}}}, true
+			}
+		}
+		return nil, gang.Placement{}, false
+	})
+	snap := &Snapshot{Now: quotaNow, Cluster: c, Jobs: jobs}
+	d, err := New(Config{Preemption: m, Order: TierOrder{}, Victims: bad}).Step(snap)
+	require.NoError(t, err)
+	require.Empty(t, d.Evictions, "%+v", d)
+	// The same answer for a gang that must share a rack: n0 and n2 are in
+	// two racks (here nothing is reserved on n0).
+	snap.Jobs = []Job{jobs[0], jobs[1], jobs[3]}
+	snap.Jobs[2].Topology.Required = "rack"
+	d, err = New(Config{Preemption: m, Order: TierOrder{}, Victims: bad}).Step(snap)
+	require.NoError(t, err)
+	require.Empty(t, d.Evictions, "%+v", d)
+	// Without the rack requirement the answer stands.
+	snap.Jobs[2].Topology.Required = ""
+	d, err = New(Config{Preemption: m, Order: TierOrder{}, Victims: bad}).Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Evictions, 1, "%+v", d)
 }

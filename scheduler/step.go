@@ -845,7 +845,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 			}
 		})
 	}
-	if ok && !r.validPreemption(req, sub, victims, pl) {
+	if ok && !r.validPreemption(req, sub, victims, pl, window) {
 		ok = false // a custom selector answered nonsense: do not act on it
 	}
 	if !ok || len(victims) == 0 {
@@ -993,9 +993,10 @@ func (r *run) reserveAt(j *Job, pl gang.Placement, start, d time.Duration) {
 }
 
 // validPreemption checks a victim selector's answer: distinct victims in
-// range, and a whole placement on ready nodes of the job's class using
-// only GPUs that are free now or held by the victims.
-func (r *run) validPreemption(req gang.Request, cands []preempt.Candidate, victims []int, pl gang.Placement) bool {
+// range, and a whole placement on ready nodes of the job's class, within
+// one domain of its required level, using only GPUs that are free now or
+// held by the victims and that no reservation holds within window.
+func (r *run) validPreemption(req gang.Request, cands []preempt.Candidate, victims []int, pl gang.Placement, window time.Duration) bool {
 	freed := map[topology.NodeID]topology.GPUSet{}
 	seen := map[int]bool{}
 	for _, v := range victims {
@@ -1010,14 +1011,19 @@ func (r *run) validPreemption(req gang.Request, cands []preempt.Candidate, victi
 	members := 0
 	used := map[topology.NodeID]topology.GPUSet{}
 	for _, sl := range pl.Slots {
-		if used[sl.Node]&sl.GPUs != 0 {
+		if sl.Node < 0 || int(sl.Node) >= r.ix.NumNodes() || used[sl.Node]&sl.GPUs != 0 {
 			return false
 		}
 		used[sl.Node] |= sl.GPUs
-		if sl.Node < 0 || int(sl.Node) >= r.ix.NumNodes() || r.ix.State(sl.Node) != topology.Ready || !r.ix.InClass(sl.Node, req.Class) {
+		if r.ix.State(sl.Node) != topology.Ready || !r.ix.InClass(sl.Node, req.Class) {
 			return false
 		}
-		ok := r.ix.FreeSet(sl.Node) | (freed[sl.Node] & r.ix.Healthy(sl.Node))
+		if req.Required != gang.NoLevel && r.ix.DomainOf(req.Required, sl.Node) != r.ix.DomainOf(req.Required, pl.Slots[0].Node) {
+			return false // the gang must share one domain of its required level
+		}
+		// GPUs free now or freed by the victims, and reserved for no one
+		// during the run.
+		ok := (r.ix.FreeSet(sl.Node) | (freed[sl.Node] & r.ix.Healthy(sl.Node))) &^ r.prof.Reserved(sl.Node, 0, window)
 		if sl.GPUs&^ok != 0 || sl.Members < 1 || sl.GPUs.Len() != sl.Members*req.GPUsPerMember {
 			return false
 		}
