@@ -205,3 +205,44 @@ func TestCustomSelectorAnswerIsChecked(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, d.Evictions, 1, "%+v", d)
 }
+
+// A job that would take its team above its nominal quota borrows: it may
+// take idle GPUs, and by preemption only GPUs that other jobs hold above
+// their own team's quota, never a team's within its nominal quota.
+func TestBorrowingPreemptsOnlyBorrowed(t *testing.T) {
+	h := func(name string) topology.Node { return topology.Node{Name: name, GPUs: 8, GPUType: "H100"} }
+	c := topology.Cluster{Nodes: []topology.Node{h("h0"), h("h1"), {Name: "x", GPUs: 8, GPUType: "A100"}}}
+	teams := []Team{{Name: "a", Share: 1, Quota: &Quota{GPUs: 0, BorrowLimit: 8}}, {Name: "b", Share: 1, Quota: &Quota{GPUs: 16}},
+		{Name: "c", Share: 1, Quota: &Quota{GPUs: 0, BorrowLimit: 8}}}
+	on := func(id, team string, tier int, node string) Job {
+		j := runningWhole(id, team, tier, node, time.Hour)
+		j.GPUType = "H100"
+		return j
+	}
+	b3, b0, c3 := on("b3", "b", 3, "h0"), on("b0", "b", 0, "h1"), on("c3", "c", 3, "h1")
+	c3.Started = quotaNow.Add(-2 * time.Hour) // older than b3: costlier to preempt, all else equal
+	a0 := Job{ID: "a0", Team: "a", Tier: 0, Members: 1, GPUsPerMember: 8, GPUType: "H100", Submitted: quotaNow}
+	step := func(jobs ...Job) *Decision {
+		d, err := New(Config{}).Step(&Snapshot{Now: quotaNow, Cluster: c, Teams: teams, Jobs: jobs})
+		require.NoError(t, err)
+		require.Empty(t, d.Placements, "%+v", d)
+		return d
+	}
+	// Only b3, within b's quota, could make room (b0 is tier 0): a0 waits
+	// (it is admitted: x's A100s are idle).
+	d := step(b3, b0, a0)
+	require.Empty(t, d.Evictions, "%+v", d)
+	require.Len(t, d.Pending, 1)
+	require.Equal(t, "a0", d.Pending[0].Job)
+	require.NotEqual(t, ReasonQuota, d.Pending[0].Reason)
+	// c3 runs on GPUs c borrowed: a0 reclaims those, though b3 is of the
+	// same tier and would cost less work.
+	d = step(b3, c3, a0)
+	require.Len(t, d.Evictions, 1, "%+v", d)
+	require.Equal(t, "c3", d.Evictions[0].Job)
+	// Within its own quota a0 preempts as usual.
+	teams[0].Quota = &Quota{GPUs: 8}
+	d = step(b3, b0, a0)
+	require.Len(t, d.Evictions, 1, "%+v", d)
+	require.Equal(t, "b3", d.Evictions[0].Job)
+}
