@@ -54,10 +54,7 @@
 //     record why it waits.
 //     Quotas are checked first, counting running jobs and the jobs placed
 //     or reserved so far but not jobs being evicted; jobs that can never
-//     fit are marked unsatisfiable and block nobody. Jobs of a team above
-//     its nominal quota run on borrowed GPUs and are preempted first; a
-//     job that would take its team above its nominal quota preempts only
-//     such jobs, never a team within its own quota.
+//     fit are marked unsatisfiable and block nobody.
 //  6. Return every list sorted by job ID.
 //
 // # Extension points

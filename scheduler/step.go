@@ -717,7 +717,7 @@ func (r *run) candidates() {
 		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,
 			WorkLost: preempt.WorkSince(r.snap.Now, j.Started, time.Time{}),
 			Ran:      preempt.WorkSince(r.snap.Now, j.Started, time.Time{})}
-		c.Borrowed = r.borrowing(j.Team, 0)
+		c.Borrowed = r.borrowing(j.Team)
 		c.Holds = append(c.Holds, h.holds...)
 		r.cands = append(r.cands, c)
 		r.candJobs = append(r.candJobs, j)
@@ -737,13 +737,12 @@ func (r *run) candidates() {
 	r.gone = make([]bool, len(cands))
 }
 
-// borrowing reports whether team would hold more GPUs than its nominal
-// quota (a zero quota limits nothing) with more GPUs besides those it
-// holds: with none more, whether its jobs run on borrowed GPUs, the first
-// reclaimed by preemption.
-func (r *run) borrowing(team string, more int) bool {
+// borrowing reports whether team holds more GPUs than its nominal quota
+// (a zero quota limits nothing): its jobs then run on borrowed GPUs, the
+// first reclaimed by preemption.
+func (r *run) borrowing(team string) bool {
 	q := r.quotas[team]
-	return q != nil && fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}.Borrowed(r.inUse[team]+more) > 0
+	return q != nil && fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}.Borrowed(r.inUse[team]) > 0
 }
 
 // victimGrace is the largest checkpoint grace among the candidates a job
@@ -781,17 +780,12 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	// The reservation made below runs from max(grace, 1) for d; GPUs
 	// reserved for others within that window are not the victims' to give.
 	window := addDur(d, max(r.victimGrace(j.Tier), 1))
-	// A job that would take its team above its nominal quota borrows: by
-	// preemption it may take only GPUs that others hold above their own
-	// quota. Which those are changes as the Step goes, so its searches
-	// are not remembered.
-	borrow := r.borrowing(j.Team, j.GPUs())
 	for _, f := range r.noVictims[pk] {
-		if !borrow && j.Members >= f.members && window >= f.window {
+		if j.Members >= f.members && window >= f.window {
 			return r.awaitEvictions(j, req, d, mayReserve)
 		}
 	}
-	if m, failed := r.notWorth[pk]; !borrow && failed && j.Members >= m {
+	if m, failed := r.notWorth[pk]; failed && j.Members >= m {
 		// A smaller job of this shape found waiting as fast as preempting:
 		// so may this one, and then it is treated alike. This is a
 		// shortcut, not a proof: a job that runs longer or needs more GPUs
@@ -823,9 +817,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		cc := *c
 		// Evictions earlier in the Step may have brought the team back
 		// within its quota: its jobs then no longer run on borrowed GPUs.
-		if cc.Borrowed = r.borrowing(r.candJobs[i].Team, 0); borrow && !cc.Borrowed {
-			continue
-		}
+		cc.Borrowed = r.borrowing(r.candJobs[i].Team)
 		// Leave out GPUs reserved for others; copy the holds only then.
 		for k, h := range c.Holds {
 			if res := r.prof.Reserved(h.Node, 0, window); h.GPUs&res != 0 {
@@ -857,9 +849,6 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		ok = false // a custom selector answered nonsense: do not act on it
 	}
 	if !ok || len(victims) == 0 {
-		if borrow {
-			return r.awaitEvictions(j, req, d, mayReserve)
-		}
 		// Keep only the failures no other implies: the list stays short.
 		f := noVictims{members: j.Members, window: window}
 		r.noVictims[pk] = append(slices.DeleteFunc(r.noVictims[pk], func(o noVictims) bool {
@@ -878,7 +867,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	if !preempt.Worth(max(grace, r.evictEnd), st.At, canWait) {
 		// Larger jobs of this shape and tier need at least these
 		// victims: do not search again for them.
-		if cur, seen := r.notWorth[pk]; !borrow && (!seen || j.Members < cur) {
+		if cur, seen := r.notWorth[pk]; !seen || j.Members < cur {
 			r.notWorth[pk] = j.Members
 		}
 		// It has the right to these GPUs and waits only because that is
@@ -886,17 +875,13 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		// and be preempted when they are due. Later jobs of this shape,
 		// which skip the search, are claimed for alike while claims work.
 		if r.claim(j, st, d, mayReserve, "could preempt, but GPUs being freed start it as soon") {
-			if !borrow {
-				if r.asFast == nil {
-					r.asFast = map[preemptKey]time.Duration{}
-				}
-				r.asFast[pk] = max(grace, r.evictEnd)
+			if r.asFast == nil {
+				r.asFast = map[preemptKey]time.Duration{}
 			}
+			r.asFast[pk] = max(grace, r.evictEnd)
 			return true
 		}
-		if !borrow {
-			delete(r.asFast, pk)
-		}
+		delete(r.asFast, pk)
 		return false
 	}
 	start := max(grace, 1)
