@@ -141,11 +141,14 @@ func (o Outcome) String() string {
 //
 // The domain is chosen as [topology.Index.BestDomains] orders them: among domains
 // of the level with room for the gang, the one with the fewest free GPUs,
-// then the most used, then by name.
+// then the most used, then by name. When Avoid leaves a domain's room on
+// avoided nodes, the next domain of the level is tried, then the next
+// level; a Chooser's domain is tried first, then the others in order.
 //
 // Cost: O(levels tried × (log D + domains skipped) × G) to choose a domain
 // and O(nodes touched × (G + L)) to take GPUs, for G GPUs per node and L
-// levels; never a scan of all nodes unless Avoid excludes them.
+// levels; never a scan of all nodes unless Avoid excludes them. With
+// Avoid or a Chooser, every domain of a level tried is listed: O(D) more.
 func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome) {
 	if r.Members < 1 || r.GPUsPerMember < 1 || r.GPUsPerMember > ix.MaxGPUs() {
 		return Placement{}, Invalid
@@ -155,35 +158,38 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 		return Placement{}, Invalid
 	}
 	for _, l := range levels {
-		var found = false
-		var dom topology.DomainID
-		if r.Chooser != nil && l != topology.ClusterLevel {
-			var fits []topology.DomainID
-			for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
-				if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
-					fits = append(fits, d)
-				}
-			}
-			if len(fits) > 0 {
-				dom = r.Chooser.Choose(ix, l, r, fits)
-				found = slices.Contains(fits, dom)
-				if !found {
-					dom, found = fits[0], true // an answer outside the list: best fit
-				}
-			}
-		} else {
-			for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
-				if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
-					dom, found = d, true
+		// The domains with room, best fit first: only the first when
+		// nothing is avoided (it then holds the gang), all of them when
+		// Avoid may leave a domain's room on avoided nodes. They are
+		// listed before any is filled: filling moves domains in the order
+		// being walked.
+		var fits []topology.DomainID
+		all := r.Avoid != nil || r.Chooser != nil && l != topology.ClusterLevel
+		for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
+			if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
+				fits = append(fits, d)
+				if !all {
 					break
 				}
 			}
 		}
-		if !found {
+		if len(fits) == 0 {
 			continue
 		}
-		if p, ok := fill(ix, r, l, dom, s); ok {
-			return p, Placed
+		if r.Chooser != nil && l != topology.ClusterLevel {
+			dom := r.Chooser.Choose(ix, l, r, fits)
+			i := slices.Index(fits, dom)
+			if i < 0 {
+				i = 0 // an answer outside the list: best fit
+			}
+			chosen := fits[i] // first, then the rest in order
+			copy(fits[1:i+1], fits[:i])
+			fits[0] = chosen
+		}
+		for _, dom := range fits {
+			if p, ok := fill(ix, r, l, dom, s); ok {
+				return p, Placed
+			}
 		}
 	}
 	if r.Avoid == nil && r.Required != NoLevel && ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) >= r.Members {

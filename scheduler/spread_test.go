@@ -149,3 +149,23 @@ func TestSpreadAvoidsRunningReplicas(t *testing.T) {
 	require.Len(t, d.Placements, 1)
 	require.Equal(t, "n01", d.Placements[0].Allocation[0].Node)
 }
+
+// A replica of a group that must sit in one rack goes to a rack where no
+// replica runs when one has room, even when the best-fit rack's room is
+// next to a replica.
+func TestSpreadGroupWithRequiredLevel(t *testing.T) {
+	c := topology.Cluster{Levels: []string{"rack"}, Nodes: []topology.Node{
+		{Name: "a1", GPUs: 8, Domains: map[string]string{"rack": "A"}},
+		{Name: "b1", GPUs: 8, Domains: map[string]string{"rack": "B"}},
+	}}
+	snap := &Snapshot{Now: spreadNow, Cluster: c, Jobs: []Job{
+		{ID: "web-0", Members: 1, GPUsPerMember: 4, Placement: Spread, Group: "web", State: Running,
+			Started: spreadNow.Add(-time.Hour), Allocation: topology.Allocation{{Node: "a1", GPUs: []int{0, 1, 2, 3}}}},
+		{ID: "web-1", Members: 1, GPUsPerMember: 4, Placement: Spread, Group: "web", Submitted: spreadNow,
+			Topology: TopologySpec{Required: "rack"}},
+	}}
+	d, err := New(Config{}).Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Placements, 1)
+	require.Equal(t, "b1", d.Placements[0].Allocation[0].Node, "%v", d.Placements)
+}

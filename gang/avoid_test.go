@@ -1,0 +1,74 @@
+package gang_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// twoRacks is rack A with a1 (half taken, so A is the best fit) and rack
+// B with b1, both of 8 GPUs.
+func twoRacks(t *testing.T) (*topology.Index, topology.NodeID) {
+	c := topology.Cluster{Levels: []string{"rack"}, Nodes: []topology.Node{
+		{Name: "a1", GPUs: 8, Domains: map[string]string{"rack": "A"}},
+		{Name: "b1", GPUs: 8, Domains: map[string]string{"rack": "B"}},
+	}}
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	a1, _ := ix.Lookup("a1")
+	require.NoError(t, ix.TakeSet(a1, topology.FirstN(4)))
+	return ix, a1
+}
+
+// When the best-fit domain's room is all on avoided nodes, Place tries
+// the next domain of the level before it gives up (required level) or
+// loosens the topology (preferred level).
+func TestAvoidTriesOtherDomains(t *testing.T) {
+	ix, a1 := twoRacks(t)
+	b1, _ := ix.Lookup("b1")
+	avoid := func(n topology.NodeID) bool { return n == a1 }
+	for _, s := range []binpack.Scorer{nil, binpack.Spread{}} {
+		r := gang.NewRequest(1, 4)
+		r.Required, r.Avoid = 0, avoid
+		pl, out := gang.Place(ix, r, s)
+		require.Equal(t, gang.Placed, out, "required, scorer %T", s)
+		require.Equal(t, b1, pl.Slots[0].Node)
+		pl.Release(ix)
+
+		r = gang.NewRequest(1, 4)
+		r.Preferred, r.Avoid = 0, avoid
+		pl, out = gang.Place(ix, r, s)
+		require.Equal(t, gang.Placed, out, "preferred, scorer %T", s)
+		require.Equal(t, 0, pl.Level, "placed within a rack")
+		require.Equal(t, b1, pl.Slots[0].Node)
+		pl.Release(ix)
+	}
+}
+
+// chooseFirst is a DomainChooser that takes the first domain offered.
+type chooseFirst struct{}
+
+func (chooseFirst) Choose(_ *topology.Index, _ int, _ gang.Request, fits []topology.DomainID) topology.DomainID {
+	return fits[0]
+}
+
+// A Chooser's domain is tried first, and with Avoid the others after it.
+func TestAvoidWithChooser(t *testing.T) {
+	ix, a1 := twoRacks(t)
+	b1, _ := ix.Lookup("b1")
+	r := gang.NewRequest(1, 4)
+	r.Required, r.Chooser = 0, chooseFirst{}
+	pl, out := gang.Place(ix, r, nil)
+	require.Equal(t, gang.Placed, out)
+	require.Equal(t, a1, pl.Slots[0].Node, "the chooser's pick (the best fit, offered first)")
+	pl.Release(ix)
+	r.Avoid = func(n topology.NodeID) bool { return n == a1 }
+	pl, out = gang.Place(ix, r, nil)
+	require.Equal(t, gang.Placed, out)
+	require.Equal(t, b1, pl.Slots[0].Node)
+	pl.Release(ix)
+}
