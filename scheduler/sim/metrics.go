@@ -24,7 +24,9 @@ type Summary struct {
 	// Makespan is the last finish minus the first submit.
 	Makespan time.Duration
 	// Utilization is the GPU-seconds held by jobs (running or evicting)
-	// over GPUs × Makespan.
+	// from the first submit to the last finish, over GPUs × Makespan:
+	// at most 1. (GPUHours counts all GPU time held, also after the
+	// last finish by jobs that never finish.)
 	Utilization float64
 	// GPUHours is the GPU time held by jobs, in hours.
 	GPUHours float64
@@ -142,7 +144,7 @@ func (r *runner) result() *Result {
 		}
 		s.Makespan = last - first
 		if s.Makespan > 0 && r.gpus > 0 {
-			s.Utilization = r.gpuSec / (float64(r.gpus) * s.Makespan.Seconds())
+			s.Utilization = r.doneSec / (float64(r.gpus) * s.Makespan.Seconds())
 		}
 	}
 	out.Teams = r.samp.teams

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/scheduler/sim"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // TestSummaryLongWaitsDoNotOverflow queues 100 jobs of 100 days at once
@@ -57,4 +58,23 @@ func TestSummaryLongWaitsDoNotOverflow(t *testing.T) {
 	require.InDelta(t, 50.0, s.Teams[0].MeanBoundedSlowdown, 1e-9)
 	require.InDelta(t, 51.0, s.Teams[1].MeanBoundedSlowdown, 1e-9)
 	require.InDelta(t, 1.0, s.Jain, 1e-12)
+}
+
+// Utilization counts the GPU time held between the first submit and the
+// last finish, the span of the makespan: time held by a job that never
+// finishes, after the last finish, does not count (it took utilization
+// to 2 here). GPU-hours count all of it.
+func TestUtilizationWithinMakespan(t *testing.T) {
+	s := time.Second
+	jobs := []sim.Job{
+		{ID: "a", Submit: 0, Run: 5 * s, Members: 1, GPUsPerMember: 1},
+		{ID: "b", Submit: 5 * s, Run: 10 * s, Members: 1, GPUsPerMember: 1},
+	}
+	c := sim.Uniform(1, 1)
+	res, err := sim.Run(c, jobs, scheduler.Config{}, sim.Options{
+		NodeEvents: []sim.NodeEvent{{At: 10 * s, Node: c.Nodes[0].Name, State: topology.Down}}})
+	require.NoError(t, err)
+	require.Equal(t, 5*s, res.Summary.Makespan)
+	require.InDelta(t, 1.0, res.Summary.Utilization, 1e-9)
+	require.InDelta(t, 10.0/3600, res.Summary.GPUHours, 1e-9)
 }

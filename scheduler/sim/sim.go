@@ -249,6 +249,7 @@ type runner struct {
 	teamNames []string
 	ledger    *fairshare.Ledger
 	gpuSec    float64
+	doneSec   float64 // gpuSec at the latest finish: the makespan's part
 	teamSec   []float64
 	pending   int
 	running   int
@@ -544,6 +545,7 @@ func (r *runner) finish(i int32, out Outcome, work time.Duration) {
 	res := &r.res[i]
 	res.Outcome = out
 	res.Finish = r.now
+	r.doneSec = r.gpuSec // finishes come in time order
 	res.Run = work
 	res.Wait = res.Finish - res.Submit - work
 	r.finished++
