@@ -45,6 +45,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -214,6 +215,22 @@ func load(o *options) (*workload, error) {
 		procs := j.Procs
 		if o.procs == "requested" {
 			procs = j.ReqProcs
+		}
+		// Seconds beyond what a time.Duration holds (about 292 years)
+		// would wrap around.
+		const maxSec = int64(math.MaxInt64 / int64(time.Second))
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"submit time", j.Submit}, {"run time", j.Run}, {"time limit", j.Limit}} {
+			if f.v > maxSec || f.v < -maxSec {
+				return nil, usagef("simulate: %s: line %d: %s %d s is out of range (at most %d s)", o.trace, j.Line, f.name, f.v, maxSec)
+			}
+		}
+		if procs > total { // before Shape, which would overflow on huge counts
+			w.skippedBy[tooLarge]++
+			w.skipped++
+			continue
 		}
 		m, per := sim.Shape(procs, w.perNode)
 		if m*per > total {

@@ -140,6 +140,41 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// Times beyond what a duration holds (about 292 years) are refused with
+// the line they are on, instead of wrapping around (a run of 2e10 s came
+// out as 1.55e9 s, one of 1e10 s as a negative run); a job of more GPUs
+// than an int can round up to whole nodes is skipped as too large.
+func TestHugeTraceValues(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	for _, tc := range []struct{ name, line, want string }{
+		{"run.swf", "1 0 -1 20000000000 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1", "line 2: run time 20000000000 s is out of range"},
+		{"neg.swf", "1 0 -1 10000000000 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1", "line 2: run time 10000000000 s is out of range"},
+		{"submit.swf", "1 20000000000 -1 10 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1", "line 2: submit time 20000000000 s is out of range"},
+	} {
+		p := write(tc.name, "; MaxProcs: 4\n"+tc.line+"\n2 0 -1 10 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n")
+		code, out, stderr := runCLI(t, "-trace", p, "-json")
+		require.Equal(t, 2, code, tc.name)
+		require.Empty(t, out)
+		require.Contains(t, stderr, tc.want)
+		require.Equal(t, 1, strings.Count(stderr, "\n"), "%q", stderr)
+	}
+	p := write("huge.csv", "id,submit,gpus,run\na,0,9223372036854775807,10\nb,0,1,10\n")
+	code, out, stderr := runCLI(t, "-trace", p, "-nodes", "2", "-gpus-per-node", "8", "-json")
+	require.Equal(t, 0, code, stderr)
+	var sum struct {
+		Jobs      int            `json:"jobs"`
+		SkippedBy map[string]int `json:"skippedBy"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &sum))
+	require.Equal(t, 1, sum.Jobs)
+	require.Equal(t, 1, sum.SkippedBy["too-large"])
+}
+
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"-trace", "testdata/small.swf", "-h"}} {
 		code, out, stderr := runCLI(t, args...)
