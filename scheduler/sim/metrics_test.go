@@ -78,3 +78,23 @@ func TestUtilizationWithinMakespan(t *testing.T) {
 	require.InDelta(t, 1.0, res.Summary.Utilization, 1e-9)
 	require.InDelta(t, 10.0/3600, res.Summary.GPUHours, 1e-9)
 }
+
+// A policy that preempts and requeues jobs in turn without end makes Run
+// fail instead of running forever. With time limits not enforced, backfill
+// trusts A's and B's one-second limits: each is placed again next to P's
+// reservation, overruns, and is preempted again, every second.
+func TestRunStopsEndlessPreemption(t *testing.T) {
+	s := time.Second
+	jobs := []sim.Job{
+		{ID: "A", Submit: 0, Members: 1, GPUsPerMember: 2, Run: 100 * s, Limit: s, CheckpointGrace: s, Tier: 2},
+		{ID: "B", Submit: s, Members: 1, GPUsPerMember: 2, Run: 100 * s, Limit: s, CheckpointGrace: s, Tier: 2},
+		{ID: "C", Submit: 0, Members: 1, GPUsPerMember: 2, Run: 5 * s, Tier: 2},
+		{ID: "P", Submit: 5 * s, Members: 2, GPUsPerMember: 2, Run: 10 * s, Tier: 1},
+	}
+	_, err := sim.Run(sim.Uniform(2, 2), jobs, scheduler.Config{IgnoreTimeLimits: true}, sim.Options{MaxPreemptions: 50})
+	require.ErrorContains(t, err, "preempted more than 50 times")
+	// With limits enforced the same workload ends.
+	res, err := sim.Run(sim.Uniform(2, 2), jobs, scheduler.Config{}, sim.Options{MaxPreemptions: 50})
+	require.NoError(t, err)
+	require.Equal(t, len(jobs), res.Summary.Finished)
+}

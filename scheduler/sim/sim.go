@@ -92,6 +92,12 @@ type Options struct {
 	// evictions finish at the instant they are decided, which calls Step
 	// again). Zero means 64; exceeding it is an error.
 	MaxStepsPerInstant int
+	// MaxPreemptions bounds how often one job may be preempted. A policy
+	// can preempt and requeue jobs in turn without end (for example with
+	// Config.IgnoreTimeLimits, whose backfill trusts limits it does not
+	// enforce), and Run would not return. Zero means 10,000; exceeding it
+	// is an error.
+	MaxPreemptions int
 }
 
 // DefaultStart is the absolute time of offset 0 when [Options.Start] is
@@ -628,6 +634,13 @@ func (r *runner) evict(e *scheduler.Eviction) error {
 	r.res[i].Evictions++
 	if e.Reason == scheduler.EvictPreempted {
 		r.res[i].Preemptions++
+		limit := r.opt.MaxPreemptions
+		if limit <= 0 {
+			limit = 10000
+		}
+		if r.res[i].Preemptions > limit {
+			return fmt.Errorf("job %q preempted more than %d times: the policy preempts and requeues it without end", e.Job, limit)
+		}
 	}
 	if e.Reason == scheduler.EvictNodeDown {
 		r.nodeDown++
