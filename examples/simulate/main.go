@@ -5,9 +5,11 @@
 //	         [-backfill easy|conservative|none] [-backfill-order priority|shortest]
 //	         [-jobs N] [-json] [-plot out.svg] [-swf-procs allocated|requested]
 //
-// Jobs are ordered first come, first served (scheduler.TierOrder: every
-// trace job has the same tier), as Parallel Workloads Archive simulators
-// do; -backfill none is plain FCFS.
+// Jobs are ordered first come, first served within a tier
+// (scheduler.TierOrder), as Parallel Workloads Archive simulators do;
+// -backfill none is plain FCFS. SWF jobs all have the same tier; a CSV
+// trace may give a tier column, which enables preemption between tiers
+// (tiers above 3 count as 3, the lowest of the default four).
 //
 // Cluster size: -gpus N is a flat pool of N nodes of one GPU, and a job of
 // p processors is p members of one GPU. -nodes N -gpus-per-node G gives N
