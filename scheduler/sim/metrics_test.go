@@ -98,21 +98,3 @@ func TestRunStopsEndlessPreemption(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, len(jobs), res.Summary.Finished)
 }
-
-// The series ends with the last event that changes something: b's
-// completion at 15 s, cancelled when its node went down at 10 s, no
-// longer stretches it to 15 s with an idle tail.
-func TestSeriesEndsAtLastEvent(t *testing.T) {
-	s := time.Second
-	jobs := []sim.Job{
-		{ID: "a", Submit: 0, Run: 5 * s, Members: 1, GPUsPerMember: 1},
-		{ID: "b", Submit: 5 * s, Run: 10 * s, Members: 1, GPUsPerMember: 1},
-	}
-	c := sim.Uniform(1, 1)
-	res, err := sim.Run(c, jobs, scheduler.Config{}, sim.Options{
-		NodeEvents: []sim.NodeEvent{{At: 10 * s, Node: c.Nodes[0].Name, State: topology.Down}}})
-	require.NoError(t, err)
-	require.NotEmpty(t, res.Series)
-	last := res.Series[len(res.Series)-1]
-	require.LessOrEqual(t, last.At+last.Width/2, 10*s, "%+v", last)
-}

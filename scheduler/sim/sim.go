@@ -390,15 +390,6 @@ func cmpDur(a, b time.Duration) int {
 
 // nextTime returns the time of the next event or arrival.
 func (r *runner) nextTime() (time.Duration, bool) {
-	// Events of a job's earlier run (a completion or limit cancelled by
-	// an eviction) change nothing: drop them, so that they do not move
-	// the clock past the last event that does.
-	for r.q.len() > 0 {
-		if e := r.q.peek(); e.kind == evNode || r.st[e.job].epoch == e.epoch {
-			break
-		}
-		r.q.pop()
-	}
 	t, ok := time.Duration(0), false
 	if r.q.len() > 0 {
 		t, ok = r.q.peek().at, true
