@@ -144,7 +144,8 @@ func (r *runner) result() *Result {
 		}
 		s.Makespan = last - first
 		if s.Makespan > 0 && r.gpus > 0 {
-			s.Utilization = r.doneSec / (float64(r.gpus) * s.Makespan.Seconds())
+			// At most 1 but for rounding in the sum of float seconds.
+			s.Utilization = min(r.doneSec/(float64(r.gpus)*s.Makespan.Seconds()), 1)
 		}
 	}
 	out.Teams = r.samp.teams

@@ -92,9 +92,36 @@ func TestRunStopsEndlessPreemption(t *testing.T) {
 		{ID: "P", Submit: 5 * s, Members: 2, GPUsPerMember: 2, Run: 10 * s, Tier: 1},
 	}
 	_, err := sim.Run(sim.Uniform(2, 2), jobs, scheduler.Config{IgnoreTimeLimits: true}, sim.Options{MaxPreemptions: 50})
-	require.ErrorContains(t, err, "preempted more than 50 times")
+	require.ErrorContains(t, err, "more than 50 preemptions while no job arrived or finished")
 	// With limits enforced the same workload ends.
 	res, err := sim.Run(sim.Uniform(2, 2), jobs, scheduler.Config{}, sim.Options{MaxPreemptions: 50})
 	require.NoError(t, err)
 	require.Equal(t, len(jobs), res.Summary.Finished)
+}
+
+// A long job preempted by each of a stream of arrivals, more often than
+// MaxPreemptions, is not an endless cycle: every preemption follows an
+// arrival, and the run ends.
+func TestManyPreemptionsThatEnd(t *testing.T) {
+	s := time.Second
+	jobs := []sim.Job{{ID: "long", Team: "a", Members: 1, GPUsPerMember: 1, Run: 1000 * s, Tier: 3, Kind: scheduler.Inference}}
+	for i := range 60 {
+		jobs = append(jobs, sim.Job{ID: fmt.Sprintf("hi%03d", i), Team: "b", Members: 1, GPUsPerMember: 1,
+			Run: s, Tier: 0, Submit: time.Duration(1+3*i) * s})
+	}
+	res, err := sim.Run(sim.Uniform(1, 1), jobs, scheduler.Config{}, sim.Options{MaxPreemptions: 50})
+	require.NoError(t, err)
+	require.Equal(t, len(jobs), res.Summary.Finished)
+	require.Equal(t, 60, res.Jobs[0].Preemptions)
+}
+
+// Rounding in the sum of float seconds does not take utilization above 1.
+func TestUtilizationRounding(t *testing.T) {
+	ms := time.Millisecond
+	jobs := []sim.Job{{ID: "a", Members: 1, GPUsPerMember: 1, Run: 100 * ms},
+		{ID: "b", Members: 1, GPUsPerMember: 1, Run: 100 * ms}, {ID: "c", Members: 1, GPUsPerMember: 1, Run: 100 * ms}}
+	res, err := sim.Run(sim.Uniform(1, 1), jobs, scheduler.Config{Order: scheduler.TierOrder{}}, sim.Options{})
+	require.NoError(t, err)
+	require.LessOrEqual(t, res.Summary.Utilization, 1.0)
+	require.InDelta(t, 1.0, res.Summary.Utilization, 1e-12)
 }

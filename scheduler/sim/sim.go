@@ -92,11 +92,11 @@ type Options struct {
 	// evictions finish at the instant they are decided, which calls Step
 	// again). Zero means 64; exceeding it is an error.
 	MaxStepsPerInstant int
-	// MaxPreemptions bounds how often one job may be preempted. A policy
-	// can preempt and requeue jobs in turn without end (for example with
-	// Config.IgnoreTimeLimits, whose backfill trusts limits it does not
-	// enforce), and Run would not return. Zero means 10,000; exceeding it
-	// is an error.
+	// MaxPreemptions bounds the preemptions in a row while no job arrives
+	// or finishes. A policy can preempt and requeue jobs in turn without
+	// end (for example with Config.IgnoreTimeLimits, whose backfill
+	// trusts limits it does not enforce), and Run would not return. Zero
+	// means 10,000; exceeding it is an error.
 	MaxPreemptions int
 }
 
@@ -256,6 +256,7 @@ type runner struct {
 	ledger    *fairshare.Ledger
 	gpuSec    float64
 	doneSec   float64 // gpuSec at the latest finish: the makespan's part
+	stuck     int     // preemptions since a job last arrived or finished
 	teamSec   []float64
 	pending   int
 	running   int
@@ -551,6 +552,7 @@ func (r *runner) finish(i int32, out Outcome, work time.Duration) {
 	res := &r.res[i]
 	res.Outcome = out
 	res.Finish = r.now
+	r.stuck = 0
 	r.doneSec = r.gpuSec // finishes come in time order
 	res.Run = work
 	res.Wait = res.Finish - res.Submit - work
@@ -570,6 +572,7 @@ func (r *runner) finish(i int32, out Outcome, work time.Duration) {
 }
 
 func (r *runner) arrive(i int32) {
+	r.stuck = 0
 	j := &r.jobs[i]
 	s := &r.st[i]
 	s.state = sPending
@@ -638,8 +641,8 @@ func (r *runner) evict(e *scheduler.Eviction) error {
 		if limit <= 0 {
 			limit = 10000
 		}
-		if r.res[i].Preemptions > limit {
-			return fmt.Errorf("job %q preempted more than %d times: the policy preempts and requeues it without end", e.Job, limit)
+		if r.stuck++; r.stuck > limit {
+			return fmt.Errorf("more than %d preemptions while no job arrived or finished: the policy preempts and requeues jobs without end", limit)
 		}
 	}
 	if e.Reason == scheduler.EvictNodeDown {
