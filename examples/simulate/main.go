@@ -211,6 +211,11 @@ func load(o *options) (*workload, error) {
 		jobs = jobs[:o.jobs]
 	}
 	total := w.nodes * w.perNode
+	// Seconds beyond what a time.Duration holds (about 292 years) would
+	// wrap around: each time must stay within it, and so must the whole
+	// run (checked after the loop).
+	const maxSec = int64(math.MaxInt64 / int64(time.Second))
+	lo, hi, runs, longest := int64(math.MaxInt64), int64(math.MinInt64), int64(0), int64(0)
 	width := len(fmt.Sprint(len(jobs)))
 	w.jobs = make([]sim.Job, 0, len(jobs))
 	for i, j := range jobs {
@@ -218,9 +223,6 @@ func load(o *options) (*workload, error) {
 		if o.procs == "requested" {
 			procs = j.ReqProcs
 		}
-		// Seconds beyond what a time.Duration holds (about 292 years)
-		// would wrap around.
-		const maxSec = int64(math.MaxInt64 / int64(time.Second))
 		for _, f := range []struct {
 			name string
 			v    int64
@@ -254,6 +256,15 @@ func load(o *options) (*workload, error) {
 			Members: m, GPUsPerMember: per,
 			Team: j.Team, Tier: min(j.Tier, scheduler.DefaultTiers-1), Kind: kind,
 		})
+		lo, hi = min(lo, j.Submit), max(hi, j.Submit)
+		runs = min(runs+j.Run, maxSec) // saturates: each run is at most maxSec
+		longest = max(longest, j.Limit)
+	}
+	// Every time the simulation reaches lies within the submit span plus
+	// all the run time (jobs run one after another at worst) plus a limit:
+	// past maxSec it would wrap around.
+	if len(w.jobs) > 0 && (hi-lo > maxSec || hi-lo+runs > maxSec-longest) {
+		return nil, usagef("simulate: %s: submit times from %d to %d s plus %d s of run time reach past %d s: times would overflow", o.trace, lo, hi, runs, maxSec)
 	}
 	return w, nil
 }

@@ -163,6 +163,20 @@ func TestHugeTraceValues(t *testing.T) {
 		require.Contains(t, stderr, tc.want)
 		require.Equal(t, 1, strings.Count(stderr, "\n"), "%q", stderr)
 	}
+	// Each time fits, but together they overflow: a submit of 5e9 s and
+	// a run of 5e9 s finish past 9.2e9 s; submits of ±9e9 s span 1.8e10.
+	for _, tc := range []struct{ name, text string }{
+		{"sum.swf", "; MaxProcs: 4\n1 5000000000 -1 5000000000 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"},
+		{"span.csv", "id,submit,gpus,run\na,-9000000000,1,10\nb,9000000000,1,10\n"},
+	} {
+		args := []string{"-trace", write(tc.name, tc.text), "-json"}
+		if strings.HasSuffix(tc.name, ".csv") {
+			args = append(args, "-gpus", "4")
+		}
+		code, out, stderr := runCLI(t, args...)
+		require.Equal(t, 2, code, "%s: %s", tc.name, out)
+		require.Contains(t, stderr, "times would overflow")
+	}
 	p := write("huge.csv", "id,submit,gpus,run\na,0,9223372036854775807,10\nb,0,1,10\n")
 	code, out, stderr := runCLI(t, "-trace", p, "-nodes", "2", "-gpus-per-node", "8", "-json")
 	require.Equal(t, 0, code, stderr)
