@@ -1,6 +1,7 @@
 package gang_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,34 @@ func TestAvoidWithChooser(t *testing.T) {
 	require.Equal(t, gang.Placed, out)
 	require.Equal(t, b1, pl.Slots[0].Node)
 	pl.Release(ix)
+}
+
+// keepLast is a DomainChooser that keeps the list it was offered, and a
+// copy of it as offered, and picks its last domain.
+type keepLast struct{ kept, offered *[]topology.DomainID }
+
+func (k keepLast) Choose(_ *topology.Index, _ int, _ gang.Request, fits []topology.DomainID) topology.DomainID {
+	*k.kept, *k.offered = fits, slices.Clone(fits)
+	return fits[len(fits)-1]
+}
+
+// Place does not rearrange the list it offered a Chooser.
+func TestChooserListUntouched(t *testing.T) {
+	ix, a1 := twoRacks(t)
+	b1, _ := ix.Lookup("b1")
+	var kept, offered []topology.DomainID
+	r := gang.NewRequest(1, 4)
+	r.Required, r.Chooser = 0, keepLast{&kept, &offered}
+	pl, out := gang.Place(ix, r, nil)
+	require.Equal(t, gang.Placed, out)
+	require.Equal(t, b1, pl.Slots[0].Node, "the chooser's pick")
+	pl.Release(ix)
+	require.Len(t, kept, 2)
+	require.Equal(t, offered, kept)
+	r.Avoid = func(n topology.NodeID) bool { return n == b1 }
+	pl, out = gang.Place(ix, r, nil)
+	require.Equal(t, gang.Placed, out)
+	require.Equal(t, a1, pl.Slots[0].Node, "the chooser's pick is avoided: the other domain")
+	pl.Release(ix)
+	require.Equal(t, offered, kept)
 }

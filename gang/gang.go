@@ -182,9 +182,9 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 			if i < 0 {
 				i = 0 // an answer outside the list: best fit
 			}
-			chosen := fits[i] // first, then the rest in order
-			copy(fits[1:i+1], fits[:i])
-			fits[0] = chosen
+			if i > 0 { // the chosen first, then the rest in order, in a copy: the chooser may keep fits
+				fits = append(append([]topology.DomainID{fits[i]}, fits[:i]...), fits[i+1:]...)
+			}
 		}
 		for _, dom := range fits {
 			if p, ok := fill(ix, r, l, dom, s); ok {
