@@ -113,6 +113,20 @@ func TestManyPreemptionsThatEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, len(jobs), res.Summary.Finished)
 	require.Equal(t, 60, res.Jobs[0].Preemptions)
+
+	// Sixty arrivals each preempt a different long job, and nothing
+	// finishes until they are all in: arrivals are progress too.
+	jobs = nil
+	for i := range 60 {
+		jobs = append(jobs, sim.Job{ID: fmt.Sprintf("lo%03d", i), Team: "a", Members: 1, GPUsPerMember: 1,
+			Run: 100 * s, Tier: 3, Kind: scheduler.Inference},
+			sim.Job{ID: fmt.Sprintf("hi%03d", i), Team: "b", Members: 1, GPUsPerMember: 1,
+				Run: 100 * s, Tier: 0, Submit: time.Duration(1+i) * s})
+	}
+	res, err = sim.Run(sim.Uniform(60, 1), jobs, scheduler.Config{}, sim.Options{MaxPreemptions: 50})
+	require.NoError(t, err)
+	require.Equal(t, len(jobs), res.Summary.Finished)
+	require.Equal(t, 60, res.Summary.Preemptions)
 }
 
 // Rounding in the sum of float seconds does not take utilization above 1.
