@@ -173,11 +173,10 @@ type FairShare struct {
 	HalfLife time.Duration
 }
 
+// order is the Orderer in force: Order, or the default multifactor
+// order when Order is nil or a nil *Multifactor.
 func (c *Config) order() Orderer {
-	if m, ok := c.Order.(*Multifactor); ok && m == nil {
-		return Multifactor{Weights: c.FairShare.Weights, Algorithm: c.FairShare.Algorithm} // a nil pointer is the default
-	}
-	if c.Order != nil {
+	if m, ok := c.Order.(*Multifactor); c.Order != nil && (!ok || m != nil) {
 		return c.Order
 	}
 	return Multifactor{Weights: c.FairShare.Weights, Algorithm: c.FairShare.Algorithm}

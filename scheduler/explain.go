@@ -166,17 +166,11 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 				e.Rank = i + 1
 			}
 		}
-		switch o := s.cfg.Order.(type) {
-		case nil:
-			e.Priority = factors(snap, j, Multifactor{Weights: s.cfg.FairShare.Weights, Algorithm: s.cfg.FairShare.Algorithm})
+		switch o := s.cfg.order().(type) {
 		case Multifactor:
 			e.Priority = factors(snap, j, o)
-		case *Multifactor:
-			m := Multifactor{Weights: s.cfg.FairShare.Weights, Algorithm: s.cfg.FairShare.Algorithm}
-			if o != nil {
-				m = *o
-			}
-			e.Priority = factors(snap, j, m)
+		case *Multifactor: // not nil: order() turns that into the default
+			e.Priority = factors(snap, j, *o)
 		}
 	}
 	req, ok := r.request(j)

@@ -289,17 +289,15 @@ func elemName(list string, i int, raw json.RawMessage, key string) string {
 // decodeDoc decodes a whole document into v: exactly one JSON value, an
 // object, with nothing but white space after it.
 func decodeDoc(mk mkErr, data []byte, v any) error {
-	// Unknown keys of the first value first, so that the error names
-	// where the key is (the decoder names only the key); what is not JSON
-	// passes this check and is reported by the decoder.
-	var first json.RawMessage
-	if json.NewDecoder(bytes.NewReader(data)).Decode(&first) == nil {
-		if path, key, ok := unknownKey(first, reflect.TypeOf(v)); !ok {
-			if path == "" {
-				path = "json"
-			}
-			return mk(path, unknownMsg(key))
+	// Unknown keys first, so that the error names where the key is (the
+	// decoder names only the key). unknownKey reads only the first value,
+	// so trailing data does not hide one; what is not JSON passes this
+	// check and is reported by the decoder.
+	if path, key, ok := unknownKey(data, reflect.TypeOf(v)); !ok {
+		if path == "" {
+			path = "json"
 		}
+		return mk(path, unknownMsg(key))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

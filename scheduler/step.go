@@ -115,8 +115,8 @@ type run struct {
 	most map[shapeKey]int
 	// memo of shapes known not to fit now even ignoring reservations.
 	noFitAtAll map[shapeKey]int
-	// preemption candidates (running jobs by ID), those already chosen,
-	// the largest grace among them, and shapes preemption cannot help.
+	// preemption candidates (running jobs by ID) and those already
+	// chosen.
 	cands    []preempt.Candidate
 	candJobs []*Job
 	held     []heldJob // running and evicting jobs, by ID
@@ -741,6 +741,9 @@ func (r *run) candidates() {
 // (a zero quota limits nothing): its jobs then run on borrowed GPUs, the
 // first reclaimed by preemption.
 func (r *run) borrowing(team string) bool {
+	if len(r.quotas) == 0 {
+		return false // the common case, asked once per candidate per search
+	}
 	q := r.quotas[team]
 	return q != nil && fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}.Borrowed(r.inUse[team]) > 0
 }
