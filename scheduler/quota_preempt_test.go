@@ -205,3 +205,35 @@ func TestCustomSelectorAnswerIsChecked(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, d.Evictions, 1, "%+v", d)
 }
+
+// The largest grace among the jobs a tier may preempt is counted again
+// once a preemptor took some of them: after P1 evicts VZ (grace 1h), P's
+// window no longer reaches Q's reservation through VZ's grace.
+func TestPreemptionWindowAfterVictimsGone(t *testing.T) {
+	var nodes []topology.Node
+	for _, n := range []string{"n0", "n1", "n2", "n3"} {
+		nodes = append(nodes, topology.Node{Name: n, GPUs: 4, GPUType: "A"})
+	}
+	nodes = append(nodes, topology.Node{Name: "n4", GPUs: 4, GPUType: "B"})
+	run := func(id string, tier int, node string, ago, limit, grace time.Duration) Job {
+		return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: 4, State: Running, Started: quotaNow.Add(-ago),
+			TimeLimit: limit, CheckpointGrace: grace, Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1, 2, 3}}}}
+	}
+	jobs := []Job{
+		run("L", 1, "n1", time.Hour, 90*time.Minute, 0), // frees n1 at +30m
+		run("VA", 3, "n2", 10*time.Minute, 0, 0),
+		run("VB", 3, "n3", 20*time.Minute, 0, 0),
+		run("VZ", 3, "n4", time.Hour, 0, time.Hour),
+		{ID: "Q", Tier: 1, Members: 2, GPUsPerMember: 4, GPUType: "A", TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
+		{ID: "P1", Tier: 2, Members: 1, GPUsPerMember: 4, GPUType: "B", TimeLimit: time.Hour, Submitted: quotaNow.Add(-2 * time.Minute)},
+		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, GPUType: "A", TimeLimit: 20 * time.Minute, Submitted: quotaNow.Add(-time.Minute)},
+	}
+	m := preempt.Matrix{{false, true, true, true}, {false, false, false, false}, {false, false, false, true}, {false, false, false, false}}
+	d, err := New(Config{Preemption: m, Order: TierOrder{}}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
+	require.NoError(t, err)
+	by := map[string][]string{}
+	for _, e := range d.Evictions {
+		by[e.By] = append(by[e.By], e.Job)
+	}
+	require.Equal(t, map[string][]string{"P1": {"VZ"}, "P": {"VA"}}, by, "%+v", d)
+}
