@@ -103,3 +103,38 @@ func TestChooserListUntouched(t *testing.T) {
 	pl.Release(ix)
 	require.Equal(t, offered, kept)
 }
+
+// Without Avoid or a Chooser, Place lists no domains: a placement costs
+// its slots and nothing more (Place runs for every fit check of a Step).
+func TestPlaceAllocations(t *testing.T) {
+	ix, _ := twoRacks(t)
+	r := gang.NewRequest(1, 4)
+	r.Required = 0
+	n := testing.AllocsPerRun(100, func() {
+		pl, out := gang.Place(ix, r, nil)
+		if out != gang.Placed {
+			t.Fatal(out)
+		}
+		pl.Release(ix)
+	})
+	require.LessOrEqual(t, n, 2.0)
+}
+
+// strictChooser fails the test when offered no domain.
+type strictChooser struct{ t *testing.T }
+
+func (c strictChooser) Choose(_ *topology.Index, _ int, _ gang.Request, fits []topology.DomainID) topology.DomainID {
+	if len(fits) == 0 {
+		c.t.Fatal("Choose called with no domain to choose from")
+	}
+	return fits[0]
+}
+
+// A Chooser is asked only when some domain has room.
+func TestChooserNotAskedWithoutRoom(t *testing.T) {
+	ix, _ := twoRacks(t)
+	r := gang.NewRequest(2, 8)
+	r.Required, r.Chooser = 0, strictChooser{t}
+	_, out := gang.Place(ix, r, nil)
+	require.Equal(t, gang.NoCapacity, out)
+}

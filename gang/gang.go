@@ -159,24 +159,28 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 	}
 	for _, l := range levels {
 		// The domains with room, best fit first: only the first when
-		// nothing is avoided (it then holds the gang), all of them when
-		// Avoid may leave a domain's room on avoided nodes. They are
-		// listed before any is filled: filling moves domains in the order
-		// being walked.
-		var fits []topology.DomainID
-		all := r.Avoid != nil || r.Chooser != nil && l != topology.ClusterLevel
-		for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
-			if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
-				fits = append(fits, d)
-				if !all {
+		// nothing is avoided (it then holds the gang, and nothing is
+		// allocated), all of them when Avoid may leave a domain's room on
+		// avoided nodes or a Chooser picks. Those are listed before any is
+		// filled: filling moves domains in the order being walked.
+		if r.Avoid == nil && (r.Chooser == nil || l == topology.ClusterLevel) {
+			for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
+				if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
+					if p, ok := fill(ix, r, l, d, s); ok {
+						return p, Placed
+					}
 					break
 				}
 			}
-		}
-		if len(fits) == 0 {
 			continue
 		}
-		if r.Chooser != nil && l != topology.ClusterLevel {
+		var fits []topology.DomainID
+		for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
+			if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
+				fits = append(fits, d)
+			}
+		}
+		if len(fits) > 0 && r.Chooser != nil && l != topology.ClusterLevel {
 			dom := r.Chooser.Choose(ix, l, r, fits)
 			i := slices.Index(fits, dom)
 			if i < 0 {
