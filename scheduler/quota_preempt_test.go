@@ -18,6 +18,17 @@ var (
 	eight    = []int{0, 1, 2, 3, 4, 5, 6, 7}
 )
 
+// runFour is a running job of one member on all four GPUs of node, started
+// ago, with a time limit and a checkpoint grace.
+func runFour(id string, tier int, node string, ago, limit, grace time.Duration) Job {
+	return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: 4, State: Running, Started: quotaNow.Add(-ago),
+		TimeLimit: limit, CheckpointGrace: grace, Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1, 2, 3}}}}
+}
+
+// onlyP0AndP2 lets tier 0 preempt every other tier and tier 2 preempt
+// tier 3; tier 1 preempts nobody.
+var onlyP0AndP2 = preempt.Matrix{{false, true, true, true}, {false, false, false, false}, {false, false, false, true}, {false, false, false, false}}
+
 func runningWhole(id, team string, tier int, node string, age time.Duration) Job {
 	return Job{ID: id, Team: team, Tier: tier, Members: 1, GPUsPerMember: 8, State: Running,
 		Started: quotaNow.Add(-age), Allocation: topology.Allocation{{Node: node, GPUs: eight}}}
@@ -131,20 +142,15 @@ func TestPreemptionWindowUsesVictimsGrace(t *testing.T) {
 	for _, n := range []string{"n0", "n1", "n2", "n3", "n4"} {
 		nodes = append(nodes, topology.Node{Name: n, GPUs: 4})
 	}
-	run := func(id string, tier int, node string, ago, limit, grace time.Duration) Job {
-		return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: 4, State: Running, Started: quotaNow.Add(-ago),
-			TimeLimit: limit, CheckpointGrace: grace, Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1, 2, 3}}}}
-	}
 	jobs := []Job{
-		run("L", 1, "n1", time.Hour, 90*time.Minute, 0), // frees n1 at +30m
-		run("VA", 3, "n2", 10*time.Minute, 0, 0),
-		run("VB", 3, "n3", 20*time.Minute, 0, 0),
-		run("Z", 0, "n4", time.Hour, 0, time.Hour), // never a victim, long grace
+		runFour("L", 1, "n1", time.Hour, 90*time.Minute, 0), // frees n1 at +30m
+		runFour("VA", 3, "n2", 10*time.Minute, 0, 0),
+		runFour("VB", 3, "n3", 20*time.Minute, 0, 0),
+		runFour("Z", 0, "n4", time.Hour, 0, time.Hour), // never a victim, long grace
 		{ID: "Q", Tier: 1, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
 		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, TimeLimit: 20 * time.Minute, Submitted: quotaNow.Add(-time.Minute)},
 	}
-	m := preempt.Matrix{{false, true, true, true}, {false, false, false, false}, {false, false, false, true}, {false, false, false, false}}
-	d, err := New(Config{Preemption: m, Order: TierOrder{}}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
+	d, err := New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
 	require.NoError(t, err)
 	var victims []string
 	for _, e := range d.Evictions {
@@ -160,22 +166,16 @@ func TestPreemptionWindowUsesVictimsGrace(t *testing.T) {
 // Step used to act on a placement that took a GPU reserved for Q, or
 // spread a gang over two racks it had to share one of.
 func TestCustomSelectorAnswerIsChecked(t *testing.T) {
-	four := []int{0, 1, 2, 3}
 	node := func(name, rack string) topology.Node {
 		return topology.Node{Name: name, GPUs: 4, Domains: map[string]string{"rack": rack}}
 	}
-	run := func(id string, tier int, node string, ago, limit time.Duration) Job {
-		return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: 4, State: Running, Started: quotaNow.Add(-ago),
-			TimeLimit: limit, Allocation: topology.Allocation{{Node: node, GPUs: four}}}
-	}
 	c := topology.Cluster{Levels: []string{"rack"}, Nodes: []topology.Node{node("n0", "r0"), node("n1", "r0"), node("n2", "r1")}}
 	jobs := []Job{
-		run("L", 1, "n1", time.Hour, 90*time.Minute), // frees n1 at +30m: Q is reserved n0+n1 then
-		run("V", 3, "n2", 10*time.Minute, 0),
+		runFour("L", 1, "n1", time.Hour, 90*time.Minute, 0), // frees n1 at +30m: Q is reserved n0+n1 then
+		runFour("V", 3, "n2", 10*time.Minute, 0, 0),
 		{ID: "Q", Tier: 1, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
 		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, TimeLimit: 2 * time.Hour, Submitted: quotaNow.Add(-time.Minute)},
 	}
-	m := preempt.Matrix{{false, true, true, true}, {false, false, false, false}, {false, false, false, true}, {false, false, false, false}}
 	// The selector evicts V and places P on n0 and n2: n0 is free now
 	// but reserved for Q from +30m, within P's two hours.
 	bad := VictimFunc(func(ix *topology.Index, r gang.Request, _ binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
@@ -189,19 +189,19 @@ func TestCustomSelectorAnswerIsChecked(t *testing.T) {
 		return nil, gang.Placement{}, false
 	})
 	snap := &Snapshot{Now: quotaNow, Cluster: c, Jobs: jobs}
-	d, err := New(Config{Preemption: m, Order: TierOrder{}, Victims: bad}).Step(snap)
+	d, err := New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}, Victims: bad}).Step(snap)
 	require.NoError(t, err)
 	require.Empty(t, d.Evictions, "%+v", d)
 	// The same answer for a gang that must share a rack: n0 and n2 are in
 	// two racks (here nothing is reserved on n0).
 	snap.Jobs = []Job{jobs[0], jobs[1], jobs[3]}
 	snap.Jobs[2].Topology.Required = "rack"
-	d, err = New(Config{Preemption: m, Order: TierOrder{}, Victims: bad}).Step(snap)
+	d, err = New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}, Victims: bad}).Step(snap)
 	require.NoError(t, err)
 	require.Empty(t, d.Evictions, "%+v", d)
 	// Without the rack requirement the answer stands.
 	snap.Jobs[2].Topology.Required = ""
-	d, err = New(Config{Preemption: m, Order: TierOrder{}, Victims: bad}).Step(snap)
+	d, err = New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}, Victims: bad}).Step(snap)
 	require.NoError(t, err)
 	require.Len(t, d.Evictions, 1, "%+v", d)
 }
@@ -215,21 +215,16 @@ func TestPreemptionWindowAfterVictimsGone(t *testing.T) {
 		nodes = append(nodes, topology.Node{Name: n, GPUs: 4, GPUType: "A"})
 	}
 	nodes = append(nodes, topology.Node{Name: "n4", GPUs: 4, GPUType: "B"})
-	run := func(id string, tier int, node string, ago, limit, grace time.Duration) Job {
-		return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: 4, State: Running, Started: quotaNow.Add(-ago),
-			TimeLimit: limit, CheckpointGrace: grace, Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1, 2, 3}}}}
-	}
 	jobs := []Job{
-		run("L", 1, "n1", time.Hour, 90*time.Minute, 0), // frees n1 at +30m
-		run("VA", 3, "n2", 10*time.Minute, 0, 0),
-		run("VB", 3, "n3", 20*time.Minute, 0, 0),
-		run("VZ", 3, "n4", time.Hour, 0, time.Hour),
+		runFour("L", 1, "n1", time.Hour, 90*time.Minute, 0), // frees n1 at +30m
+		runFour("VA", 3, "n2", 10*time.Minute, 0, 0),
+		runFour("VB", 3, "n3", 20*time.Minute, 0, 0),
+		runFour("VZ", 3, "n4", time.Hour, 0, time.Hour),
 		{ID: "Q", Tier: 1, Members: 2, GPUsPerMember: 4, GPUType: "A", TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
 		{ID: "P1", Tier: 2, Members: 1, GPUsPerMember: 4, GPUType: "B", TimeLimit: time.Hour, Submitted: quotaNow.Add(-2 * time.Minute)},
 		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, GPUType: "A", TimeLimit: 20 * time.Minute, Submitted: quotaNow.Add(-time.Minute)},
 	}
-	m := preempt.Matrix{{false, true, true, true}, {false, false, false, false}, {false, false, false, true}, {false, false, false, false}}
-	d, err := New(Config{Preemption: m, Order: TierOrder{}}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
+	d, err := New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
 	require.NoError(t, err)
 	by := map[string][]string{}
 	for _, e := range d.Evictions {
