@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -110,3 +111,14 @@ func LooseWindows(p *Profile) int { return len(p.loose) }
 
 // MaxLoose is maxLoose.
 const MaxLoose = maxLoose
+
+// WindowsBelow returns the spans that p.windowsBelow gives r for a run
+// of d within [t, end), over every loosened window.
+func WindowsBelow(p *Profile, r gang.Request, d, t, end time.Duration) [][2]time.Duration {
+	ws, _ := p.windowsBelow(0, r, d, t, end)
+	out := make([][2]time.Duration, len(ws))
+	for i, w := range ws {
+		out[i] = [2]time.Duration{w.from, w.to}
+	}
+	return out
+}

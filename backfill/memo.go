@@ -75,14 +75,18 @@ type window struct{ from, to time.Duration }
 // loosened is a moved release: runs that start in [from, to) may use the
 // GPUs set of node n, which they could not use before. gaps holds,
 // once a query first needs them (known), the spans from a start in
-// [from, to) during which one of those GPUs is not reserved: later
-// reservations only shorten such spans, so they stay a superset.
+// [from, to) during which one of those GPUs is not reserved, as of the
+// node's count of reservations seen. Later reservations only shorten
+// such spans, so they stay a superset; a query recomputes them when the
+// node has been reserved since, so that it does not sweep spans that
+// later reservations filled.
 type loosened struct {
 	n        topology.NodeID
 	set      topology.GPUSet
 	from, to time.Duration
 	gaps     []window
 	known    bool
+	seen     uint32
 }
 
 // memoShape returns the memo key of r, or false when r is not
@@ -212,11 +216,11 @@ func (p *Profile) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Dur
 // windowsBelow returns, merged and in order, the starts in [t, end) at
 // which a run of r for d could use a GPU loosened in a window numbered
 // epoch or more: the GPU is of r's class and was not reserved for the
-// run when the window was first searched. Only there can r start before
+// run when the window was last searched. Only there can r start before
 // its remembered bound. It also returns the earliest start of those
 // windows, uncut (end when there are none). O(W·s) for W windows of s
 // spans each, after O(g·e log e) for a window's g GPUs and e events of
-// its node the first time.
+// its node the first time and after each reservation of its node.
 func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Duration) ([]window, time.Duration) {
 	ws, first := p.winBuf[:0], end
 	for i := int(epoch); i < len(p.loose); i++ {
@@ -229,8 +233,8 @@ func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Durat
 		if lo >= hi {
 			continue
 		}
-		if !l.known {
-			l.gaps, l.known = p.gapsOf(l), true
+		if c := p.reservations(l.n); !l.known || l.seen != c {
+			l.gaps, l.known, l.seen = p.gapsOf(l, l.gaps[:0]), true, c
 		}
 		for _, g := range l.gaps {
 			// A run from s fits in the span when s+d <= its end.
@@ -259,8 +263,7 @@ func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Durat
 // gapsOf returns, for each healthy GPU of l, the spans that start in
 // [l.from, l.to) and during which no reservation holds it (the last one
 // ends at Forever).
-func (p *Profile) gapsOf(l *loosened) []window {
-	var gaps []window
+func (p *Profile) gapsOf(l *loosened, gaps []window) []window {
 	for g := l.set & p.ix.Healthy(l.n); g != 0; g &= g - 1 {
 		res := p.resBuf[:0]
 		for _, e := range p.nodes[l.n] {

@@ -263,3 +263,23 @@ func TestLaterQueryAfterMove(t *testing.T) {
 	st, _ = p.Earliest(gang.NewRequest(2, 1), time.Hour, nil, 0)
 	require.Equal(t, time.Hour, st.At)
 }
+
+// TestFilledWindowIsNotSearched: once reservations fill the span that a
+// moved release opened, queries no longer sweep it, though it was
+// searched before they were made.
+func TestFilledWindowIsNotSearched(t *testing.T) {
+	_, p := oneNode(t, 1, topology.SetOf(0), 5*time.Hour)
+	r := gang.NewRequest(1, 1)
+	st, _ := p.Earliest(r, time.Hour, nil, 0)
+	require.Equal(t, 5*time.Hour, st.At)
+	p.MoveRelease(0, topology.SetOf(0), time.Hour)
+	st, ok := p.Earliest(r, 30*time.Minute, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, time.Hour, st.At, "the move opened [1h, 5h)")
+	require.NotEmpty(t, backfill.WindowsBelow(p, r, 30*time.Minute, 0, backfill.Forever))
+	p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(0), Members: 1}}}, time.Hour, 4*time.Hour)
+	require.Empty(t, backfill.WindowsBelow(p, r, 30*time.Minute, 0, backfill.Forever), "[1h, 5h) is reserved now")
+	st, ok = p.Earliest(r, 30*time.Minute, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, 5*time.Hour, st.At)
+}

@@ -93,9 +93,12 @@ type Profile struct {
 	seq         int32
 	// Nodes with events, in the order of their first, and per node the
 	// earliest reservation start (nil until the first reservation), which
-	// lets Reserved skip a node no reservation holds in a window.
+	// lets Reserved skip a node no reservation holds in a window, and the
+	// number of reservations made on it, which tells a loosened window
+	// (see memo.go) that its gaps may have shrunk.
 	eventful []topology.NodeID
 	firstRes []time.Duration
+	resCount []uint32
 	// Sweep scratch, reused between queries: the held GPUs of each node
 	// the current sweep changed, savedAt[n] its place in saved plus one
 	// (0: not changed), and per-node stamps to refresh a node once per
@@ -563,8 +566,19 @@ func (p *Profile) noteStart(n topology.NodeID, start time.Duration) {
 		for i := range p.firstRes {
 			p.firstRes[i] = Forever
 		}
+		p.resCount = make([]uint32, p.ix.NumNodes())
 	}
 	p.firstRes[n] = min(p.firstRes[n], start)
+	p.resCount[n]++
+}
+
+// reservations is the number of reservations made on node n so far
+// (wrapping around).
+func (p *Profile) reservations(n topology.NodeID) uint32 {
+	if p.resCount == nil {
+		return 0
+	}
+	return p.resCount[n]
 }
 
 // noteEvent lists node n among the nodes with events.
