@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -58,4 +59,43 @@ func TestFairShareConverges(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUsageChargedExactly: a team's usage in the snapshots is the exact
+// decayed integral of the GPUs it held, however often other events split
+// the time. Team a holds 8 GPUs for 14 days; read an hour later, its usage
+// must be the same whether or not team c starts a one-minute job on the
+// other node every hour. Charging each interval undecayed at its end
+// gave 9.64e6 alone and 5.22e6 with the hourly jobs (exact: 5.21e6).
+func TestUsageChargedExactly(t *testing.T) {
+	day := 24 * time.Hour
+	usageOfA := func(hourly bool) float64 {
+		jobs := []Job{{ID: "a", Team: "a", Run: 14 * day, Members: 1, GPUsPerMember: 8},
+			{ID: "probe", Team: "b", Submit: 14*day + time.Hour, Run: time.Hour, Members: 1, GPUsPerMember: 1}}
+		if hourly {
+			for h := range 14 * 24 {
+				jobs = append(jobs, Job{ID: fmt.Sprintf("c%04d", h), Team: "c", Submit: time.Duration(h) * time.Hour,
+					Run: time.Minute, Members: 1, GPUsPerMember: 1})
+			}
+		}
+		at := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Add(14*day + time.Hour)
+		got := -1.0
+		_, err := Run(Uniform(2, 8), jobs, scheduler.Config{}, Options{Observe: func(s *scheduler.Snapshot, _ *scheduler.Decision) {
+			if s.Now.Equal(at) {
+				for _, tm := range s.Teams {
+					if tm.Name == "a" {
+						got = tm.Usage
+					}
+				}
+			}
+		}})
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, got, 0.0, "no Step at 14d+1h")
+		return got
+	}
+	h := (7 * day).Seconds()
+	held := (14 * day).Seconds()
+	exact := 8 * h / math.Ln2 * -math.Expm1(-held/h*math.Ln2) * math.Exp2(-3600/h)
+	require.InEpsilon(t, exact, usageOfA(false), 1e-9, "alone")
+	require.InEpsilon(t, exact, usageOfA(true), 1e-9, "with hourly events")
 }

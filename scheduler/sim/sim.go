@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -454,11 +455,16 @@ func (r *runner) advance(t time.Duration) {
 	}
 	dt := (t - r.now).Seconds()
 	r.gpuSec += float64(r.busy) * dt
+	// b GPUs held over the interval, each second decayed from when it
+	// was used to t: b·∫ 2^(-s/h) ds over [0, dt], charged at t. Exact,
+	// so a team's usage does not depend on how often other events split
+	// the interval.
+	h := r.ledger.HalfLife().Seconds()
+	decayed := -math.Expm1(-dt/h*math.Ln2) * h / math.Ln2
 	for k, b := range r.teamBusy {
 		r.teamSec[k] += float64(b) * dt
 		if b > 0 {
-			// Usage is charged at the end of each interval.
-			_ = r.ledger.Add(r.teamNames[k], float64(b)*dt, r.start.Add(t))
+			_ = r.ledger.Add(r.teamNames[k], float64(b)*decayed, r.start.Add(t))
 		}
 	}
 	r.samp.add(r.now, t, r.busy, r.pending, r.running, r.teamBusy)
