@@ -1,8 +1,10 @@
 package fairshare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 )
@@ -65,7 +67,9 @@ type Factor struct {
 	// Classic is the classic factor 2^(-U_eff/S), in [0,1].
 	Classic float64
 	// LevelFS is the Fair Tree level fair-share S/U among siblings
-	// (+Inf when the account has no usage, 0 when it has no share).
+	// (+Inf when the account has no usage or S/U exceeds the float64
+	// range, 0 when it has no share). Ranks compare the exact ratios,
+	// not these rounded values.
 	LevelFS float64
 	// Rank is the Fair Tree position: 0 for the best leaf. An interior
 	// account carries the rank of the best leaf below it.
@@ -180,19 +184,12 @@ func (t *Tree) Factors(own map[string]float64) *Factors {
 	}
 	// Classic, top-down (parents precede children in tree order).
 	t.eachGroup(func(parent int, group []int) {
-		shares := 0.0
-		for _, c := range group {
-			shares += t.nodes[c].Share
-		}
 		for _, c := range group {
 			f := &fs.rows[c]
 			if parent < 0 {
 				f.EffectiveUsage = f.NormUsage
 			} else {
-				r := 0.0
-				if shares > 0 {
-					r = t.nodes[c].Share / shares
-				}
+				r := t.nodes[c].frac
 				// U + (Up - U)·r, written as U·(1-r) + Up·r so that it is
 				// monotone in U and Up under rounding.
 				f.EffectiveUsage = f.NormUsage*(1-r) + fs.rows[parent].EffectiveUsage*r
@@ -204,13 +201,12 @@ func (t *Tree) Factors(own map[string]float64) *Factors {
 	})
 	// Fair Tree: LevelFS per sibling group, then a depth-first ranking.
 	t.eachGroup(func(_ int, group []int) {
-		shares, usage := 0.0, 0.0
+		usage := 0.0
 		for _, c := range group {
-			shares += t.nodes[c].Share
 			usage += total[c]
 		}
 		for _, c := range group {
-			fs.rows[c].LevelFS = levelFS(t.nodes[c].Share, shares, total[c], usage)
+			fs.rows[c].LevelFS = levelFS(t.nodes[c].frac, total[c], usage)
 		}
 	})
 	leaves := 0
@@ -224,12 +220,8 @@ func (t *Tree) Factors(own map[string]float64) *Factors {
 	rank = func(group []int) {
 		sorted := slices.Clone(group)
 		slices.SortFunc(sorted, func(a, b int) int {
-			la, lb := fs.rows[a].LevelFS, fs.rows[b].LevelFS
-			switch {
-			case la > lb:
-				return -1
-			case la < lb:
-				return 1
+			if c := compareLevel(t.nodes[a].Share, total[a], fs.rows[a].LevelFS, t.nodes[b].Share, total[b], fs.rows[b].LevelFS); c != 0 {
+				return -c
 			}
 			return strings.Compare(t.nodes[a].Name, t.nodes[b].Name)
 		})
@@ -247,15 +239,45 @@ func (t *Tree) Factors(own map[string]float64) *Factors {
 	return fs
 }
 
-// levelFS is S/U of one account among its siblings.
-func levelFS(share, shares, usage, usages float64) float64 {
-	if share <= 0 || shares <= 0 {
+// compareLevel compares the LevelFS la and lb of two siblings with shares
+// sa, sb and usages ua, ub. An account without shares comes last and one
+// without usage first. Between the others, rounding can make two equal
+// ratios differ in the last bits (3/40 over 12/29 and 4/40 over 16/29),
+// and a tiny usage can overflow S/U to +Inf, so values that close, or not
+// finite, are compared exactly, as sa·ub against sb·ua: the group's sums
+// of shares and usages cancel.
+func compareLevel(sa, ua, la, sb, ub, lb float64) int {
+	kind := func(s, u float64) int {
+		switch {
+		case !(s > 0):
+			return 0
+		case !(u > 0):
+			return 2
+		}
+		return 1
+	}
+	if c := cmp.Compare(kind(sa, ua), kind(sb, ub)); c != 0 || kind(sa, ua) != 1 {
+		return c
+	}
+	normal := func(l float64) bool { return l > 0 && !math.IsInf(l, 0) }
+	if normal(la) && normal(lb) && math.Abs(la-lb) > 1e-9*max(la, lb) {
+		return cmp.Compare(la, lb)
+	}
+	x := new(big.Float).SetPrec(128).Mul(big.NewFloat(sa), big.NewFloat(ub))
+	y := new(big.Float).SetPrec(128).Mul(big.NewFloat(sb), big.NewFloat(ua))
+	return x.Cmp(y)
+}
+
+// levelFS is S/U of one account among its siblings, for its fraction
+// of their shares.
+func levelFS(frac, usage, usages float64) float64 {
+	if frac <= 0 {
 		return 0
 	}
 	if usage <= 0 || usages <= 0 {
 		return math.Inf(1)
 	}
-	return (share / shares) / (usage / usages)
+	return frac / (usage / usages)
 }
 
 // eachGroup calls fn for every sibling group, parents before children: first

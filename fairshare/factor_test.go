@@ -176,3 +176,40 @@ func TestAlgorithm(t *testing.T) {
 	require.Equal(t, 0.25, f.Value(Classic))
 	require.Equal(t, 0.5, f.Value(FairTree))
 }
+
+// TestFairTreeRanksExactRatios: siblings whose level fair-shares are
+// equal tie by name even when rounding makes the float ratios differ,
+// huge shares still normalize, and a tiny usage whose ratio overflows
+// ranks after an account with no usage.
+func TestFairTreeRanksExactRatios(t *testing.T) {
+	t.Run("equal ratios tie by name", func(t *testing.T) {
+		tree, err := NewTree([]Account{{Name: "a", Share: 3}, {Name: "b", Share: 4}, {Name: "c", Share: 33}})
+		require.NoError(t, err)
+		// 3/40 over 12/29 and 4/40 over 16/29 are equal; in floats b's
+		// came out a bit larger and b ranked first.
+		fs := tree.Factors(map[string]float64{"a": 12, "b": 16, "c": 1})
+		ra, _ := fs.Get("a")
+		rb, _ := fs.Get("b")
+		require.Less(t, ra.Rank, rb.Rank)
+	})
+	t.Run("huge shares", func(t *testing.T) {
+		tree, err := NewTree([]Account{{Name: "a", Share: math.MaxFloat64}, {Name: "b", Share: math.MaxFloat64 / 2}})
+		require.NoError(t, err)
+		require.InDelta(t, 2.0/3, tree.NormalizedShare("a"), 1e-15)
+		require.InDelta(t, 1.0/3, tree.NormalizedShare("b"), 1e-15)
+		fs := tree.Factors(map[string]float64{"a": 1e6, "b": 1e5})
+		require.Equal(t, 1.0, fs.Value("b", FairTree), "b used less than its third")
+		require.Greater(t, fs.Value("a", Classic), 0.0)
+	})
+	t.Run("tiny usage", func(t *testing.T) {
+		tree, err := NewTree([]Account{{Name: "a", Share: 1}, {Name: "b", Share: 1}, {Name: "c", Share: 1}})
+		require.NoError(t, err)
+		// a's usage over the group's overflows S/U to +Inf; b has none
+		// and comes first, though a comes first by name.
+		fs := tree.Factors(map[string]float64{"a": 5e-324, "c": 1e300})
+		ra, _ := fs.Get("a")
+		rb, _ := fs.Get("b")
+		rc, _ := fs.Get("c")
+		require.Equal(t, []int{1, 0, 2}, []int{ra.Rank, rb.Rank, rc.Rank})
+	})
+}

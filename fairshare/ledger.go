@@ -20,8 +20,8 @@ func Decay(value float64, elapsed, halfLife time.Duration) float64 {
 	if halfLife <= 0 {
 		halfLife = DefaultHalfLife
 	}
-	if elapsed == 0 || value == 0 {
-		return value // 0 stays 0 even where the factor overflows to +Inf
+	if elapsed == 0 || value == 0 || math.IsInf(value, 0) || math.IsNaN(value) {
+		return value // 0 stays 0 even where the factor overflows to +Inf, and ±Inf stays (not NaN where it underflows to 0)
 	}
 	return value * math.Exp2(-float64(elapsed)/float64(halfLife))
 }
@@ -84,7 +84,8 @@ func (l *Ledger) HalfLife() time.Duration {
 // Add charges gpuSeconds of usage to account at the given instant, and to
 // all its ancestors when the ledger is bound to a tree. Adds may come in any
 // time order: an amount added before an account's latest record is decayed
-// forward to that record, which is exact. It returns an error, and records
+// forward to that record, which is exact. Recorded usage saturates at
+// math.MaxFloat64. It returns an error, and records
 // nothing, for an empty account or an amount that is negative, infinite or
 // NaN.
 func (l *Ledger) Add(account string, gpuSeconds float64, at time.Time) error {
@@ -112,11 +113,13 @@ func (l *Ledger) Add(account string, gpuSeconds float64, at time.Time) error {
 		} else {
 			amount = Decay(gpuSeconds, e.asOf.Sub(at), hl)
 		}
+		// Sums saturate at the largest float64: an infinite usage would
+		// decay to NaN (Inf·0) far enough ahead.
 		if own {
-			e.own += amount
+			e.own = min(e.own+amount, math.MaxFloat64)
 			own = false
 		}
-		e.total += amount
+		e.total = min(e.total+amount, math.MaxFloat64)
 	}
 	return nil
 }

@@ -158,3 +158,16 @@ func TestDecayZeroFarBack(t *testing.T) {
 		t.Fatalf("Own(p) = %v, want 0", v)
 	}
 }
+
+// TestLedgerSaturates: usage too large for a float64 saturates instead
+// of becoming +Inf, which decayed far ahead gave NaN (Inf·0).
+func TestLedgerSaturates(t *testing.T) {
+	var l Ledger
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, l.Add("a", math.MaxFloat64, t0))
+	require.NoError(t, l.Add("a", math.MaxFloat64, t0))
+	require.Equal(t, math.MaxFloat64, l.Usage("a", t0))
+	require.Equal(t, Decay(math.MaxFloat64, 10000*time.Hour, 0), l.Usage("a", t0.Add(10000*time.Hour)))
+	require.Zero(t, l.Usage("a", t0.Add(1e6*time.Hour)), "2^-5952 underflows to 0")
+	require.False(t, math.IsNaN(Decay(math.Inf(1), 1e6*time.Hour, time.Hour)))
+}

@@ -69,8 +69,8 @@ func (w Weights) Resolved() Weights {
 	return w
 }
 
-// Validate reports weights that are negative, infinite or NaN, and a
-// negative AgeMax.
+// Validate reports weights that are negative, infinite or NaN, weights
+// whose sum exceeds the float64 range, and a negative AgeMax.
 func (w Weights) Validate() error {
 	for _, f := range []struct {
 		name string
@@ -79,6 +79,9 @@ func (w Weights) Validate() error {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 			return fmt.Errorf("fairshare: weights.%s must be a finite number >= 0, got %v", f.name, f.v)
 		}
+	}
+	if sum := w.FairShare + w.Age + w.Size; math.IsInf(sum, 1) {
+		return fmt.Errorf("fairshare: weights must sum to a finite number, got fairshare %v + age %v + size %v", w.FairShare, w.Age, w.Size)
 	}
 	if w.AgeMax < 0 {
 		return fmt.Errorf("fairshare: ageMax must be >= 0, got %v", w.AgeMax)
@@ -139,14 +142,18 @@ func finiteWeight(v float64) float64 {
 }
 
 // Priority returns the weighted sum of the job's factors inside its tier
-// (the tier is not part of it; see Compare). Invalid weights (see Validate)
-// count as 0 and the fair-share factor is clamped to [0,1], so the result is
-// always finite and >= 0. It is O(1).
+// (the tier is not part of it; see Compare). Weights that are negative,
+// infinite or NaN count as 0 and the fair-share factor is clamped to
+// [0,1]; weights whose sum exceeds the float64 range (which Validate
+// reports) are all halved until it does not, which keeps the order. So
+// the result is always finite and >= 0. It is O(1).
 func (w Weights) Priority(f JobFactors) float64 {
 	w = w.Resolved()
-	return finiteWeight(w.FairShare)*clamp01(f.FairShare) +
-		finiteWeight(w.Age)*AgeFactor(f.Age, w.AgeMax) +
-		finiteWeight(w.Size)*SizeFactor(f.GPUs, f.ClusterGPUs)
+	fs, age, size := finiteWeight(w.FairShare), finiteWeight(w.Age), finiteWeight(w.Size)
+	for math.IsInf(fs+age+size, 1) {
+		fs, age, size = fs/2, age/2, size/2
+	}
+	return fs*clamp01(f.FairShare) + age*AgeFactor(f.Age, w.AgeMax) + size*SizeFactor(f.GPUs, f.ClusterGPUs)
 }
 
 // Compare orders two jobs for service, for slices.SortFunc: negative when a

@@ -86,3 +86,15 @@ func TestCompareTierFirst(t *testing.T) {
 	slices.SortStableFunc(jobs, w.Compare)
 	require.Equal(t, []JobFactors{prod, hi, lo, rich}, jobs)
 }
+
+// TestPriorityHugeWeights: weights whose sum exceeds the float64 range
+// are refused by Validate, and Priority still orders jobs (it summed to
+// +Inf, and every job tied).
+func TestPriorityHugeWeights(t *testing.T) {
+	w := Weights{FairShare: math.MaxFloat64, Age: math.MaxFloat64, Explicit: true}
+	require.Error(t, w.Validate())
+	a := JobFactors{FairShare: 1, Age: 30 * 24 * time.Hour}
+	b := JobFactors{FairShare: 0.5, Age: 30 * 24 * time.Hour}
+	require.False(t, math.IsInf(w.Priority(a), 0))
+	require.Equal(t, -1, w.Compare(a, b))
+}

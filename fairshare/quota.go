@@ -1,6 +1,9 @@
 package fairshare
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Quota caps the GPUs a team may hold. GPUs is the team's nominal quota:
 // a job that keeps the team within it is always admitted. Above nominal the
@@ -8,7 +11,9 @@ import "fmt"
 // that wait (the scheduler reports reason "quota").
 //
 // The zero Quota means "no quota": every job is admitted. Negative fields
-// are invalid (see Validate) and count as 0.
+// are invalid (see Validate); in a Quota that is not the zero Quota they
+// count as 0, so Quota{GPUs: -1} admits nothing. Admit is exact even
+// where GPUs + BorrowLimit exceeds the int range.
 type Quota struct {
 	// GPUs is the nominal quota, in GPUs.
 	GPUs int
@@ -30,8 +35,15 @@ func (q Quota) Validate() error {
 	return nil
 }
 
-// Limit returns the most GPUs the team may hold: GPUs + BorrowLimit.
-func (q Quota) Limit() int { return max(q.GPUs, 0) + max(q.BorrowLimit, 0) }
+// Limit returns the most GPUs the team may hold: GPUs + BorrowLimit,
+// or math.MaxInt when that sum exceeds the int range.
+func (q Quota) Limit() int {
+	nominal, borrow := max(q.GPUs, 0), max(q.BorrowLimit, 0)
+	if borrow > math.MaxInt-nominal {
+		return math.MaxInt
+	}
+	return nominal + borrow
+}
 
 // Borrowed returns how many of the team's inUse GPUs are above its nominal
 // quota (inUse - GPUs, at least 0). Borrowed GPUs are the first candidates
@@ -61,16 +73,17 @@ func (q Quota) AdmitTeam(team string, inUse, request, idle int) (ok bool, why st
 	}
 	nominal, borrow := max(q.GPUs, 0), max(q.BorrowLimit, 0)
 	inUse, request, idle = max(inUse, 0), max(request, 0), max(idle, 0)
-	after := inUse + request
-	if after <= nominal {
+	// Sums of two ints >= 0 fit a uint64 exactly.
+	after, limit := uint64(inUse)+uint64(request), uint64(nominal)+uint64(borrow)
+	if after <= uint64(nominal) {
 		return true, ""
 	}
-	if after > nominal+borrow {
+	if after > limit {
 		return false, fmt.Sprintf("%s uses %d of %d nominal + %d borrowable GPUs; job needs %d",
 			team, inUse, nominal, borrow, request)
 	}
 	// Part of the job is above nominal: that part is borrowed from idle GPUs.
-	borrowing := min(after-nominal, request)
+	borrowing := int(min(after-uint64(nominal), uint64(request)))
 	if borrowing > idle {
 		return false, fmt.Sprintf("%s uses %d of %d nominal GPUs; job needs %d, of which %d borrowed, but only %d GPUs are idle",
 			team, inUse, nominal, request, borrowing, idle)

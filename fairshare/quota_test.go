@@ -1,6 +1,7 @@
 package fairshare
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,4 +56,21 @@ func TestQuotaValidate(t *testing.T) {
 	require.NoError(t, Quota{GPUs: 1}.Validate())
 	require.EqualError(t, Quota{GPUs: -1}.Validate(), "fairshare: quota.gpus must be >= 0, got -1")
 	require.EqualError(t, Quota{BorrowLimit: -2}.Validate(), "fairshare: quota.borrowLimit must be >= 0, got -2")
+}
+
+// TestQuotaNearIntRange: sums beyond the int range neither wrap nor
+// refuse what fits. GPUs+BorrowLimit used to wrap negative, refusing
+// everything above nominal, and inUse+request to wrap, admitting a job
+// of MaxInt GPUs.
+func TestQuotaNearIntRange(t *testing.T) {
+	q := Quota{GPUs: math.MaxInt - 5, BorrowLimit: 10}
+	require.Equal(t, math.MaxInt, q.Limit())
+	ok, why := q.Admit(math.MaxInt-5, 1, 100)
+	require.True(t, ok, why)
+	ok, _ = Quota{GPUs: 8}.Admit(8, math.MaxInt, math.MaxInt)
+	require.False(t, ok)
+	ok, why = Quota{GPUs: 4, BorrowLimit: math.MaxInt}.Admit(0, 8, 8)
+	require.True(t, ok, why)
+	ok, _ = Quota{GPUs: 4, BorrowLimit: math.MaxInt}.Admit(0, 8, 3)
+	require.False(t, ok, "4 borrowed, 3 idle")
 }

@@ -50,6 +50,9 @@ type node struct {
 	children  []int // indexes of the children, ordered by name
 	depth     int   // 0 for top-level accounts
 	normShare float64
+	// frac is the account's share over the shares of its siblings and
+	// itself (0 when they are all 0), summed without overflow.
+	frac float64
 }
 
 // Tree is a validated, immutable account tree. Its nodes are kept in tree
@@ -159,23 +162,20 @@ func build(accounts []Account, order []int, byName map[string]int) *Tree {
 		}
 	}
 	t := &Tree{nodes: make([]node, 0, len(accounts)), index: make(map[string]int, len(accounts))}
-	var visit func(in, parent, depth int, normParent, siblingShares float64)
-	visit = func(in, parent, depth int, normParent, siblingShares float64) {
+	var visit func(in, parent, depth int, normParent float64, siblings shareSum)
+	visit = func(in, parent, depth int, normParent float64, siblings shareSum) {
 		at := len(t.nodes)
-		norm := 0.0
-		if siblingShares > 0 {
-			norm = normParent * accounts[in].Share / siblingShares
-		}
-		t.nodes = append(t.nodes, node{Account: accounts[in], parent: parent, depth: depth, normShare: norm})
+		frac := siblings.of(accounts[in].Share)
+		t.nodes = append(t.nodes, node{Account: accounts[in], parent: parent, depth: depth, normShare: normParent * frac, frac: frac})
 		t.index[accounts[in].Name] = at
 		kids := children[in]
-		sum := shareSum(accounts, kids)
+		sum := sumShares(accounts, kids)
 		for _, c := range kids {
 			t.nodes[at].children = append(t.nodes[at].children, len(t.nodes))
-			visit(c, at, depth+1, norm, sum)
+			visit(c, at, depth+1, normParent*frac, sum)
 		}
 	}
-	sum := shareSum(accounts, roots)
+	sum := sumShares(accounts, roots)
 	for _, r := range roots {
 		t.roots = append(t.roots, len(t.nodes))
 		visit(r, -1, 0, 1, sum)
@@ -183,12 +183,30 @@ func build(accounts []Account, order []int, byName map[string]int) *Tree {
 	return t
 }
 
-func shareSum(accounts []Account, idx []int) float64 {
-	s := 0.0
+// shareSum is the sum of a sibling group's shares, kept as a sum of
+// shares divided by the largest so that it stays finite for any finite
+// shares.
+type shareSum struct{ scale, sum float64 }
+
+func sumShares(accounts []Account, idx []int) shareSum {
+	s := shareSum{}
 	for _, i := range idx {
-		s += accounts[i].Share
+		s.scale = max(s.scale, accounts[i].Share)
+	}
+	if s.scale > 0 {
+		for _, i := range idx {
+			s.sum += accounts[i].Share / s.scale
+		}
 	}
 	return s
+}
+
+// of is share over the group's sum; 0 when the group shares nothing.
+func (s shareSum) of(share float64) float64 {
+	if s.sum <= 0 {
+		return 0
+	}
+	return share / s.scale / s.sum
 }
 
 // Len returns the number of accounts.
