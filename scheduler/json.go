@@ -872,6 +872,9 @@ func (p PolicyFile) Config() (Config, error) {
 			return Config{}, configErr("fairshare.weights."+x.name, fmt.Sprintf("must be a finite number >= 0, got %v", x.v))
 		}
 	}
+	if math.IsInf(w.FairShare+w.Age+w.Size, 1) {
+		return Config{}, configErr("fairshare.weights", fmt.Sprintf("must sum to a finite number, got fairshare %v + age %v + size %v", w.FairShare, w.Age, w.Size))
+	}
 	if p.Horizon < 0 {
 		return Config{}, configErr("horizon", fmt.Sprintf("must be >= 0, got %s", p.Horizon))
 	}

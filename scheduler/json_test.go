@@ -248,6 +248,7 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"bad half-life", `{"fairshare":{"halfLife":"1 week"}}`, `config: fairshare.halfLife: bad duration "1 week"`},
 		{"negative age max", `{"fairshare":{"ageMax":"-1h"}}`, `config: fairshare.ageMax must be >= 0, got -1h0m0s`},
 		{"negative weight", `{"fairshare":{"weights":{"size":-1}}}`, `config: fairshare.weights.size must be a finite number >= 0, got -1`},
+		{"weights beyond the float range", `{"fairshare":{"weights":{"fairshare":1.7e308,"age":1.7e308}}}`, `config: fairshare.weights must sum to a finite number, got fairshare 1.7e+308 + age 1.7e+308 + size 10`},
 		{"matrix not square", `{"preemption":{"matrix":[[false,true],[false]]}}`, `config: preemption.matrix[1]: row has 1 entries, want 2 (the matrix must be square)`},
 		{"empty matrix", `{"preemption":{"matrix":[]}}`, `config: preemption.matrix: no tiers (want at least one row)`},
 		{"bad matrix cell", `{"preemption":{"matrix":[[false,2],[false,false]]}}`, `config: preemption.matrix[0][1]: want true, false, 1 or 0, got 2`},

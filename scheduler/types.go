@@ -172,7 +172,8 @@ type Team struct {
 	// Usage is the team's decayed usage in GPU-seconds as of the
 	// snapshot's Now.
 	Usage float64
-	// Quota, when non-nil, caps the team's GPUs.
+	// Quota, when non-nil, caps the GPUs of the team's own jobs; the jobs
+	// of its sub-teams do not count against it.
 	Quota *Quota
 }
 

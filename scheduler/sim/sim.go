@@ -30,7 +30,9 @@ type Job struct {
 	// Members and GPUsPerMember give the gang's shape; both must be >= 1.
 	Members       int
 	GPUsPerMember int
-	// Team owns the job ("" is a team of its own).
+	// Team owns the job. Jobs with no team ("") are ordered as a team of
+	// their own, with no share and no usage: the ledger charges no one
+	// for them.
 	Team string
 	// Tier is the priority tier, 0 highest.
 	Tier int
