@@ -232,3 +232,32 @@ func TestPreemptionWindowAfterVictimsGone(t *testing.T) {
 	}
 	require.Equal(t, map[string][]string{"P1": {"VZ"}, "P": {"VA"}}, by, "%+v", d)
 }
+
+// A running job whose start the host did not give ends at now plus its
+// limit, for preemption as for releases: when that comes before its
+// grace would run out, it is not preempted. It was, and with limits not
+// enforced its eviction held GPU 0 past the start of A's reservation
+// there (invariant 5).
+func TestUnknownStartLimitBeforeGrace(t *testing.T) {
+	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(1, 4, 1), Jobs: []Job{
+		{ID: "r", Tier: 3, Members: 1, GPUsPerMember: 2, State: Running, TimeLimit: 3 * time.Minute, CheckpointGrace: 6 * time.Minute,
+			Allocation: topology.Allocation{{Node: "n00", GPUs: []int{0, 1}}}},
+		{ID: "r2", Tier: 3, Members: 1, GPUsPerMember: 2, State: Running, Started: quotaNow.Add(-time.Hour), CheckpointGrace: 10 * time.Minute,
+			Allocation: topology.Allocation{{Node: "n00", GPUs: []int{2, 3}}}},
+		{ID: "A", Tier: 0, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: quotaNow.Add(-24 * time.Hour)},
+		{ID: "B", Tier: 0, Members: 1, GPUsPerMember: 3, Submitted: quotaNow.Add(-time.Minute)},
+	}}
+	for _, cfg := range []Config{{IgnoreTimeLimits: true}, {}} {
+		d, err := New(cfg).Step(snap)
+		require.NoError(t, err)
+		for _, e := range d.Evictions {
+			require.NotEqual(t, "r", e.Job, "ignore limits %v: %+v", cfg.IgnoreTimeLimits, d.Evictions)
+		}
+		require.NotEmpty(t, d.Reservations, "%+v", d)
+		a := d.Reservations[0]
+		require.Equal(t, "A", a.Job)
+		if cfg.IgnoreTimeLimits {
+			require.Equal(t, quotaNow.Add(3*time.Minute), a.Start, "r ends by itself at its limit")
+		}
+	}
+}

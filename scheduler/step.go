@@ -17,7 +17,12 @@ import (
 )
 
 // Scheduler turns snapshots into decisions. It keeps no state between
-// calls: Step is a pure function of the Config and the Snapshot.
+// calls: Step is a pure function of the Config and the Snapshot. Step,
+// Explain and Validate only read the Scheduler and the snapshot, so
+// several goroutines may call them at once on one Scheduler, even with
+// one snapshot, when the configured policies are safe for that. The
+// built-in policies are; a [preempt.Selector] set as Config.Victims is
+// not.
 type Scheduler struct {
 	cfg Config
 }
@@ -353,14 +358,11 @@ func (r *run) evict() {
 				break
 			}
 			if j.TimeLimit > 0 {
-				limitAt := j.Started.Add(j.TimeLimit)
+				limitAt := r.limitAt(j)
 				if !j.Started.IsZero() && !limitAt.After(r.snap.Now) && !r.cfg.IgnoreTimeLimits {
 					r.d.Evictions = append(r.d.Evictions, Eviction{Job: j.ID, Reason: EvictTimeLimit, Grace: j.CheckpointGrace})
 					end = r.offset(r.snap.Now.Add(j.CheckpointGrace))
 					break
-				}
-				if j.Started.IsZero() {
-					limitAt = r.snap.Now.Add(j.TimeLimit)
 				}
 				if !limitAt.After(r.snap.Now) {
 					break // past a limit not enforced: no known end
@@ -710,7 +712,9 @@ func (r *run) candidates() {
 		// at most one grace period before its limit does, and loses its
 		// work.
 		// (Past a limit that is not enforced, a job has no known end.)
-		if limitAt := j.Started.Add(j.TimeLimit); j.TimeLimit > 0 && !j.Started.IsZero() &&
+		// So preempting one moves its release earlier, never later past
+		// a reservation of its GPUs.
+		if limitAt := r.limitAt(j); j.TimeLimit > 0 &&
 			!limitAt.After(r.snap.Now.Add(j.CheckpointGrace)) && limitAt.After(r.snap.Now) {
 			continue
 		}
@@ -746,6 +750,16 @@ func (r *run) borrowing(team string) bool {
 	}
 	q := r.quotas[team]
 	return q != nil && fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}.Borrowed(r.inUse[team]) > 0
+}
+
+// limitAt is when running job j reaches its time limit: started plus
+// the limit, or now plus the limit when the host did not say when it
+// started.
+func (r *run) limitAt(j *Job) time.Time {
+	if j.Started.IsZero() {
+		return r.snap.Now.Add(j.TimeLimit)
+	}
+	return j.Started.Add(j.TimeLimit)
 }
 
 // victimGrace is the largest checkpoint grace among the candidates a job
