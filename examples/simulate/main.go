@@ -17,11 +17,13 @@
 // one ceil(p/G) members of G GPUs, so it is rounded up to whole nodes.
 // Without either, an SWF trace runs on a flat pool of its header's
 // MaxProcs (MaxNodes when MaxProcs is missing); a CSV trace needs a size.
+// The cluster may have at most 1,048,576 nodes.
 //
 // Trace mapping (SWF): submit = field 2, run = field 4, processors =
 // field 5 (field 8 when 5 is missing), time limit = field 9 (the run time
 // when missing). Jobs with no processors or no run time are skipped, and
-// so are jobs larger than the cluster; all are counted in "skipped".
+// so are jobs larger than the cluster or of more than 1,048,576 members
+// (too-large); all are counted in "skipped".
 // -jobs N simulates the first N usable jobs by submit time; records
 // skipped as unusable are then still counted over the whole trace (the
 // reader drops them before the jobs are sorted), jobs too large only
@@ -184,6 +186,13 @@ type workload struct {
 // tooLarge counts jobs that need more GPUs than the cluster has.
 const tooLarge = "too-large"
 
+// maxNodes bounds the cluster a run builds (a node costs a few hundred
+// bytes), and maxMembers is the most members Step takes in one gang.
+const (
+	maxNodes   = 1 << 20
+	maxMembers = 1 << 20
+)
+
 func load(o *options) (*workload, error) {
 	tr, err := trace.Read(o.trace, o.format)
 	if err != nil {
@@ -194,17 +203,21 @@ func load(o *options) (*workload, error) {
 		w.skippedBy[s.Cause] = s.Count
 		w.skipped += s.Count
 	}
+	var from string
 	switch {
 	case o.gpus > 0:
-		w.nodes, w.perNode = o.gpus, 1
+		w.nodes, w.perNode, from = o.gpus, 1, fmt.Sprintf("-gpus %d", o.gpus)
 	case o.nodes > 0:
-		w.nodes, w.perNode = o.nodes, o.perNode
+		w.nodes, w.perNode, from = o.nodes, o.perNode, fmt.Sprintf("-nodes %d", o.nodes)
 	case tr.MaxProcs > 0:
-		w.nodes, w.perNode = tr.MaxProcs, 1
+		w.nodes, w.perNode, from = tr.MaxProcs, 1, fmt.Sprintf("%s: header MaxProcs %d", o.trace, tr.MaxProcs)
 	case tr.MaxNodes > 0:
-		w.nodes, w.perNode = tr.MaxNodes, 1
+		w.nodes, w.perNode, from = tr.MaxNodes, 1, fmt.Sprintf("%s: header MaxNodes %d", o.trace, tr.MaxNodes)
 	default:
 		return nil, usagef("simulate: %s: no cluster size: give -gpus N or -nodes N -gpus-per-node G", o.trace)
+	}
+	if w.nodes > maxNodes {
+		return nil, usagef("simulate: %s: more nodes than the simulator takes (at most %d)", from, maxNodes)
 	}
 	jobs := tr.Jobs
 	if o.jobs > 0 && o.jobs < len(jobs) {
@@ -237,7 +250,7 @@ func load(o *options) (*workload, error) {
 			continue
 		}
 		m, per := sim.Shape(procs, w.perNode)
-		if m*per > total {
+		if m*per > total || m > maxMembers {
 			w.skippedBy[tooLarge]++
 			w.skipped++
 			continue

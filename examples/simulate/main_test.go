@@ -189,6 +189,32 @@ func TestHugeTraceValues(t *testing.T) {
 	require.Equal(t, 1, sum.SkippedBy["too-large"])
 }
 
+// TestHugeCluster: a cluster size past what the simulator takes, from a
+// flag or from the trace's header, is refused in one line, exit 2. It ran
+// out of memory, or panicked when nodes × GPUs per node wrapped around.
+func TestHugeCluster(t *testing.T) {
+	dir := t.TempDir()
+	job := "1 0 -1 100 2 -1 -1 2 200 -1 1 1 1 1 1 -1 -1 -1\n"
+	small := filepath.Join(dir, "small.swf")
+	require.NoError(t, os.WriteFile(small, []byte("; MaxProcs: 4\n"+job), 0o644))
+	huge := filepath.Join(dir, "huge.swf")
+	require.NoError(t, os.WriteFile(huge, []byte("; MaxProcs: 99999999999\n"+job), 0o644))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-trace", huge}, "header MaxProcs 99999999999: more nodes than the simulator takes (at most 1048576)"},
+		{[]string{"-trace", small, "-gpus", "4000000000"}, "-gpus 4000000000: more nodes"},
+		{[]string{"-trace", small, "-nodes", "288230376151711744", "-gpus-per-node", "64"}, "-nodes 288230376151711744: more nodes"},
+	} {
+		code, out, stderr := runCLI(t, append(tc.args, "-json")...)
+		require.Equal(t, 2, code, "%v", tc.args)
+		require.Empty(t, out)
+		require.Contains(t, stderr, tc.want)
+		require.Equal(t, 1, strings.Count(stderr, "\n"), "%q", stderr)
+	}
+}
+
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"-help"}, {"--help"}, {"-trace", "testdata/small.swf", "-h"}} {
 		code, out, stderr := runCLI(t, args...)
