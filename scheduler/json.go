@@ -293,11 +293,11 @@ func decodeDoc(mk mkErr, data []byte, v any) error {
 	// decoder names only the key). unknownKey reads only the first value,
 	// so trailing data does not hide one; what is not JSON passes this
 	// check and is reported by the decoder.
-	if path, key, ok := unknownKey(data, reflect.TypeOf(v)); !ok {
+	if path, msg, ok := unknownKey(data, reflect.TypeOf(v)); !ok {
 		if path == "" {
 			path = "json"
 		}
-		return mk(path, unknownMsg(key))
+		return mk(path, msg)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -322,12 +322,12 @@ func decodePart(mk mkErr, field func() string, raw json.RawMessage, v any) error
 	if len(raw) == 0 {
 		return nil
 	}
-	if path, key, ok := unknownKey(raw, reflect.TypeOf(v)); !ok {
+	if path, msg, ok := unknownKey(raw, reflect.TypeOf(v)); !ok {
 		f := field()
 		if path != "" {
 			f += ": " + path
 		}
-		return mk(f, unknownMsg(key))
+		return mk(f, msg)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -337,18 +337,17 @@ func decodePart(mk mkErr, field func() string, raw json.RawMessage, v any) error
 	return nil
 }
 
-func unknownMsg(key string) string { return fmt.Sprintf("unknown field %q", key) }
-
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
 // unknownKey finds an object key of raw that names no field of t exactly
 // (encoding/json matches keys without regard to case; the contract does
-// not). Keys are checked in document order, each occurrence of a repeated
-// key included. It reports false,
-// the key and the path of the object that holds it ("fairshare.weights",
-// "allocation[0]"; "" for raw itself) when it finds one; values of the
-// wrong type are left to the decoder to report.
-func unknownKey(raw []byte, t reflect.Type) (path, key string, ok bool) {
+// not), or that an object repeats (encoding/json keeps the last value).
+// Keys are checked in document order. It reports false, the message
+// ("unknown field \"x\"", "duplicate field \"x\"") and the path of the
+// object that holds the key ("fairshare.weights", "allocation[0]"; "" for
+// raw itself) when it finds one; values of the wrong type are left to the
+// decoder to report.
+func unknownKey(raw []byte, t reflect.Type) (path, msg string, ok bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -361,15 +360,16 @@ func unknownKey(raw []byte, t reflect.Type) (path, key string, ok bool) {
 			return "", "", true
 		}
 		for i, e := range elems {
-			if p, k, ok := unknownKey(e, t.Elem()); !ok {
-				return joinPath(fmt.Sprintf("[%d]", i), p), k, false
+			if p, m, ok := unknownKey(e, t.Elem()); !ok {
+				return joinPath(fmt.Sprintf("[%d]", i), p), m, false
 			}
 		}
-	case t.Kind() == reflect.Struct:
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 			return "", "", true
 		}
+		var seen map[string]bool
 		for dec.More() {
 			tok, err := dec.Token()
 			k, isKey := tok.(string)
@@ -377,12 +377,23 @@ func unknownKey(raw []byte, t reflect.Type) (path, key string, ok bool) {
 			if err != nil || !isKey || dec.Decode(&val) != nil {
 				return "", "", true // not JSON: the decoder reports it
 			}
-			f, found := fieldByTag(t, k)
-			if !found {
-				return "", k, false
+			vt := t
+			if t.Kind() == reflect.Map {
+				vt = t.Elem()
+			} else if f, found := fieldByTag(t, k); found {
+				vt = f.Type
+			} else {
+				return "", fmt.Sprintf("unknown field %q", k), false
 			}
-			if p, k2, ok := unknownKey(val, f.Type); !ok {
-				return joinPath(k, p), k2, false
+			if seen[k] {
+				return "", fmt.Sprintf("duplicate field %q", k), false
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[k] = true
+			if p, m, ok := unknownKey(val, vt); !ok {
+				return joinPath(k, p), m, false
 			}
 		}
 	}
@@ -469,10 +480,49 @@ func position(data []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d, offset %d", line, col, off)
 }
 
+// parseTime parses an RFC 3339 date-time. Beyond what time.Parse takes,
+// it accepts a lower-case "t" and "z" and a leap second (23:59:60, read
+// as the next second: time.Time has no leap seconds); it refuses what
+// time.Parse takes beyond RFC 3339: a comma before the fraction, an
+// offset past 23:59, and the zero time, which means unset.
 func parseTime(mk mkErr, field, s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
+	bad := func() (time.Time, error) {
 		return time.Time{}, mk(field, fmt.Sprintf("bad time %q (want RFC 3339, e.g. 2026-12-02T00:00:00Z)", s))
+	}
+	// date "T" hh ":" mm ":" ss [fraction] ("Z" / offset): the fixed
+	// positions come first.
+	if len(s) < 20 || strings.ContainsRune(s, ',') {
+		return bad()
+	}
+	b := []byte(s)
+	if b[10] == 't' {
+		b[10] = 'T'
+	}
+	if last := len(b) - 1; b[last] == 'z' {
+		b[last] = 'Z'
+	}
+	leap := b[17] == '6' && b[18] == '0'
+	if leap {
+		b[17], b[18] = '5', '9'
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return bad()
+	}
+	if b[len(b)-1] != 'Z' && b[len(b)-2] > '5' {
+		return bad() // offset minutes past 59
+	}
+	if _, off := t.Zone(); off <= -24*3600 || off >= 24*3600 {
+		return bad()
+	}
+	if leap {
+		if t.Second() != 59 || t.Minute() != 59 {
+			return bad() // second 60 only ends a minute 59
+		}
+		t = t.Add(time.Second)
+	}
+	if t.IsZero() {
+		return time.Time{}, mk(field, fmt.Sprintf("time %q is the zero time, which means unset", s))
 	}
 	return t, nil
 }

@@ -111,6 +111,22 @@ func TestDecodeDefaults(t *testing.T) {
 	require.Equal(t, time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC), s.Now.UTC())
 }
 
+// TestDecodeRFC3339: RFC 3339 allows a lower-case "t" and "z" and a leap
+// second, which time.Parse refuses; a leap second reads as the next
+// second.
+func TestDecodeRFC3339(t *testing.T) {
+	for in, want := range map[string]time.Time{
+		"2026-12-02t00:00:00z":         time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC),
+		"2016-12-31T23:59:60Z":         time.Date(2017, 1, 1, 0, 0, 0, 0, time.UTC),
+		"2026-12-02T05:30:00.5+05:30":  time.Date(2026, 12, 2, 0, 0, 0, 5e8, time.UTC),
+		"2026-12-01T23:59:60.25-00:30": time.Date(2026, 12, 2, 0, 30, 0, 25e7, time.UTC),
+	} {
+		s, err := DecodeSnapshot(strings.NewReader(`{"now":"` + in + `","cluster":{"nodes":[{"name":"n0","gpus":8}]}}`))
+		require.NoError(t, err, in)
+		require.True(t, want.Equal(s.Now), "%s: got %s", in, s.Now)
+	}
+}
+
 func TestDecodeExplicitValues(t *testing.T) {
 	s, err := DecodeSnapshot(strings.NewReader(snapJSON(
 		`{"id":"A","gpusPerMember":1,"tier":0,"kind":"inference","placement":"spread","members":3,"timeLimit":"0s"}`,

@@ -251,6 +251,9 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 				}
 				claimed[ni] |= bit
 			}
+			if len(a.GPUs) == 0 {
+				return verr(af()+".gpus", "holds no GPUs on node %q (leave the entry out)", a.Node)
+			}
 			if len(a.GPUs)%j.GPUsPerMember != 0 {
 				return verr(af()+".gpus", "%d GPUs on node %q is not a whole number of members of %d", len(a.GPUs), a.Node, j.GPUsPerMember)
 			}
