@@ -3,6 +3,7 @@ package backfill
 import (
 	"cmp"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/gpusched/gpusched/binpack"
@@ -368,7 +369,16 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 		return
 	}
 	if lo != hi {
-		p.timeline.From(tev{at: lo + 1, seq: -1}, func(evs []tev) bool {
+		p.timeline.FromRuns(tev{at: lo + 1, seq: -1}, func(run *evRun, evs []tev) bool {
+			if forward && p.runHi(run) < e1 {
+				// Rule 1 skips every entry of the run: a unit each.
+				k := len(evs)
+				if evs[k-1].at > hi {
+					k = sort.Search(k, func(i int) bool { return evs[i].at > hi })
+				}
+				budget -= k
+				return budget >= 0 && k == len(evs)
+			}
 			for _, e := range evs {
 				if e.at > hi {
 					return false
@@ -419,6 +429,22 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	}
 }
 
+// runHi returns the latest againOf of the timeline run r's entries. An
+// entry's againOf only ever drops (reservations are only added, and a
+// release only loses GPUs), so the value stays an upper bound until an
+// insert into r clears it. O(1), or O(R) for a run of R entries after
+// an insert.
+func (p *Profile) runHi(r *evRun) time.Duration {
+	if !r.hiOK {
+		hi := time.Duration(0)
+		for _, e := range r.ev {
+			hi = max(hi, p.againOf[e.seq])
+		}
+		r.hi, r.hiOK = hi, true
+	}
+	return r.hi
+}
+
 // earliest sweeps from t to the first start at which r fits for a run of
 // d, giving up past limit (Forever: never).
 func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t, limit time.Duration) (Start, bool) {
@@ -458,7 +484,12 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t,
 	for {
 		deficit := max(need-p.freeGPUs(c, r.Class), 1)
 		next, found := time.Duration(0), false
-		p.timeline.From(tev{at: t + 1, seq: -1}, func(evs []tev) bool {
+		p.timeline.FromRuns(tev{at: t + 1, seq: -1}, func(run *evRun, evs []tev) bool {
+			if p.runHi(run) < add(evs[0].at, d) {
+				// No entry of the run frees a GPU for a run from its
+				// own moment (againOf < e.at + d for each).
+				return evs[len(evs)-1].at <= limit
+			}
 			for _, e := range evs {
 				if e.at > limit {
 					return false

@@ -32,10 +32,14 @@ type events struct {
 }
 
 // evRun is a run of entries in order. first is its key in the B-tree and
-// equals ev[0] while the run is in it.
+// equals ev[0] while the run is in it. hi is a bound that the profile
+// keeps over the run's entries (the latest againOf of the timeline's, see
+// Profile.runHi), valid while hiOK: an insert clears it.
 type evRun struct {
 	first tev
 	ev    []tev
+	hi    time.Duration
+	hiOK  bool
 }
 
 // runLen is the default number of entries a run holds before it splits.
@@ -101,12 +105,14 @@ func (s *events) Insert(e tev) {
 	i := search(r, e)
 	if i < len(r.ev) && !tevLess(e, r.ev[i]) {
 		r.ev[i] = e
+		r.hiOK = false
 		if i == 0 {
 			r.first = e // equal as a key, so the tree's order stands
 		}
 		return
 	}
 	r.ev = slices.Insert(r.ev, i, e)
+	r.hiOK = false
 	s.n++
 	if i == 0 {
 		s.rekey(r)
@@ -141,15 +147,21 @@ func (s *events) Delete(e tev) bool {
 // From calls f with the entries not before from, in order, a run at a
 // time, until f returns false. f must not change s.
 func (s *events) From(from tev, f func([]tev) bool) {
+	s.FromRuns(from, func(_ *evRun, evs []tev) bool { return f(evs) })
+}
+
+// FromRuns is From that also passes the run that holds the entries
+// (all of its entries, or the tail of the first run from from on).
+func (s *events) FromRuns(from tev, f func(*evRun, []tev) bool) {
 	r := s.locate(from)
 	if r == nil {
 		return
 	}
-	if i := search(r, from); i < len(r.ev) && !f(r.ev[i:]) {
+	if i := search(r, from); i < len(r.ev) && !f(r, r.ev[i:]) {
 		return
 	}
 	s.runs.AscendGreaterOrEqual(r, func(x *evRun) bool {
-		return x == r || f(x.ev)
+		return x == r || f(x, x.ev)
 	})
 }
 
