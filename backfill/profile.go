@@ -694,11 +694,12 @@ type Start struct {
 
 // PlaceNow places r for a run of d starting now on GPUs that are free now
 // and reserved by nobody before now+d, holds them in the index, and
-// records their release at d. It reports false, changing nothing, when r
-// does not fit that way. Cost: O(G) when the free GPUs of r's class
-// cannot hold it; otherwise O(min(F, R)·e·L) for the F nodes with free
-// GPUs and the R reservations that start before d, plus one [gang.Place]
-// and one [Profile.AddRelease] per node placed on.
+// records their release at d. When r does not fit that way, it returns
+// an outcome other than gang.Placed and changes nothing. Cost: O(G) when
+// the free GPUs of r's class cannot hold it; otherwise O(min(F, R)·e·L)
+// for the F nodes with free GPUs and the R reservations that start
+// before d, plus one [gang.Place] and one [Profile.AddRelease] per node
+// placed on.
 func (p *Profile) PlaceNow(r gang.Request, d time.Duration, s binpack.Scorer) (gang.Placement, gang.Outcome) {
 	d = run(d)
 	p.sync()

@@ -15,6 +15,7 @@
 //	pl, out := gang.Place(ix, req, nil)
 //	if out == gang.Placed {
 //		alloc := pl.Allocation(ix)        // node names and GPU indices
+//		fmt.Println(alloc)
 //	}
 //
 // Cost: O(levels tried × (log D + domains skipped) × G) to choose the

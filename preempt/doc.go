@@ -85,10 +85,12 @@
 //
 // # Complexity
 //
-// For K candidates with H holds in all, L topology levels, V victims and P
-// the cost of one gang.Place: O(H·L + K log K) to filter and order, plus at
-// most K + V placement attempts, each behind an O(G) capacity check that
-// skips it while the cluster plainly lacks room. Placement attempts never
+// For K candidates with H holds in all, L topology levels, N nodes, V
+// victims and P the cost of one gang.Place: O(H·L + K log K + N) to filter
+// and order (the N for a scratch array of one entry per node, which a
+// [Selector] reused over one cluster allocates once), plus at most K + V
+// placement attempts, each behind an O(G) capacity check that skips it
+// while the cluster plainly lacks room. Placement attempts never
 // scan all nodes (see gang.Place), so Select stays far below a scan of all
 // nodes per candidate.
 //

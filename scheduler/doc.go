@@ -79,12 +79,19 @@
 // victim selector's answer is a valid placement before acting on it.
 //
 // A wrapping policy is plain Go; "shortest job first inside each tier,
-// otherwise the default":
+// otherwise the default" (a TimeLimit of 0 means no limit, so such a job
+// counts as the longest):
 //
+//	requested := func(j *scheduler.Job) time.Duration {
+//		if j.TimeLimit <= 0 {
+//			return math.MaxInt64 // no limit: last
+//		}
+//		return j.TimeLimit
+//	}
 //	sjf := scheduler.OrderFunc(func(s *scheduler.Snapshot, jobs []*scheduler.Job) {
 //		scheduler.Multifactor{}.Order(s, jobs)
 //		slices.SortStableFunc(jobs, func(a, b *scheduler.Job) int {
-//			return cmp.Or(cmp.Compare(a.Tier, b.Tier), cmp.Compare(a.TimeLimit, b.TimeLimit))
+//			return cmp.Or(cmp.Compare(a.Tier, b.Tier), cmp.Compare(requested(a), requested(b)))
 //		})
 //	})
 //
@@ -92,8 +99,16 @@
 //
 // # Cost
 //
-// A Step costs O(N log N + N·L) to build the index for N nodes and L
-// levels, O(J log J) to order J pending jobs, and per job one placement
-// query (proportional to GPUs per node × nodes touched, not to N). Jobs of
-// a shape already known not to fit skip the query.
+// A Step costs O(N log N + N·L² + N·T) to build the index for N nodes, L
+// levels and T GPU types, plus its buckets (see [topology.NewIndex]), and
+// O(J log J) to order J pending jobs. Each job then makes one placement
+// query, [backfill.Profile.PlaceNow]: O(G) when the free GPUs of its class
+// cannot hold it; otherwise O(min(F, R)·e·L) for the F nodes with free
+// GPUs, the R reservations that start within its run and e events on a
+// node, plus one [gang.Place] (proportional to GPUs per node × nodes
+// touched, not to N). Jobs of a shape already known not to fit skip the
+// query. A blocked job that may be given a reservation also pays one
+// sweep of the availability profile ([backfill.Profile.EarliestBy]; its
+// cost is in the [backfill.Profile] doc), and a blocked job that may
+// preempt, a victim search ([preempt.Select]).
 package scheduler

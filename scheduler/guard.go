@@ -7,9 +7,11 @@ import (
 )
 
 // ErrPolicyModifiedSnapshot is returned by Step when a policy (an
-// Orderer, Admitter, scorer or victim selector) changed the snapshot it
-// was shown. Policies must treat the snapshot as read-only; Step checks
-// this instead of copying the snapshot for every call.
+// Orderer, Admitter, scorer, victim selector, reservation policy or
+// domain chooser: Config.Order, Admit, Pack, Spread, Victims, Reserve or
+// Domains) changed the snapshot it was shown. Policies must treat the
+// snapshot as read-only; Step checks this instead of copying the snapshot
+// for every call.
 var ErrPolicyModifiedSnapshot = errors.New("scheduler: a policy modified the snapshot")
 
 // ErrPolicyOrder is returned by Step when an Orderer did not leave a

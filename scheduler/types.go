@@ -99,7 +99,11 @@ type Job struct {
 	// and no quota; an empty Team has a fair-share factor of 0.
 	Team string
 	// Tier is the priority tier: 0 is the highest (production, never
-	// preempted by default); the default policy knows tiers 0..3.
+	// preempted by default); the default policy knows tiers 0..3. In Go
+	// the zero value is tier 0: under the default preemption matrix such
+	// a job is never preempted and may preempt every lower tier. A job
+	// decoded from JSON without "tier" gets tier 3, the lowest default
+	// tier.
 	Tier int
 	// Kind says whether the job is training (the zero value) or
 	// inference. Step only validates it: TimeLimit, not Kind, decides

@@ -7,8 +7,9 @@
 // GPUs wait for the other: a 24-hour sweep (the oldest), a notebook without
 // a time limit, a 30-minute eval and a 2-hour benchmark. The default order
 // (fair share, then age) starts the sweep and reserves the node for the
-// notebook in 24 hours; shortest-first starts the eval now and reserves
-// the node for the benchmark in 30 minutes.
+// notebook in 24 hours and 1 minute (the sweep's limit plus its 1-minute
+// checkpoint grace); shortest-first starts the eval now and reserves the
+// node for the benchmark in 31 minutes.
 //
 // Part 2, newest GPUs for big jobs (newestgpu.go, a binpack.Scorer). Two
 // B200 and two V100 nodes of 8 GPUs; three 1-GPU inference pods and a

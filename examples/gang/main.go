@@ -1,7 +1,8 @@
 // Command gang runs the gang-scheduling seed scenario: on a 128-GPU
-// cluster, jobs A (64 GPUs) and B (64 GPUs) start at once, and job C
-// (96 GPUs) waits whole, with a reservation for when A ends, rather than
-// taking 64 GPUs it cannot use.
+// cluster, jobs A (64 GPUs, 12 hours) and B (64 GPUs, 8 hours) start at
+// 00:00. Job C (96 GPUs) arrives at 00:01 on the full cluster and is
+// promised a start at 12:00, when A ends. B ends at 08:00: C does not
+// start on B's 64 GPUs, which it cannot use, and keeps its 12:00 start.
 package main
 
 import (
@@ -64,6 +65,22 @@ func run(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "\nC takes nothing now: a gang runs whole or not at all. It is promised")
 	fmt.Fprintln(w, "all of A's GPUs and 32 of B's from 12:00, when A, the later of the two, ends.")
+
+	// B ends at 08:00 and the host drops it: 64 GPUs are free.
+	later := &scheduler.Snapshot{Now: now.Add(8 * time.Hour), Cluster: cluster}
+	for _, j := range next.Jobs {
+		if j.ID != "B" {
+			later.Jobs = append(later.Jobs, j)
+		}
+	}
+	if d, err = s.Step(later); err != nil {
+		return err
+	}
+	if err := show(w, later.Now, d); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nB's 64 GPUs are free, but C needs 96: it does not start on them and")
+	fmt.Fprintln(w, "keeps its 12:00 start.")
 	return nil
 }
 
