@@ -283,3 +283,19 @@ func TestFilledWindowIsNotSearched(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, 5*time.Hour, st.At)
 }
+
+// TestMoveReleaseToNow: moving a release to now or before frees the GPUs
+// just after now; it dropped the release, and they never came free.
+func TestMoveReleaseToNow(t *testing.T) {
+	for _, at := range []time.Duration{0, -time.Hour} {
+		_, p := oneNode(t, 8, topology.FirstN(8), time.Hour)
+		r := gang.NewRequest(1, 8)
+		st, ok := p.Earliest(r, time.Hour, nil, 0)
+		require.True(t, ok)
+		require.Equal(t, time.Hour, st.At)
+		p.MoveRelease(0, topology.FirstN(8), at)
+		st, ok = p.Earliest(r, time.Hour, nil, 0)
+		require.True(t, ok, "moved to %s", at)
+		require.LessOrEqual(t, st.At, time.Nanosecond)
+	}
+}

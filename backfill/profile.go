@@ -701,6 +701,9 @@ type Start struct {
 // before d, plus one [gang.Place] and one [Profile.AddRelease] per node
 // placed on.
 func (p *Profile) PlaceNow(r gang.Request, d time.Duration, s binpack.Scorer) (gang.Placement, gang.Outcome) {
+	if !r.Valid(p.ix) {
+		return gang.Placement{}, gang.Invalid
+	}
 	d = run(d)
 	p.sync()
 	defer p.settle()
@@ -755,6 +758,9 @@ func (p *Profile) recordRelease(pl gang.Placement, d time.Duration) {
 // FitsNow reports whether r would fit for a run of d starting now, as
 // PlaceNow would find, without changing anything.
 func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gang.Outcome {
+	if !r.Valid(p.ix) {
+		return gang.Invalid
+	}
 	d = run(d)
 	if p.cannotFitNow(r) {
 		return gang.NoCapacity
@@ -806,6 +812,9 @@ func (p *Profile) EarliestBy(r gang.Request, d time.Duration, s binpack.Scorer, 
 }
 
 func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer, notBefore, by time.Duration) (Start, bool) {
+	if !r.Valid(p.ix) {
+		return Start{}, false // it fits nowhere, ever
+	}
 	d = run(d)
 	p.sync()
 	defer p.settle()

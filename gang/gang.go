@@ -150,7 +150,7 @@ func (o Outcome) String() string {
 // levels; never a scan of all nodes unless Avoid excludes them. With
 // Avoid or a Chooser, every domain of a level tried is listed: O(D) more.
 func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome) {
-	if r.Members < 1 || r.GPUsPerMember < 1 || r.GPUsPerMember > ix.MaxGPUs() {
+	if !r.wellFormed(ix) {
 		return Placement{}, Invalid
 	}
 	levels := levelsToTry(r, ix.NumLevels())
@@ -440,11 +440,29 @@ func (p Placement) String() string {
 // topology levels, or changes nothing and reports false. It is the second
 // half of [Place], for callers that choose the domain themselves.
 func Fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer) (Placement, bool) {
-	if r.Members < 1 || r.GPUsPerMember < 1 || r.GPUsPerMember > ix.MaxGPUs() {
+	if !r.wellFormed(ix) || l < topology.ClusterLevel || l >= ix.NumLevels() || d < 0 || int(d) >= ix.NumDomains(l) {
 		return Placement{}, false
 	}
-	if r.Avoid == nil && ix.Capacity(l, d, r.Class, r.GPUsPerMember) < r.Members {
+	// Capacity ignores Avoid, so it is a necessary condition either way.
+	if ix.Capacity(l, d, r.Class, r.GPUsPerMember) < r.Members {
 		return Placement{}, false
 	}
 	return fill(ix, r, l, d, s)
+}
+
+// Valid reports whether r can be asked of ix: at least one member, GPUs
+// per member from 1 to the most GPUs of a node, a GPU class of ix, a
+// spread level of ix (or NoLevel), and required and preferred levels of
+// ix (or NoLevel). Place reports Invalid for a request that is not.
+func (r Request) Valid(ix *topology.Index) bool {
+	nl := ix.NumLevels()
+	ok := func(l int) bool { return l == NoLevel || (l >= 0 && l < nl) }
+	return r.wellFormed(ix) && ok(r.Required) && ok(r.Preferred)
+}
+
+// wellFormed is Valid but for the required and preferred levels.
+func (r Request) wellFormed(ix *topology.Index) bool {
+	return r.Members >= 1 && r.GPUsPerMember >= 1 && r.GPUsPerMember <= ix.MaxGPUs() &&
+		r.Class >= 0 && int(r.Class) < ix.NumClasses() &&
+		(r.SpreadLevel == NoLevel || r.SpreadLevel >= topology.ClusterLevel && r.SpreadLevel < ix.NumLevels())
 }

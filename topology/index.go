@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -445,6 +446,11 @@ func (ix *Index) Levels() []string { return slices.Clone(ix.levels) }
 // NumLevels returns the number of declared levels.
 func (ix *Index) NumLevels() int { return len(ix.levels) }
 
+// NumClasses returns the number of GPU classes: [AnyType] alone when the
+// nodes all have one GPU type, else AnyType and one class per type.
+// Valid classes are 0..NumClasses()-1.
+func (ix *Index) NumClasses() int { return ix.classes }
+
 // LevelOf returns the number of the named level. O(L).
 func (ix *Index) LevelOf(name string) (int, bool) {
 	i := slices.Index(ix.levels, name)
@@ -608,6 +614,9 @@ func (ix *Index) BestDomains(level int, c Class, need int) iter.Seq[DomainID] {
 			}
 			return
 		}
+		if need > math.MaxInt32 {
+			return // more than any domain's count holds
+		}
 		lv := &ix.lv[level+1]
 		for _, i := range lv.pending {
 			t := lv.trees[int(i)%ix.classes]
@@ -624,9 +633,13 @@ func (ix *Index) BestDomains(level int, c Class, need int) iter.Seq[DomainID] {
 }
 
 // TakeSet marks the GPUs s of node n held. It fails, changing nothing, if
-// an index is out of range or already held. Unhealthy GPUs may be held
-// (a running job keeps a GPU that failed under it). O(L).
+// the node or a GPU index is out of range or a GPU is already held.
+// Unhealthy GPUs may be held (a running job keeps a GPU that failed under
+// it). O(L).
 func (ix *Index) TakeSet(n NodeID, s GPUSet) error {
+	if n < 0 || int(n) >= len(ix.nodes) {
+		return fmt.Errorf("node %d out of range 0..%d", n, len(ix.nodes)-1)
+	}
 	in := &ix.nodes[n]
 	if s&^FirstN(int(in.gpus)) != 0 {
 		return fmt.Errorf("node %q: GPU index out of range 0..%d", in.name, in.gpus-1)

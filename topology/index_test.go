@@ -409,3 +409,34 @@ func TestIndexAgreesWithScan(t *testing.T) {
 		}
 	})
 }
+
+// TestBestDomainsHugeNeed: a need beyond any domain's count yields no
+// domain; it was cut to 32 bits and yielded empty domains.
+func TestBestDomainsHugeNeed(t *testing.T) {
+	c := topology.Uniform(4, 8, "H100")
+	c.Levels = []string{"rack"}
+	for i := range c.Nodes {
+		c.Nodes[i].Domains = map[string]string{"rack": fmt.Sprintf("r%d", i)}
+	}
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	require.NoError(t, ix.TakeSet(0, topology.FirstN(8)))
+	for _, need := range []int{1 << 32, 1<<31 + 4} {
+		n := 0
+		for range ix.BestDomains(0, topology.AnyType, need) {
+			n++
+		}
+		require.Zero(t, n, "need %d", need)
+	}
+}
+
+// TestTakeSetNodeOutOfRange: TakeSet refuses a node the index does not
+// have, as its doc says, instead of panicking.
+func TestTakeSetNodeOutOfRange(t *testing.T) {
+	c := topology.Uniform(2, 8, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	require.Error(t, ix.TakeSet(5, 1))
+	require.Error(t, ix.TakeSet(-1, 1))
+	require.Equal(t, 16, ix.FreeGPUs(topology.ClusterLevel, 0, topology.AnyType))
+}
