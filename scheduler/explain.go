@@ -30,7 +30,9 @@ type Explanation struct {
 	// estimated start of a pending one where known; zero otherwise.
 	Start time.Time `json:"start,omitzero"`
 	// Rank is the job's 1-based position among the Pending pending jobs
-	// in the order Step considered them (0 when not pending).
+	// in priority order (0 when not pending). With BackfillOrder
+	// ShortestFirst, Step tries the jobs it backfills later, by time
+	// limit.
 	Rank int `json:"rank,omitempty"`
 	// Pending is the number of pending jobs Step ordered (0 when the job
 	// is not pending).

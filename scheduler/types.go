@@ -273,13 +273,19 @@ const (
 	// ReasonQuota: the team's quota does not allow it.
 	ReasonQuota Reason = "quota"
 	// ReasonBehindReservation: it fits now but would delay a reservation.
+	// The message names up to three reservations on nodes of its GPU
+	// type that start within its run, in the order they were made; some
+	// of them may hold only GPUs it could not take now.
 	ReasonBehindReservation Reason = "behind-reservation"
 	// ReasonAwaitingPreemption: its tier may preempt, but GPUs already
 	// being freed (by evictions under way or time limits) start it no
 	// later than a preemption would, and a custom ReservationPolicy
 	// declined it a reservation on them (by default it gets one).
 	ReasonAwaitingPreemption Reason = "awaiting-preemption"
-	// ReasonUnsatisfiable: it can never fit this cluster.
+	// ReasonUnsatisfiable: it can never fit this cluster: not even with
+	// every job gone, on the healthy GPUs of its type on ready and
+	// draining nodes (down nodes do not count; draining ones may return
+	// to service).
 	ReasonUnsatisfiable Reason = "unsatisfiable"
 	// ReasonPriority: a job ahead of it in priority order is blocked and
 	// backfill is off.
@@ -297,7 +303,9 @@ type Wait struct {
 	// example "needs 4×8 GPUs, 12 free").
 	Message string
 	// Start, when not zero, is the estimated start time; Step sets it
-	// only for ReasonAwaitingPreemption.
+	// only for ReasonAwaitingPreemption. It is estimated at the job's
+	// turn: the ReservationPolicy declined to reserve those GPUs, so jobs
+	// handled after it may take them.
 	Start time.Time
 }
 
