@@ -439,13 +439,82 @@ func jsonErr(mk mkErr, field string, data []byte, err error) error {
 		// Offset counts the bytes read, the bad one included.
 		return mk("json", fmt.Sprintf("%s (%s)", se.Error(), position(data, se.Offset-1)))
 	case errors.As(err, &te):
-		return mk(join(te.Field), fmt.Sprintf("want %s, got %s", kindOf(te.Type), te.Value))
+		sub := te.Field
+		if p := valuePath(data, te.Offset); p != "" {
+			sub = p // with the indices of the objects in arrays
+		}
+		return mk(join(sub), fmt.Sprintf("want %s, got %s", kindOf(te.Type), te.Value))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return mk("json", fmt.Sprintf("unexpected end of input (%s)", position(data, int64(len(data)))))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return mk(join(""), strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return mk(join(""), err.Error())
+}
+
+// valuePath returns the path of the value of data that ends at byte off
+// ("allocation[1].gpus"): keys joined by dots, and the index of each
+// element that is an object or an array. A scalar's own index is left
+// out, as in the validation errors. "" when no value ends there.
+func valuePath(data []byte, off int64) string {
+	type frame struct {
+		array bool
+		idx   int
+		key   string
+	}
+	var stack []frame
+	dec := json.NewDecoder(bytes.NewReader(data))
+	render := func(scalar bool) string {
+		var b strings.Builder
+		for i, f := range stack {
+			switch {
+			case f.array && !(scalar && i == len(stack)-1):
+				fmt.Fprintf(&b, "[%d]", f.idx)
+			case !f.array && f.key != "":
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.key)
+			}
+		}
+		return b.String()
+	}
+	expectKey := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				if dec.InputOffset() > off {
+					return ""
+				}
+				stack = append(stack, frame{array: d == '['})
+				expectKey = d == '{'
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		} else if expectKey {
+			stack[len(stack)-1].key = tok.(string)
+			expectKey = false
+			continue
+		} else if dec.InputOffset() >= off {
+			return render(true)
+		}
+		// A value ended: the next one is a key or the next element.
+		if len(stack) == 0 {
+			return ""
+		}
+		top := &stack[len(stack)-1]
+		if top.array {
+			top.idx++
+		} else {
+			expectKey = true
+		}
+	}
 }
 
 // kindOf names a Go type by its JSON kind.
