@@ -585,8 +585,8 @@ func parseTime(mk mkErr, field, s string) (time.Time, error) {
 		return bad()
 	}
 	if leap {
-		if t.Second() != 59 || t.Minute() != 59 {
-			return bad() // second 60 only ends a minute 59
+		if u := t.UTC(); u.Second() != 59 || u.Minute() != 59 {
+			return bad() // a leap second ends a UTC hour's last minute
 		}
 		t = t.Add(time.Second)
 	}

@@ -119,7 +119,7 @@ func TestDecodeRFC3339(t *testing.T) {
 		"2026-12-02t00:00:00z":         time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC),
 		"2016-12-31T23:59:60Z":         time.Date(2017, 1, 1, 0, 0, 0, 0, time.UTC),
 		"2026-12-02T05:30:00.5+05:30":  time.Date(2026, 12, 2, 0, 0, 0, 5e8, time.UTC),
-		"2026-12-01T23:59:60.25-00:30": time.Date(2026, 12, 2, 0, 30, 0, 25e7, time.UTC),
+		"2016-12-31T18:29:60.25-05:30": time.Date(2017, 1, 1, 0, 0, 0, 25e7, time.UTC),
 	} {
 		s, err := DecodeSnapshot(strings.NewReader(`{"now":"` + in + `","cluster":{"nodes":[{"name":"n0","gpus":8}]}}`))
 		require.NoError(t, err, in)

@@ -135,6 +135,7 @@ func TestValidationErrors(t *testing.T) {
 		{name: "comma before the fraction", json: `{"now":"2026-12-02T00:00:00,5Z"}`, field: "now", msg: `bad time`},
 		{name: "offset minutes past 59", json: `{"now":"2026-12-02T00:00:00+23:60"}`, field: "now", msg: `bad time`},
 		{name: "leap second not at a minute's end", json: `{"now":"2026-12-02T00:00:60Z"}`, field: "now", msg: `bad time`},
+		{name: "leap second not at a UTC hour's end", json: `{"now":"2016-12-31T23:59:60-00:30"}`, field: "now", msg: `bad time`},
 		{name: "zero time", json: `{"now":"0001-01-01T00:00:00Z"}`, field: "now", msg: `is the zero time, which means unset`},
 		{name: "bad RFC 3339 submitted", json: snapJSON(`{"id":"A","gpusPerMember":1,"submitted":"yesterday"}`), field: `jobs[0] "A": submitted`, msg: `bad time "yesterday"`},
 		{name: "bad RFC 3339 started", json: snapJSON(`{"id":"A","gpusPerMember":1,"started":"2026-13-01T00:00:00Z"}`), field: `jobs[0] "A": started`, msg: "bad time"},
