@@ -57,8 +57,9 @@ type Explanation struct {
 	// Quota, when its team has one, gives the numbers the quota checks.
 	Quota *QuotaUse `json:"quota,omitempty"`
 	// Delays lists, for a job waiting behind reservations, the ones it
-	// would delay if it started now: those made before its turn, on nodes
-	// of its GPU type, that start within its run ("ID at start").
+	// could delay if it started now, as its message names them: those
+	// made before its turn that start within its run and hold GPUs that
+	// were free at its turn on nodes of its GPU type ("ID at start").
 	Delays []string `json:"delays,omitempty"`
 }
 
@@ -187,10 +188,7 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 		e.Quota = &QuotaUse{Team: j.Team, Nominal: q.GPUs, BorrowLimit: q.BorrowLimit, InUse: inUse}
 	}
 	if e.Reason == string(ReasonBehindReservation) && ok {
-		r.delays(req.Class, r.hold(j), r.turn.resv, func(rs *resvInfo) bool {
-			e.Delays = append(e.Delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
-			return true
-		})
+		e.Delays = r.turn.delays // as its message named them, at its turn
 	}
 	return e, nil
 }

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -260,4 +261,39 @@ func TestUnknownStartLimitBeforeGrace(t *testing.T) {
 			require.Equal(t, quotaNow.Add(3*time.Minute), a.Start, "r ends by itself at its limit")
 		}
 	}
+}
+
+// A behind-reservation job names the reservations it could delay: those
+// holding GPUs free now. E fits only on n4, where D is reserved; A, B and
+// C are reserved on GPUs that running jobs hold, and E used to name them
+// and hide D in "1 more". Explain lists the same.
+func TestBehindReservationNamesWhatItDelays(t *testing.T) {
+	c := topology.Cluster{}
+	for i, g := range []int{2, 2, 2, 1, 1, 1} {
+		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: g})
+	}
+	run := func(id, node string, gpus []int, limit time.Duration) Job {
+		return Job{ID: id, Tier: 3, Members: 1, GPUsPerMember: len(gpus), State: Running, Started: quotaNow,
+			TimeLimit: limit, Allocation: topology.Allocation{{Node: node, GPUs: gpus}}}
+	}
+	pend := func(id string, members, gpus int, ago time.Duration) Job {
+		return Job{ID: id, Tier: 3, Members: members, GPUsPerMember: gpus, TimeLimit: 10 * time.Hour, Submitted: quotaNow.Add(-ago)}
+	}
+	snap := &Snapshot{Now: quotaNow, Cluster: c, Jobs: []Job{
+		run("r0", "n0", []int{0, 1}, time.Hour), run("r1", "n1", []int{0, 1}, 2*time.Hour),
+		run("r2", "n2", []int{0, 1}, 3*time.Hour), run("r3", "n3", []int{0}, 20*time.Hour), run("r5", "n5", []int{0}, 4*time.Hour),
+		pend("A", 1, 2, 5*time.Hour), pend("B", 1, 2, 4*time.Hour), pend("C", 1, 2, 3*time.Hour),
+		pend("D", 2, 1, 2*time.Hour), pend("E", 1, 1, time.Hour),
+	}}
+	s := New(Config{Reservations: 4, Order: TierOrder{}})
+	d, err := s.Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Reservations, 4, "%+v", d)
+	require.Len(t, d.Pending, 1)
+	require.Equal(t, "E", d.Pending[0].Job)
+	require.Equal(t, ReasonBehindReservation, d.Pending[0].Reason)
+	require.Equal(t, `fits now but would delay the reservation of "D" at 2026-12-02T04:00:00Z`, d.Pending[0].Message)
+	e, err := s.Explain(snap, "E")
+	require.NoError(t, err)
+	require.Equal(t, []string{"D at 2026-12-02T04:00:00Z"}, e.Delays)
 }

@@ -102,6 +102,7 @@ type run struct {
 	levels  map[string]int
 	reserve []resvInfo
 	starts  []time.Duration // reservation starts, sorted
+	live    []int32         // reservations that may hold GPUs free now: see delays
 	// byClass holds, per GPU class, the reservations on its nodes (their
 	// indices in reserve) and their starts, sorted: the reservations a
 	// job of that class could delay.
@@ -196,12 +197,14 @@ type resvInfo struct {
 	job   string
 	start time.Duration
 	end   time.Duration
+	slots []gang.Slot // the GPUs reserved
 }
 
 // classResv is the reservations on the nodes of one GPU class.
 type classResv struct {
 	reserve []int32         // indices in run.reserve, in the order made
 	starts  []time.Duration // their starts, sorted
+	live    []int32         // those that may hold GPUs free now: see delays
 }
 
 // turn is what a Step had decided when the target job's turn came: how
@@ -210,14 +213,17 @@ type turn struct {
 	seen  bool
 	resv  int
 	inUse int
+	// delays names the reservations a behind-reservation job could
+	// delay, as its message does (see delays).
+	delays []string
 }
 
 // delayKey identifies the behind-reservation messages that are alike:
 // the job's class, and (for that class) how many reservations start
 // within its run out of how many were made.
 type delayKey struct {
-	class       topology.Class
-	blocks, all int
+	class               topology.Class
+	blocks, all, placed int
 }
 
 // shapeKey identifies jobs that fit or fail alike. blocks and resv pin
@@ -1005,7 +1011,7 @@ func (r *run) reserveAt(j *Job, pl gang.Placement, start, d time.Duration) {
 		}
 	}
 	r.prof.Reserve(pl, start, d)
-	r.addReservation(j, resvInfo{job: j.ID, start: start, end: addDur(start, d)}, pl)
+	r.addReservation(j, resvInfo{job: j.ID, start: start, end: addDur(start, d), slots: pl.Slots}, pl)
 	r.d.Reservations = append(r.d.Reservations, Reservation{Job: j.ID, Start: r.at(start), Allocation: pl.Allocation(r.ix)})
 }
 
@@ -1099,6 +1105,9 @@ func (r *run) addReservation(j *Job, rs resvInfo, pl gang.Placement) {
 	k := int32(len(r.reserve))
 	r.reserve = append(r.reserve, rs)
 	r.starts = insertSorted(r.starts, rs.start)
+	if r.holdsFree(&rs, topology.AnyType) {
+		r.live = append(r.live, k)
+	}
 	if r.ix.NumTypes() < 2 {
 		return // one class: every reservation concerns every job
 	}
@@ -1117,7 +1126,21 @@ func (r *run) addReservation(j *Job, rs resvInfo, pl gang.Placement) {
 		}
 		cr.reserve = append(cr.reserve, k)
 		cr.starts = insertSorted(cr.starts, rs.start)
+		if r.holdsFree(&rs, c) {
+			cr.live = append(cr.live, k)
+		}
 	}
+}
+
+// holdsFree reports whether rs holds GPUs that are free now on nodes of
+// class c: a job of class c that starts now can take only those.
+func (r *run) holdsFree(rs *resvInfo, c topology.Class) bool {
+	for _, sl := range rs.slots {
+		if sl.GPUs&r.ix.FreeSet(sl.Node) != 0 && r.ix.InClass(sl.Node, c) {
+			return true
+		}
+	}
+	return false
 }
 
 func insertSorted(s []time.Duration, v time.Duration) []time.Duration {
@@ -1127,29 +1150,36 @@ func insertSorted(s []time.Duration, v time.Duration) []time.Duration {
 
 // delays calls f, in the order they were made, for the reservations
 // among the first made that a job of class c running for d could delay:
-// those on nodes of its class that start within d. It stops when f
-// returns false.
-func (r *run) delays(c topology.Class, d time.Duration, made int, f func(rs *resvInfo) bool) {
-	if c == topology.AnyType {
-		for i := range r.reserve[:made] {
-			if r.reserve[i].start < d && !f(&r.reserve[i]) {
-				return
-			}
+// those that start within d and hold GPUs free now on nodes of its class
+// (a job that fits now takes only such GPUs). Free GPUs only get fewer
+// during a Step, so a reservation found holding none never does again
+// and is dropped from the list of those that may: O(reservations that
+// still may), not O(reservations).
+func (r *run) delays(c topology.Class, d time.Duration, made int, f func(rs *resvInfo)) {
+	list := &r.live
+	if c != topology.AnyType {
+		cr := r.byClass[c]
+		if cr == nil {
+			return
 		}
-		return
+		list = &cr.live
 	}
-	cr := r.byClass[c]
-	if cr == nil {
-		return
-	}
-	for _, i := range cr.reserve {
+	kept := (*list)[:0]
+	for _, i := range *list {
 		if int(i) >= made {
-			return
+			kept = append(kept, i)
+			continue
 		}
-		if rs := &r.reserve[i]; rs.start < d && !f(rs) {
-			return
+		rs := &r.reserve[i]
+		if !r.holdsFree(rs, c) {
+			continue
+		}
+		kept = append(kept, i)
+		if rs.start < d {
+			f(rs)
 		}
 	}
+	*list = kept
 }
 
 // explain records why j, which does not fit now honouring reservations,
@@ -1177,6 +1207,11 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 		}
 		if out == gang.Placed {
 			r.wait(j, ReasonBehindReservation, r.delayed(req.Class, d), time.Time{})
+			if j.ID == r.target {
+				r.delays(req.Class, d, len(r.reserve), func(rs *resvInfo) {
+					r.turn.delays = append(r.turn.delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
+				})
+			}
 			return
 		}
 		if !known || j.Members < m {
@@ -1206,12 +1241,13 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 }
 
 // delayed is the message of a job of class c that fits now but would
-// delay the reservations on nodes of its class that start within d,
-// which it names. With the same reservations of the class made so far,
-// the same ones start within d when as many do, so the text is formatted
-// once per (class, count, reservations).
+// delay reservations that start within d (see delays), which it names.
+// With the same reservations of the class made so far, the same ones
+// start within d when as many do, and with as many jobs placed, the same
+// GPUs are free; so the text is formatted once per (class, count,
+// reservations, placements).
 func (r *run) delayed(c topology.Class, d time.Duration) string {
-	key := delayKey{class: c, blocks: r.blocks(d), all: len(r.reserve)}
+	key := delayKey{class: c, blocks: r.blocks(d), all: len(r.reserve), placed: len(r.d.Placements)}
 	if c != topology.AnyType {
 		key.blocks, key.all = 0, 0
 		if cr := r.byClass[c]; cr != nil {
@@ -1222,19 +1258,21 @@ func (r *run) delayed(c topology.Class, d time.Duration) string {
 	if msg, ok := r.delayMsg[key]; ok {
 		return msg
 	}
-	msg := "fits now but would delay the reservation of " + r.formatDelayed(c, d, key.blocks)
+	msg := "fits now but would delay the reservation of " + r.formatDelayed(c, d)
 	r.delayMsg[key] = msg
 	return msg
 }
 
 // formatDelayed names the first three reservations (in the order they
 // were made) that a job of class c could delay within d, and counts the
-// others: blocks in all.
-func (r *run) formatDelayed(c topology.Class, d time.Duration, blocks int) string {
+// others.
+func (r *run) formatDelayed(c topology.Class, d time.Duration) string {
 	var names []string
-	r.delays(c, d, len(r.reserve), func(rs *resvInfo) bool {
-		names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
-		return len(names) < 3
+	blocks := 0
+	r.delays(c, d, len(r.reserve), func(rs *resvInfo) {
+		if blocks++; blocks <= 3 {
+			names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
+		}
 	})
 	if len(names) == 0 {
 		return "an earlier job"

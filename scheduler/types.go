@@ -273,9 +273,9 @@ const (
 	// ReasonQuota: the team's quota does not allow it.
 	ReasonQuota Reason = "quota"
 	// ReasonBehindReservation: it fits now but would delay a reservation.
-	// The message names up to three reservations on nodes of its GPU
-	// type that start within its run, in the order they were made; some
-	// of them may hold only GPUs it could not take now.
+	// The message names up to three reservations it could delay, in the
+	// order they were made, and counts the others: those that start
+	// within its run and hold GPUs free now on nodes of its GPU type.
 	ReasonBehindReservation Reason = "behind-reservation"
 	// ReasonAwaitingPreemption: its tier may preempt, but GPUs already
 	// being freed (by evictions under way or time limits) start it no
