@@ -55,6 +55,18 @@ func CheckInvariants(p *Profile) error {
 	}
 	var err error
 	p.flushTimeline()
+	p.timeline.runs.Ascend(func(r *evRun) bool {
+		for _, e := range r.ev {
+			if r.hiOK && p.againOf[e.seq] > r.hi {
+				err = fmt.Errorf("timeline run at %s: bound %s below the againOf %s of node %d's entry at %s", r.first.at, r.hi, p.againOf[e.seq], e.n, e.at)
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
 	p.timeline.All(func(evs []tev) bool {
 		for _, e := range evs {
 			for _, v := range p.nodes[e.n] {
@@ -121,4 +133,11 @@ func WindowsBelow(p *Profile, r gang.Request, d, t, end time.Duration) [][2]time
 		out[i] = [2]time.Duration{w.from, w.to}
 	}
 	return out
+}
+
+// ShortRuns makes p, which must have no events yet, keep its timeline
+// and reservation starts in runs of at most k entries, so that tests
+// with few events exercise what spans several runs.
+func ShortRuns(p *Profile, k int) {
+	p.timeline, p.starts = newEvents(k), newEvents(k)
 }

@@ -296,7 +296,11 @@ func newWorld(t *rapid.T, c *topology.Cluster) (*topology.Index, *backfill.Profi
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ix, backfill.NewProfile(ix), &oracle{ix: ix, freeNow: make([]topology.GPUSet, ix.NumNodes())}
+	p := backfill.NewProfile(ix)
+	if k := rapid.IntRange(1, 9).Draw(t, "runs"); k <= 8 {
+		backfill.ShortRuns(p, k) // several runs even with few events
+	}
+	return ix, p, &oracle{ix: ix, freeNow: make([]topology.GPUSet, ix.NumNodes())}
 }
 
 // drawWorld draws a cluster with random held GPUs, each node's held GPUs
