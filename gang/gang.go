@@ -204,8 +204,7 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 
 // levelsToTry lists levels from the preferred (or required) one outward.
 func levelsToTry(r Request, nl int) []int {
-	ok := func(l int) bool { return l == NoLevel || (l >= 0 && l < nl) }
-	if !ok(r.Required) || !ok(r.Preferred) {
+	if !validLevel(r.Required, nl) || !validLevel(r.Preferred, nl) {
 		return nil
 	}
 	start, stop := r.Preferred, r.Required
@@ -456,13 +455,15 @@ func Fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.S
 // ix (or NoLevel). Place reports Invalid for a request that is not.
 func (r Request) Valid(ix *topology.Index) bool {
 	nl := ix.NumLevels()
-	ok := func(l int) bool { return l == NoLevel || (l >= 0 && l < nl) }
-	return r.wellFormed(ix) && ok(r.Required) && ok(r.Preferred)
+	return r.wellFormed(ix) && validLevel(r.Required, nl) && validLevel(r.Preferred, nl)
 }
 
 // wellFormed is Valid but for the required and preferred levels.
 func (r Request) wellFormed(ix *topology.Index) bool {
 	return r.Members >= 1 && r.GPUsPerMember >= 1 && r.GPUsPerMember <= ix.MaxGPUs() &&
 		r.Class >= 0 && int(r.Class) < ix.NumClasses() &&
-		(r.SpreadLevel == NoLevel || r.SpreadLevel >= topology.ClusterLevel && r.SpreadLevel < ix.NumLevels())
+		(r.SpreadLevel == topology.ClusterLevel || validLevel(r.SpreadLevel, ix.NumLevels()))
 }
+
+// validLevel reports whether l is NoLevel or one of nl declared levels.
+func validLevel(l, nl int) bool { return l == NoLevel || (l >= 0 && l < nl) }

@@ -464,11 +464,12 @@ func valuePath(data []byte, off int64) string {
 	}
 	var stack []frame
 	dec := json.NewDecoder(bytes.NewReader(data))
-	render := func(scalar bool) string {
+	// render is the path of a scalar: its own index is left out.
+	render := func() string {
 		var b strings.Builder
 		for i, f := range stack {
 			switch {
-			case f.array && !(scalar && i == len(stack)-1):
+			case f.array && i < len(stack)-1:
 				fmt.Fprintf(&b, "[%d]", f.idx)
 			case !f.array && f.key != "":
 				if b.Len() > 0 {
@@ -502,7 +503,7 @@ func valuePath(data []byte, off int64) string {
 			expectKey = false
 			continue
 		} else if dec.InputOffset() >= off {
-			return render(true)
+			return render()
 		}
 		// A value ended: the next one is a key or the next element.
 		if len(stack) == 0 {

@@ -365,7 +365,7 @@ func (r *run) evict() {
 			}
 			if j.TimeLimit > 0 {
 				limitAt := r.limitAt(j)
-				if !j.Started.IsZero() && !limitAt.After(r.snap.Now) && !r.cfg.IgnoreTimeLimits {
+				if !limitAt.After(r.snap.Now) && !r.cfg.IgnoreTimeLimits { // a job with no start is not past it
 					r.d.Evictions = append(r.d.Evictions, Eviction{Job: j.ID, Reason: EvictTimeLimit, Grace: j.CheckpointGrace})
 					end = r.offset(r.snap.Now.Add(j.CheckpointGrace))
 					break
@@ -1149,13 +1149,13 @@ func insertSorted(s []time.Duration, v time.Duration) []time.Duration {
 }
 
 // delays calls f, in the order they were made, for the reservations
-// among the first made that a job of class c running for d could delay:
+// that a job of class c running for d could delay:
 // those that start within d and hold GPUs free now on nodes of its class
 // (a job that fits now takes only such GPUs). Free GPUs only get fewer
 // during a Step, so a reservation found holding none never does again
 // and is dropped from the list of those that may: O(reservations that
 // still may), not O(reservations).
-func (r *run) delays(c topology.Class, d time.Duration, made int, f func(rs *resvInfo)) {
+func (r *run) delays(c topology.Class, d time.Duration, f func(rs *resvInfo)) {
 	list := &r.live
 	if c != topology.AnyType {
 		cr := r.byClass[c]
@@ -1166,10 +1166,6 @@ func (r *run) delays(c topology.Class, d time.Duration, made int, f func(rs *res
 	}
 	kept := (*list)[:0]
 	for _, i := range *list {
-		if int(i) >= made {
-			kept = append(kept, i)
-			continue
-		}
 		rs := &r.reserve[i]
 		if !r.holdsFree(rs, c) {
 			continue
@@ -1208,7 +1204,7 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 		if out == gang.Placed {
 			r.wait(j, ReasonBehindReservation, r.delayed(req.Class, d), time.Time{})
 			if j.ID == r.target {
-				r.delays(req.Class, d, len(r.reserve), func(rs *resvInfo) {
+				r.delays(req.Class, d, func(rs *resvInfo) {
 					r.turn.delays = append(r.turn.delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
 				})
 			}
@@ -1269,7 +1265,7 @@ func (r *run) delayed(c topology.Class, d time.Duration) string {
 func (r *run) formatDelayed(c topology.Class, d time.Duration) string {
 	var names []string
 	blocks := 0
-	r.delays(c, d, len(r.reserve), func(rs *resvInfo) {
+	r.delays(c, d, func(rs *resvInfo) {
 		if blocks++; blocks <= 3 {
 			names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
 		}
