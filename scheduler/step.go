@@ -207,11 +207,10 @@ type classResv struct {
 	live    []int32         // those that may hold GPUs free now: see delays
 }
 
-// turn is what a Step had decided when the target job's turn came: how
-// many reservations it had made, and the GPUs the job's team held.
+// turn is what a Step had decided when the target job's turn came: the
+// GPUs the job's team held, and the reservations it could delay.
 type turn struct {
 	seen  bool
-	resv  int
 	inUse int
 	// delays names the reservations a behind-reservation job could
 	// delay, as its message does (see delays).
@@ -551,7 +550,7 @@ const (
 // it records why j waits and reports false.
 func (r *run) admissible(j *Job) (gang.Request, bool) {
 	if j.ID == r.target && !r.turn.seen {
-		r.turn = turn{seen: true, resv: len(r.reserve), inUse: r.inUse[j.Team]}
+		r.turn = turn{seen: true, inUse: r.inUse[j.Team]}
 	}
 	req, ok := r.request(j)
 	if !ok {
