@@ -17,9 +17,11 @@ import (
 // walked as slices instead, with one call per run. A run holds at most R
 // entries and splits in halves past that, so inserts leave runs at least
 // R/2 long; deletes (a stacked reservation deletes the end it extends)
-// can leave shorter ones, which are never merged. A walk of k entries
-// over runs of at least r costs O(log(E/r) + k + k/r calls), and
-// inserting or deleting an entry O(log(E/r) + R) (a copy within its run).
+// can leave shorter ones, and a run left under R/4 joins a neighbour
+// that leaves room, so no two neighbouring runs are both that short: E
+// entries lie in O(E/R) runs. A walk of k entries over runs of at least
+// r costs O(log(E/r) + k + k/r calls), and inserting or deleting an
+// entry O(log(E/r) + R) (a copy within its run).
 //
 // Entries are distinct: no two compare equal under tevLess (each has its
 // own seq). Even walks write the search key, so an events is not safe
@@ -141,7 +143,56 @@ func (s *events) Delete(e tev) bool {
 	if i == 0 {
 		s.rekey(r)
 	}
+	if len(r.ev) > 0 {
+		s.merge(r)
+	}
 	return true
+}
+
+// merge joins run r with each neighbour when one of the two is short
+// (under a quarter of the limit) and together they hold at most three
+// quarters of it, so that no two neighbouring runs are both short and
+// walks keep calling back about once per R/4 entries or fewer, however
+// many deletes came before. O(log(E/r) + R).
+func (s *events) merge(r *evRun) {
+	var next, prev *evRun
+	s.runs.AscendGreaterOrEqual(r, func(x *evRun) bool {
+		if x == r {
+			return true
+		}
+		next = x
+		return false
+	})
+	if next != nil && s.joinable(r, next) {
+		s.join(r, next)
+	}
+	s.runs.DescendLessOrEqual(r, func(x *evRun) bool {
+		if x == r {
+			return true
+		}
+		prev = x
+		return false
+	})
+	if prev != nil && s.joinable(prev, r) {
+		s.join(prev, r)
+	}
+}
+
+// short reports whether run r holds under a quarter of the limit.
+func (s *events) short(r *evRun) bool { return 4*len(r.ev) < s.runMax }
+
+// joinable reports whether runs a and b, neighbours, should be one.
+func (s *events) joinable(a, b *evRun) bool {
+	return (s.short(a) || s.short(b)) && 4*(len(a.ev)+len(b.ev)) <= 3*s.runMax
+}
+
+// join appends run b, which follows run a, to a and drops b. The bound
+// of the joined run is the greater of the two, kept when both were
+// valid.
+func (s *events) join(a, b *evRun) {
+	a.ev = append(a.ev, b.ev...)
+	a.hi, a.hiOK = max(a.hi, b.hi), a.hiOK && b.hiOK
+	s.runs.Delete(b)
 }
 
 // From calls f with the entries not before from, in order, a run at a

@@ -12,15 +12,16 @@ import (
 
 // TestEventsMatchSortedSlice checks the runs of entries against a sorted
 // slice: after any sequence of inserts (some replacing an entry) and
-// deletes (some of absent entries), every walk from any start sees the
+// deletes (of present entries and of absent ones), every walk from any start sees the
 // model's entries from there on, in order, and stops when told to; every
 // count of the entries in a span is the model's, up to its limit; and
 // every run is non-empty, no longer than its limit, and keyed by its
-// first entry. Runs are made small so that splits, emptied runs and new
-// first entries happen often.
+// first entry; and no two neighbouring runs are both under a quarter of
+// the limit (deletes join them). Runs are made small so that splits,
+// joins, emptied runs and new first entries happen often.
 func TestEventsMatchSortedSlice(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := newEvents(rapid.IntRange(1, 6).Draw(t, "max"))
+		s := newEvents(rapid.IntRange(1, 12).Draw(t, "max"))
 		var model []tev
 		cmp := tevCompare
 		entry := func(label string) tev {
@@ -39,6 +40,9 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 					model = slices.Insert(model, i, e)
 				}
 			} else {
+				if len(model) > 0 && rapid.Bool().Draw(t, "present") {
+					e = model[rapid.IntRange(0, len(model)-1).Draw(t, "which")]
+				}
 				i, found := slices.BinarySearchFunc(model, e, cmp)
 				if got := s.Delete(e); got != found {
 					t.Fatalf("Delete(%v) = %v, want %v", e, got, found)
@@ -96,10 +100,15 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 			if got := s.Count(lo, hi, limit); got != min(in, limit) {
 				t.Fatalf("Count(%v, %v, %d) = %d, want %d", lo, hi, limit, got, min(in, limit))
 			}
+			var prev *evRun
 			s.runs.Ascend(func(r *evRun) bool {
 				if len(r.ev) == 0 || len(r.ev) > s.runMax || r.first != r.ev[0] {
 					t.Fatalf("run keyed %v holds %d entries (at most %d), first %v", r.first, len(r.ev), s.runMax, r.ev)
 				}
+				if prev != nil && 4*len(prev.ev) < s.runMax && 4*len(r.ev) < s.runMax {
+					t.Fatalf("neighbouring runs of %d and %d entries, both under a quarter of %d", len(prev.ev), len(r.ev), s.runMax)
+				}
+				prev = r
 				return true
 			})
 		}
