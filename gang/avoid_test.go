@@ -138,3 +138,34 @@ func TestChooserNotAskedWithoutRoom(t *testing.T) {
 	_, out := gang.Place(ix, r, nil)
 	require.Equal(t, gang.NoCapacity, out)
 }
+
+// Avoid does not change what a failure means: a gang that the nodes it
+// does not avoid hold, but no domain of its required level, is
+// NoDomain; one that they cannot hold at all is NoCapacity.
+func TestAvoidKeepsOutcome(t *testing.T) {
+	c := topology.Cluster{Levels: []string{"leaf"}, Nodes: []topology.Node{
+		{Name: "a", GPUs: 8, Domains: map[string]string{"leaf": "l0"}},
+		{Name: "b", GPUs: 8, Domains: map[string]string{"leaf": "l1"}},
+		{Name: "c", GPUs: 8, Domains: map[string]string{"leaf": "l2"}},
+	}}
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	a, _ := ix.Lookup("a")
+	for _, s := range []binpack.Scorer{nil, binpack.Spread{}} {
+		r := gang.NewRequest(2, 8)
+		r.Required = 0
+		_, out := gang.Place(ix, r, s)
+		require.Equal(t, gang.NoDomain, out, "no Avoid, scorer %T", s)
+		r.Avoid = func(topology.NodeID) bool { return false }
+		_, out = gang.Place(ix, r, s)
+		require.Equal(t, gang.NoDomain, out, "Avoid of nothing, scorer %T", s)
+		r.Avoid = func(n topology.NodeID) bool { return n == a }
+		_, out = gang.Place(ix, r, s)
+		require.Equal(t, gang.NoDomain, out, "b and c hold it, scorer %T", s)
+		r = gang.NewRequest(3, 8)
+		r.Required, r.Avoid = 0, func(n topology.NodeID) bool { return n == a }
+		_, out = gang.Place(ix, r, s)
+		require.Equal(t, gang.NoCapacity, out, "b and c cannot hold 3 members, scorer %T", s)
+		require.Equal(t, 24, ix.FreeGPUs(topology.ClusterLevel, 0, topology.AnyType), "failures change nothing")
+	}
+}

@@ -53,7 +53,9 @@ type Request struct {
 
 // DomainChooser picks the domain a gang goes to at one level. fits lists,
 // in best-fit order (fewest free GPUs, then most used, then name), the
-// domains of level that can hold the whole gang r now; Choose returns one
+// domains of level that can hold the whole gang r now, counting the free
+// GPUs of every node (Avoid is applied after the choice: a domain whose
+// room lies on avoided nodes is then passed over for the next); Choose returns one
 // of them (an answer outside the list counts as fits[0]). It must not
 // change ix and should cost O(len(fits)).
 type DomainChooser interface {
@@ -79,7 +81,10 @@ func NewRequest(members, gpus int) Request {
 // GPUs returns Members × GPUsPerMember.
 func (r Request) GPUs() int { return r.Members * r.GPUsPerMember }
 
-// Slot is the part of a placement on one node.
+// Slot is a part of a placement on one node: the members taken there in
+// one go. A scorer that does not consolidate may come back to a node for
+// a later member, so a node can appear in more than one slot (not
+// necessarily next to each other); [Placement.Allocation] merges them.
 type Slot struct {
 	// Node is the node of the slot.
 	Node topology.NodeID
@@ -108,11 +113,11 @@ type Outcome uint8
 const (
 	// Placed means the gang was placed.
 	Placed Outcome = iota
-	// NoCapacity means the free GPUs of its class cannot host the gang
-	// even ignoring topology.
+	// NoCapacity means the free GPUs of its class (on nodes it does not
+	// avoid) cannot host the gang even ignoring topology.
 	NoCapacity
-	// NoDomain means the gang fits the cluster's free GPUs but no single
-	// domain of its required level.
+	// NoDomain means the gang fits the cluster's free GPUs (on nodes it
+	// does not avoid) but no single domain of its required level.
 	NoDomain
 	// Invalid means the request itself is malformed.
 	Invalid
@@ -149,6 +154,8 @@ func (o Outcome) String() string {
 // and O(nodes touched × (G + L)) to take GPUs, for G GPUs per node and L
 // levels; never a scan of all nodes unless Avoid excludes them. With
 // Avoid or a Chooser, every domain of a level tried is listed: O(D) more.
+// A gang with Avoid and a required level that fits no domain of it costs
+// one more trial on the whole cluster, to tell NoDomain from NoCapacity.
 func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome) {
 	if !r.wellFormed(ix) {
 		return Placement{}, Invalid
@@ -196,8 +203,18 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 			}
 		}
 	}
-	if r.Avoid == nil && r.Required != NoLevel && ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) >= r.Members {
-		return Placement{}, NoDomain
+	if r.Required != NoLevel && ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) >= r.Members {
+		if r.Avoid == nil {
+			return Placement{}, NoDomain
+		}
+		// Whether the nodes not avoided hold it, ignoring topology, takes
+		// a trial placement on the whole cluster.
+		loose := r
+		loose.Required, loose.Preferred = NoLevel, NoLevel
+		if p, ok := fill(ix, loose, topology.ClusterLevel, 0, s); ok {
+			p.Release(ix)
+			return Placement{}, NoDomain
+		}
 	}
 	return Placement{}, NoCapacity
 }
@@ -462,7 +479,7 @@ func (r Request) Valid(ix *topology.Index) bool {
 func (r Request) wellFormed(ix *topology.Index) bool {
 	return r.Members >= 1 && r.GPUsPerMember >= 1 && r.GPUsPerMember <= ix.MaxGPUs() &&
 		r.Class >= 0 && int(r.Class) < ix.NumClasses() &&
-		(r.SpreadLevel == topology.ClusterLevel || validLevel(r.SpreadLevel, ix.NumLevels()))
+		validLevel(r.SpreadLevel, ix.NumLevels())
 }
 
 // validLevel reports whether l is NoLevel or one of nl declared levels.

@@ -33,6 +33,9 @@ func TestMalformedRequests(t *testing.T) {
 	r := gang.NewRequest(2, 1)
 	r.Distinct, r.SpreadLevel = true, 1
 	bad["spread level 1 of 1"] = r
+	r = gang.NewRequest(2, 1)
+	r.Distinct, r.SpreadLevel = true, topology.ClusterLevel
+	bad["spread level ClusterLevel"] = r
 	bad["spread level 5"] = gang.Request{Members: 2, GPUsPerMember: 1, Required: gang.NoLevel, Preferred: gang.NoLevel, Distinct: true, SpreadLevel: 5}
 	for name, r := range bad {
 		require.False(t, r.Valid(ix), name)
