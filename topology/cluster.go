@@ -149,7 +149,7 @@ func (c *Cluster) validate(order []int) ([]string, error) {
 		}
 		if !slices.Contains(types, n.GPUType) {
 			if len(types) == MaxGPUTypes {
-				return nil, fmt.Errorf("%s: gpuType: %q would be the cluster's %dth GPU type; at most %d are allowed", where(), n.GPUType, MaxGPUTypes+1, MaxGPUTypes)
+				return nil, fmt.Errorf("%s: gpuType: %q would be GPU type number %d of the cluster; at most %d are allowed", where(), n.GPUType, MaxGPUTypes+1, MaxGPUTypes)
 			}
 			types = append(types, n.GPUType)
 		}

@@ -72,7 +72,7 @@ func TestValidateRefusesTooManyGPUTypes(t *testing.T) {
 		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%04d", i), GPUs: 64,
 			GPUType: fmt.Sprintf("t%d", i%(topology.MaxGPUTypes+1)), Domains: map[string]string{"leaf": fmt.Sprintf("l%d", i)}})
 	}
-	want := fmt.Sprintf(`nodes[%d] "n%04d": gpuType: "t%d" would be the cluster's %dth GPU type; at most %d are allowed`,
+	want := fmt.Sprintf(`nodes[%d] "n%04d": gpuType: "t%d" would be GPU type number %d of the cluster; at most %d are allowed`,
 		topology.MaxGPUTypes, topology.MaxGPUTypes, topology.MaxGPUTypes, topology.MaxGPUTypes+1, topology.MaxGPUTypes)
 	require.EqualError(t, c.Validate(), want)
 	_, err := topology.NewIndex(c)

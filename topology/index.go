@@ -12,7 +12,10 @@ import (
 )
 
 // NodeID is a node's position in an [Index]: nodes are numbered in name
-// order, so IDs do not depend on the order of Cluster.Nodes.
+// order, so IDs do not depend on the order of Cluster.Nodes. Methods of
+// an Index that take a NodeID expect one of its nodes (0 to NumNodes()-1)
+// and panic on another, as an index out of range does; [Index.TakeSet],
+// which checks its arguments, reports an error instead.
 type NodeID int32
 
 // DomainID is a domain's position among the domains of one level, in order
@@ -179,9 +182,10 @@ func NewIndex(c *Cluster) (*Index, error) {
 			// ambiguous when a name holds "/" itself ("x/y" then "z", or
 			// "x" then "y/z"), so domains are told apart by a key that
 			// prefixes each name with its length, and ordered by name
-			// first: the order is by name whenever names differ.
+			// first, then by their sequences of names.
 			type dom struct {
 				name, key string
+				seq       []string
 				first     DomainID // in order of first appearance
 			}
 			seen := map[string]DomainID{}
@@ -201,7 +205,11 @@ func NewIndex(c *Cluster) (*Index, error) {
 				d, ok := seen[string(key)]
 				if !ok {
 					d = DomainID(len(doms))
-					doms = append(doms, dom{string(path), string(key), d})
+					seq := make([]string, li)
+					for k := range seq {
+						seq[k] = c.Nodes[oi].Domains[c.Levels[k]]
+					}
+					doms = append(doms, dom{string(path), string(key), seq, d})
 					seen[doms[d].key] = d
 				}
 				lv.dom[id] = d
@@ -210,7 +218,7 @@ func NewIndex(c *Cluster) (*Index, error) {
 				if c := strings.Compare(a.name, b.name); c != 0 {
 					return c
 				}
-				return strings.Compare(a.key, b.key)
+				return slices.Compare(a.seq, b.seq)
 			})
 			rank := make([]DomainID, len(doms))
 			lv.names = make([]string, len(doms))
@@ -571,7 +579,8 @@ func (ix *Index) Bucket(level int, d DomainID, c Class, f int) iter.Seq[NodeID] 
 
 // Fullest returns the ready node of class c in domain d of level with the
 // fewest free GPUs that are still at least g (best fit), the lowest-named
-// among equals. O(G + n/4096) for n nodes in the domain.
+// among equals. A g below 1 counts as 1: a node with no free GPU is never
+// returned. O(G + n/4096) for n nodes in the domain.
 func (ix *Index) Fullest(level int, d DomainID, c Class, g int) (NodeID, bool) {
 	li := level + 1
 	bk := ix.lv[li].bk
@@ -586,7 +595,7 @@ func (ix *Index) Fullest(level int, d DomainID, c Class, g int) (NodeID, bool) {
 
 // Emptiest returns the ready node of class c in domain d of level with the
 // most free GPUs, if that is at least g (worst fit), the lowest-named
-// among equals. O(G + n/4096) for n nodes in the domain.
+// among equals. A g below 1 counts as 1, as for [Index.Fullest]. O(G + n/4096) for n nodes in the domain.
 func (ix *Index) Emptiest(level int, d DomainID, c Class, g int) (NodeID, bool) {
 	li := level + 1
 	bk := ix.lv[li].bk
@@ -617,6 +626,7 @@ func (ix *Index) BestDomains(level int, c Class, need int) iter.Seq[DomainID] {
 		if need > math.MaxInt32 {
 			return // more than any domain's count holds
 		}
+		need = max(need, 0) // every domain has at least none free
 		lv := &ix.lv[level+1]
 		for _, i := range lv.pending {
 			t := lv.trees[int(i)%ix.classes]

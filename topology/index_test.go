@@ -3,6 +3,7 @@ package topology_test
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -147,6 +148,19 @@ func TestDomainsWithSlashesInNames(t *testing.T) {
 	require.Equal(t, 16, ix.FreeGPUs(1, ix.DomainOf(1, b), topology.AnyType))
 	// A gang that must stay in one leaf cannot use a's GPUs with b's.
 	require.Equal(t, 16, ix.Capacity(1, ix.DomainOf(1, b), topology.AnyType, 1))
+
+	// Leaves that share a name are ordered by their sequences of names:
+	// spine "s" comes before spine "s/b", whatever the names' lengths.
+	for _, s := range []string{"s", "sssssssss", "ssssssssssss"} {
+		c := &topology.Cluster{Levels: []string{"spine", "leaf"}, Nodes: []topology.Node{
+			{Name: "a", GPUs: 1, Domains: map[string]string{"spine": s + "/b", "leaf": "c"}},
+			{Name: "b", GPUs: 1, Domains: map[string]string{"spine": s, "leaf": "b/c"}},
+		}}
+		ix, err := topology.NewIndex(c)
+		require.NoError(t, err)
+		require.Equal(t, topology.DomainID(0), ix.DomainOf(1, mustLookup(t, ix, "b")), "spine %q", s)
+		require.Equal(t, topology.DomainID(1), ix.DomainOf(1, mustLookup(t, ix, "a")), "spine %q", s)
+	}
 }
 
 func mustLookup(t require.TestingT, ix *topology.Index, name string) topology.NodeID {
@@ -411,7 +425,9 @@ func TestIndexAgreesWithScan(t *testing.T) {
 }
 
 // TestBestDomainsHugeNeed: a need beyond any domain's count yields no
-// domain; it was cut to 32 bits and yielded empty domains.
+// domain (it was cut to 32 bits and yielded empty domains), and a need
+// of zero or less yields every domain, however far below zero (it wrapped
+// around to a positive need).
 func TestBestDomainsHugeNeed(t *testing.T) {
 	c := topology.Uniform(4, 8, "H100")
 	c.Levels = []string{"rack"}
@@ -427,6 +443,13 @@ func TestBestDomainsHugeNeed(t *testing.T) {
 			n++
 		}
 		require.Zero(t, n, "need %d", need)
+	}
+	for _, need := range []int{0, -1, -(1 << 32) + 5, -(1 << 32) + 9, math.MinInt} {
+		n := 0
+		for range ix.BestDomains(0, topology.AnyType, need) {
+			n++
+		}
+		require.Equal(t, 4, n, "need %d", need)
 	}
 }
 
