@@ -74,7 +74,9 @@ func (m Matrix) Validate() error {
 // CanPreempt reports whether a job of tier p may preempt a running job of
 // tier v. It is false for tiers outside the matrix, for p == v, for
 // v == 0 and for two tiers that the matrix lets preempt each other, even
-// when a malformed matrix says otherwise.
+// when a malformed matrix says otherwise. An entry that lets a tier
+// preempt tier 0 counts for nothing (tier 0 is never a victim), so it
+// does not stop tier 0 from preempting that tier.
 func (m Matrix) CanPreempt(p, v int) bool {
 	if p < 0 || v <= 0 || p == v || p >= len(m) || v >= len(m) || v >= len(m[p]) {
 		return false
