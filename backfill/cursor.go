@@ -522,7 +522,7 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t,
 // those that host the most members first, then by node. The cursor holds
 // the result on return.
 func (p *Profile) preferBusy(c *cursor, pl gang.Placement, r gang.Request, t time.Duration, s binpack.Scorer) gang.Placement {
-	if t == 0 {
+	if t == 0 && !p.releasedNow {
 		return pl // nothing busy now is released by now
 	}
 	pl.Release(c.ix)

@@ -22,6 +22,9 @@ type oracle struct {
 	freeNow  []topology.GPUSet
 	releases []event
 	reserved []event
+	// placing: judge a start now by GPUs free now alone, as PlaceNow
+	// does; GPUs released at 0 stay held in the index.
+	placing bool
 }
 
 type event struct {
@@ -38,14 +41,15 @@ func plus(a, b time.Duration) time.Duration {
 }
 
 // usable is the rule: free now or released by t, and reserved at no
-// moment of [t, t+d); healthy GPUs of ready nodes only.
+// moment of [t, t+d); healthy GPUs of ready nodes only. A release at or
+// before 0 counts from 0 on, except for a start now by PlaceNow.
 func (o *oracle) usable(n topology.NodeID, t, d time.Duration) topology.GPUSet {
 	if o.ix.State(n) != topology.Ready {
 		return 0
 	}
 	u := o.freeNow[n]
 	for _, e := range o.releases {
-		if e.n == n && e.start <= t {
+		if e.n == n && e.start <= t && !o.placing {
 			u |= e.set
 		}
 	}
@@ -123,6 +127,8 @@ func (o *oracle) checkPlacement(t *rapid.T, r gang.Request, pl gang.Placement, a
 // placeNow asks p to start r now for d, checks the answer against the
 // oracle, and records the placement in the oracle too.
 func (o *oracle) placeNow(t *rapid.T, p *backfill.Profile, r gang.Request, d time.Duration) {
+	o.placing = true
+	defer func() { o.placing = false }()
 	want := o.fits(r, 0, d)
 	pl, out := p.PlaceNow(r, d, nil)
 	if (out == gang.Placed) != want {
@@ -328,6 +334,9 @@ func drawHolds(t *rapid.T, c *topology.Cluster) (*topology.Index, *backfill.Prof
 				continue
 			}
 			at := drawDuration(t, "release")
+			if rapid.IntRange(0, 5).Draw(t, "releasedNow") == 0 {
+				at = time.Duration(rapid.IntRange(-1, 0).Draw(t, "nowOrBefore")) // released now: held, usable from 0
+			}
 			p.AddRelease(n, s, at)
 			if at != backfill.Forever {
 				o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})

@@ -115,6 +115,9 @@ type Profile struct {
 	winBuf   []window
 	resBuf   []window
 	lastFree int
+	// releasedNow says that some release is at 0: GPUs held now are
+	// usable for a run from now (see preferBusy).
+	releasedNow bool
 	// Cursors for Earliest (see cursor), and the held GPUs of each node
 	// in the live index when the cursors last looked.
 	cursors  []*cursor
@@ -362,8 +365,12 @@ func (p *Profile) freeBound(r gang.Request, d, t0 time.Duration) time.Duration {
 func (p *Profile) Index() *topology.Index { return p.ix }
 
 // AddRelease records that the held GPUs s of node n become free at
-// offset at. Releases at or before now, at Forever, or on nodes that are
-// not ready are ignored. O(e + log E) for e events of the node.
+// offset at. A release at or before now (at <= 0) is recorded at 0: the
+// GPUs stay held in the index, so no job is placed on them now, but they
+// are usable for any run from now on (a job being evicted whose grace is
+// over is gone, though its GPUs are not yet seen free). Releases at
+// Forever, or on nodes that are not ready, are ignored. O(e + log E) for
+// e events of the node.
 func (p *Profile) AddRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	if p.addRelease(n, s, at) {
 		p.forget()
@@ -372,8 +379,12 @@ func (p *Profile) AddRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 
 // addRelease records a release and reports whether it did.
 func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) bool {
-	if at <= 0 || at == Forever || s == 0 || p.ix.State(n) != topology.Ready {
+	if at == Forever || s == 0 || p.ix.State(n) != topology.Ready {
 		return false
+	}
+	if at <= 0 {
+		at = 0
+		p.releasedNow = true
 	}
 	p.noteEvent(n)
 	p.markStale(n)
@@ -676,9 +687,10 @@ func (p *Profile) blockNow(d time.Duration) {
 }
 
 // blockNode removes from node n's free GPUs those reserved before d.
+// GPUs released at 0 stay out: they are held now.
 func (p *Profile) blockNode(n topology.NodeID, d time.Duration) {
 	free := p.ix.FreeSet(n)
-	if u := p.usable(n, free, 0, d); u != free {
+	if u := p.usable(n, free, 0, d) & free; u != free {
 		p.touch(n)
 		p.setUsable(n, u)
 	}

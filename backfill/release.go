@@ -15,7 +15,7 @@ import (
 // remembered survive the move, earlier or later (see there). O(events of
 // n + log E).
 func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
-	at = max(at, 1) // at or before now: just after now, which queries read alike
+	at = max(at, 0) // at or before now: released now, as AddRelease records it
 	evs := p.nodes[n]
 	p.markStale(n)
 	// The latest release that s had, which bounds the starts the move
