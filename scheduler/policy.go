@@ -83,7 +83,8 @@ func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
 // every victim that is not needed. Step checks the answer (victims in
 // range, a whole placement of r on ready nodes, in one domain of its
 // required level, on GPUs free in ix or held by the victims) and treats
-// one that fails as no answer.
+// one that fails as no answer; it evicts only the victims that hold GPUs
+// of the placement, so a victim chosen for nothing stays running.
 type VictimSelector interface {
 	// Select returns the indices in cands of the jobs to preempt, the
 	// placement r gets once they are gone, and whether any choice makes

@@ -297,3 +297,30 @@ func TestBehindReservationNamesWhatItDelays(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"D at 2026-12-02T04:00:00Z"}, e.Delays)
 }
+
+// A custom selector that names a victim whose GPUs its placement does
+// not use gets only the victims it needs evicted: W, chosen for nothing,
+// keeps running.
+func TestSpareVictimsOfCustomSelectorStay(t *testing.T) {
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 4}, {Name: "n1", GPUs: 4}}}
+	jobs := []Job{
+		runFour("V", 3, "n0", 10*time.Minute, 0, 0),
+		runFour("W", 3, "n1", 10*time.Minute, 0, 0),
+		{ID: "P", Tier: 2, Members: 1, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Minute)},
+	}
+	both := VictimFunc(func(ix *topology.Index, r gang.Request, _ binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
+		n0, _ := ix.Lookup("n0")
+		var vs []int
+		for i := range cands {
+			vs = append(vs, i)
+		}
+		return vs, gang.Placement{Slots: []gang.Slot{{Node: n0, GPUs: topology.FirstN(4), Members: 1}}}, len(vs) == 2
+	})
+	d, err := New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}, Victims: both}).Step(&Snapshot{Now: quotaNow, Cluster: c, Jobs: jobs})
+	require.NoError(t, err)
+	require.Len(t, d.Evictions, 1, "%+v", d)
+	require.Equal(t, "V", d.Evictions[0].Job)
+	require.Equal(t, "P", d.Evictions[0].By)
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, "P", d.Reservations[0].Job)
+}

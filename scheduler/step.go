@@ -221,8 +221,8 @@ type turn struct {
 // the job's class, and (for that class) how many reservations start
 // within its run out of how many were made.
 type delayKey struct {
-	class               topology.Class
-	blocks, all, placed int
+	class                  topology.Class
+	g, blocks, all, placed int
 }
 
 // shapeKey identifies jobs that fit or fail alike. blocks and resv pin
@@ -310,14 +310,11 @@ func (r *run) heldJobs(nodes []topology.NodeID) []heldJob {
 }
 
 // offset converts an absolute time to an offset from now for the profile;
-// times at or before now become the smallest positive offset: held GPUs
-// are never usable now, only from the next instant on.
+// times at or before now become 0. Held GPUs released at 0 (a job being
+// evicted whose grace is over) are usable for a reservation from now, but
+// no job is placed on them now: the profile keeps them held in its index.
 func (r *run) offset(t time.Time) time.Duration {
-	d := t.Sub(r.snap.Now)
-	if d <= 0 {
-		return 1
-	}
-	return d
+	return max(t.Sub(r.snap.Now), 0)
 }
 
 func dur(limit time.Duration) time.Duration {
@@ -354,12 +351,12 @@ func (r *run) evict() {
 		case Evicting:
 			end = r.offset(j.EvictedAt.Add(j.CheckpointGrace))
 			if j.EvictedAt.IsZero() {
-				end = 1
+				end = 0
 			}
 		case Running:
 			if down := r.downNode(h); down != "" {
 				r.d.Evictions = append(r.d.Evictions, Eviction{Job: j.ID, Reason: EvictNodeDown, Requeue: true})
-				end = 1
+				end = 0
 				break
 			}
 			if j.TimeLimit > 0 {
@@ -505,7 +502,7 @@ func (r *run) schedule() error {
 		// While evictions are under way, jobs that may preempt are tried
 		// in priority order first: GPUs that evictions free go to the first
 		// job that can use them (see awaitEvictions), not to the shortest.
-		if r.evictingEnd > 0 {
+		if r.evicting != nil {
 			rest := later[:0]
 			for _, j := range later {
 				if r.preempts(j) {
@@ -799,9 +796,9 @@ func (r *run) victimGrace(tier int) time.Duration {
 func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
 	r.candidates()
 	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement}, tier: j.Tier}
-	// The reservation made below runs from max(grace, 1) for d; GPUs
-	// reserved for others within that window are not the victims' to give.
-	window := addDur(d, max(r.victimGrace(j.Tier), 1))
+	// The reservation made below runs from grace for d; GPUs reserved
+	// for others within that window are not the victims' to give.
+	window := addDur(d, r.victimGrace(j.Tier))
 	for _, f := range r.noVictims[pk] {
 		if j.Members >= f.members && window >= f.window {
 			return r.awaitEvictions(j, req, d, mayReserve)
@@ -870,6 +867,9 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	if ok && !r.validPreemption(req, sub, victims, pl, window) {
 		ok = false // a custom selector answered nonsense: do not act on it
 	}
+	if ok {
+		victims = usedVictims(sub, victims, pl) // a custom selector's spare victims stay
+	}
 	if !ok || len(victims) == 0 {
 		// Keep only the failures no other implies: the list stays short.
 		f := noVictims{members: j.Members, window: window}
@@ -906,7 +906,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		delete(r.asFast, pk)
 		return false
 	}
-	start := max(grace, 1)
+	start := grace
 	for t := range r.graceOf {
 		r.graceOf[t] = -1 // fewer candidates left: recount on next use
 	}
@@ -916,9 +916,9 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 		vj := r.candJobs[i]
 		r.d.Evictions = append(r.d.Evictions, Eviction{Job: vj.ID, Reason: EvictPreempted, By: j.ID, Grace: vj.CheckpointGrace, Requeue: true})
 		for _, h := range r.cands[i].Holds {
-			r.prof.MoveRelease(h.Node, h.GPUs, max(vj.CheckpointGrace, 1))
+			r.prof.MoveRelease(h.Node, h.GPUs, vj.CheckpointGrace)
 		}
-		r.evictEnd = max(r.evictEnd, max(vj.CheckpointGrace, 1))
+		r.evictEnd = max(r.evictEnd, vj.CheckpointGrace)
 		r.inUse[vj.Team] -= vj.GPUs()
 	}
 	r.reserveAt(j, pl, start, d)
@@ -937,7 +937,7 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 // ReservationPolicy may decline; then j waits with reason
 // awaiting-preemption. It reports whether it recorded j's outcome.
 func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
-	if r.evictingEnd <= 0 {
+	if r.evicting == nil {
 		return false
 	}
 	// EarliestBy remembers its misses per shape: asking again for a
@@ -1054,6 +1054,25 @@ func (r *run) validPreemption(req gang.Request, cands []preempt.Candidate, victi
 	return members == req.Members
 }
 
+// usedVictims returns, in order, the victims that hold GPUs of pl: the
+// others free nothing j uses. It keeps the slice when it drops none.
+func usedVictims(cands []preempt.Candidate, victims []int, pl gang.Placement) []int {
+	uses := func(v int) bool {
+		for _, h := range cands[v].Holds {
+			for _, sl := range pl.Slots {
+				if sl.Node == h.Node && sl.GPUs&h.GPUs != 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !slices.ContainsFunc(victims, func(v int) bool { return !uses(v) }) {
+		return victims
+	}
+	return slices.DeleteFunc(slices.Clone(victims), func(v int) bool { return !uses(v) })
+}
+
 // overQuota says why j's team may not start it now, or "".
 func (r *run) overQuota(j *Job) string {
 	var a Admitter = QuotaAdmitter{quotas: r.quotas}
@@ -1077,14 +1096,9 @@ func addDur(a, b time.Duration) time.Duration {
 	return a + b
 }
 
-// at converts a profile offset to a time. The offset of one nanosecond,
-// which the profile gives GPUs that a job being evicted without grace
-// frees (the profile's "just after now"), maps to now; every other offset
-// is exact, so a start never comes before the GPUs it needs are free.
+// at converts a profile offset to a time; offsets are exact, so a start
+// never comes before the GPUs it needs are free.
 func (r *run) at(off time.Duration) time.Time {
-	if off <= 1 {
-		return r.snap.Now
-	}
 	return r.snap.Now.Add(off)
 }
 
@@ -1104,7 +1118,7 @@ func (r *run) addReservation(j *Job, rs resvInfo, pl gang.Placement) {
 	k := int32(len(r.reserve))
 	r.reserve = append(r.reserve, rs)
 	r.starts = insertSorted(r.starts, rs.start)
-	if r.holdsFree(&rs, topology.AnyType) {
+	if r.holdsFree(&rs, topology.AnyType, 1) {
 		r.live = append(r.live, k)
 	}
 	if r.ix.NumTypes() < 2 {
@@ -1125,17 +1139,18 @@ func (r *run) addReservation(j *Job, rs resvInfo, pl gang.Placement) {
 		}
 		cr.reserve = append(cr.reserve, k)
 		cr.starts = insertSorted(cr.starts, rs.start)
-		if r.holdsFree(&rs, c) {
+		if r.holdsFree(&rs, c, 1) {
 			cr.live = append(cr.live, k)
 		}
 	}
 }
 
 // holdsFree reports whether rs holds GPUs that are free now on nodes of
-// class c: a job of class c that starts now can take only those.
-func (r *run) holdsFree(rs *resvInfo, c topology.Class) bool {
+// class c with at least g GPUs free: a job of class c and g GPUs per
+// member that starts now can take only those.
+func (r *run) holdsFree(rs *resvInfo, c topology.Class, g int) bool {
 	for _, sl := range rs.slots {
-		if sl.GPUs&r.ix.FreeSet(sl.Node) != 0 && r.ix.InClass(sl.Node, c) {
+		if free := r.ix.FreeSet(sl.Node); sl.GPUs&free != 0 && free.Len() >= g && r.ix.InClass(sl.Node, c) {
 			return true
 		}
 	}
@@ -1148,13 +1163,13 @@ func insertSorted(s []time.Duration, v time.Duration) []time.Duration {
 }
 
 // delays calls f, in the order they were made, for the reservations
-// that a job of class c running for d could delay:
+// that a job of class c and g GPUs per member running for d could delay:
 // those that start within d and hold GPUs free now on nodes of its class
-// (a job that fits now takes only such GPUs). Free GPUs only get fewer
-// during a Step, so a reservation found holding none never does again
-// and is dropped from the list of those that may: O(reservations that
-// still may), not O(reservations).
-func (r *run) delays(c topology.Class, d time.Duration, f func(rs *resvInfo)) {
+// with g GPUs free (a job that fits now takes only such GPUs). Free GPUs
+// only get fewer during a Step, so a reservation found holding none
+// never does again and is dropped from the list of those that may:
+// O(reservations that still may), not O(reservations).
+func (r *run) delays(c topology.Class, g int, d time.Duration, f func(rs *resvInfo)) {
 	list := &r.live
 	if c != topology.AnyType {
 		cr := r.byClass[c]
@@ -1166,11 +1181,11 @@ func (r *run) delays(c topology.Class, d time.Duration, f func(rs *resvInfo)) {
 	kept := (*list)[:0]
 	for _, i := range *list {
 		rs := &r.reserve[i]
-		if !r.holdsFree(rs, c) {
+		if !r.holdsFree(rs, c, 1) {
 			continue
 		}
 		kept = append(kept, i)
-		if rs.start < d {
+		if rs.start < d && (g <= 1 || r.holdsFree(rs, c, g)) {
 			f(rs)
 		}
 	}
@@ -1201,9 +1216,9 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 			}
 		}
 		if out == gang.Placed {
-			r.wait(j, ReasonBehindReservation, r.delayed(req.Class, d), time.Time{})
+			r.wait(j, ReasonBehindReservation, r.delayed(req.Class, req.GPUsPerMember, d), time.Time{})
 			if j.ID == r.target {
-				r.delays(req.Class, d, func(rs *resvInfo) {
+				r.delays(req.Class, req.GPUsPerMember, d, func(rs *resvInfo) {
 					r.turn.delays = append(r.turn.delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
 				})
 			}
@@ -1235,14 +1250,14 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 	r.wait(j, why, msg, time.Time{})
 }
 
-// delayed is the message of a job of class c that fits now but would
-// delay reservations that start within d (see delays), which it names.
-// With the same reservations of the class made so far, the same ones
-// start within d when as many do, and with as many jobs placed, the same
-// GPUs are free; so the text is formatted once per (class, count,
-// reservations, placements).
-func (r *run) delayed(c topology.Class, d time.Duration) string {
-	key := delayKey{class: c, blocks: r.blocks(d), all: len(r.reserve), placed: len(r.d.Placements)}
+// delayed is the message of a job of class c and g GPUs per member that
+// fits now but would delay reservations that start within d (see
+// delays), which it names. With the same reservations of the class made
+// so far, the same ones start within d when as many do, and with as many
+// jobs placed, the same GPUs are free; so the text is formatted once per
+// (class, member size, count, reservations, placements).
+func (r *run) delayed(c topology.Class, g int, d time.Duration) string {
+	key := delayKey{class: c, g: g, blocks: r.blocks(d), all: len(r.reserve), placed: len(r.d.Placements)}
 	if c != topology.AnyType {
 		key.blocks, key.all = 0, 0
 		if cr := r.byClass[c]; cr != nil {
@@ -1253,18 +1268,18 @@ func (r *run) delayed(c topology.Class, d time.Duration) string {
 	if msg, ok := r.delayMsg[key]; ok {
 		return msg
 	}
-	msg := "fits now but would delay the reservation of " + r.formatDelayed(c, d)
+	msg := "fits now but would delay the reservation of " + r.formatDelayed(c, g, d)
 	r.delayMsg[key] = msg
 	return msg
 }
 
 // formatDelayed names the first three reservations (in the order they
-// were made) that a job of class c could delay within d, and counts the
-// others.
-func (r *run) formatDelayed(c topology.Class, d time.Duration) string {
+// were made) that a job of class c and g GPUs per member could delay
+// within d, and counts the others.
+func (r *run) formatDelayed(c topology.Class, g int, d time.Duration) string {
 	var names []string
 	blocks := 0
-	r.delays(c, d, func(rs *resvInfo) {
+	r.delays(c, g, d, func(rs *resvInfo) {
 		if blocks++; blocks <= 3 {
 			names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
 		}
