@@ -65,6 +65,28 @@ func TestHorizon(t *testing.T) {
 	}
 }
 
+// A start exactly at the horizon is within it, also behind a reservation
+// from now on GPUs an evicting job frees now: A holds n00's GPU for
+// [now, +1h) and P, an hour long, is reserved from +1h. (When GPUs freed
+// now were taken to free a nanosecond later, A ran a nanosecond past
+// +1h and P had no start within the horizon.)
+func TestHorizonEdgeAfterReservationFromNow(t *testing.T) {
+	now := spreadNow
+	e := runningOn("E", 3, "n00", 1, now.Add(-time.Hour), 0, 0)
+	e.State, e.EvictedAt = Evicting, now.Add(-time.Minute)
+	snap := &Snapshot{Now: now, Cluster: uniformCluster(1, 1, 1), Jobs: []Job{e,
+		{ID: "A", Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-2 * time.Minute)},
+		{ID: "P", Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+	}}
+	d, err := New(Config{Backfill: Conservative, Horizon: time.Hour, Order: TierOrder{}}).Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Reservations, 2, "%+v", d)
+	require.Equal(t, "A", d.Reservations[0].Job)
+	require.Equal(t, now, d.Reservations[0].Start)
+	require.Equal(t, "P", d.Reservations[1].Job)
+	require.Equal(t, now.Add(time.Hour), d.Reservations[1].Start)
+}
+
 // running returns a running job of one member on node's first g GPUs.
 func runningOn(id string, tier int, node string, g int, started time.Time, limit, grace time.Duration) Job {
 	gpus := make([]int, g)
