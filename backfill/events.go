@@ -155,27 +155,26 @@ func (s *events) Delete(e tev) bool {
 // walks keep calling back about once per R/4 entries or fewer, however
 // many deletes came before. O(log(E/r) + R).
 func (s *events) merge(r *evRun) {
-	var next, prev *evRun
-	s.runs.AscendGreaterOrEqual(r, func(x *evRun) bool {
-		if x == r {
-			return true
-		}
-		next = x
-		return false
-	})
-	if next != nil && s.joinable(r, next) {
+	if next := s.beside(r, s.runs.AscendGreaterOrEqual); next != nil && s.joinable(r, next) {
 		s.join(r, next)
 	}
-	s.runs.DescendLessOrEqual(r, func(x *evRun) bool {
+	if prev := s.beside(r, s.runs.DescendLessOrEqual); prev != nil && s.joinable(prev, r) {
+		s.join(prev, r)
+	}
+}
+
+// beside returns the run next to r in the direction walk goes from r
+// (the B-tree's ascent or descent from a pivot), or nil.
+func (s *events) beside(r *evRun, walk func(*evRun, btree.ItemIteratorG[*evRun])) *evRun {
+	var got *evRun
+	walk(r, func(x *evRun) bool {
 		if x == r {
 			return true
 		}
-		prev = x
+		got = x
 		return false
 	})
-	if prev != nil && s.joinable(prev, r) {
-		s.join(prev, r)
-	}
+	return got
 }
 
 // short reports whether run r holds under a quarter of the limit.

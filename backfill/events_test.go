@@ -12,8 +12,9 @@ import (
 
 // TestEventsMatchSortedSlice checks the runs of entries against a sorted
 // slice: after any sequence of inserts (some replacing an entry) and
-// deletes (of present entries and of absent ones), every walk from any start sees the
-// model's entries from there on, in order, and stops when told to; every
+// deletes (of present entries and of absent ones), every walk from any
+// start sees the model's entries from there on, in order, and stops when
+// told to; every
 // count of the entries in a span is the model's, up to its limit; and
 // every run is non-empty, no longer than its limit, and keyed by its
 // first entry; and no two neighbouring runs are both under a quarter of

@@ -1118,7 +1118,7 @@ func (r *run) addReservation(j *Job, rs resvInfo, pl gang.Placement) {
 	k := int32(len(r.reserve))
 	r.reserve = append(r.reserve, rs)
 	r.starts = insertSorted(r.starts, rs.start)
-	if r.holdsFree(&rs, topology.AnyType, 1) {
+	if held, _ := r.holdsFree(&rs, topology.AnyType, 1); held {
 		r.live = append(r.live, k)
 	}
 	if r.ix.NumTypes() < 2 {
@@ -1139,22 +1139,24 @@ func (r *run) addReservation(j *Job, rs resvInfo, pl gang.Placement) {
 		}
 		cr.reserve = append(cr.reserve, k)
 		cr.starts = insertSorted(cr.starts, rs.start)
-		if r.holdsFree(&rs, c, 1) {
+		if held, _ := r.holdsFree(&rs, c, 1); held {
 			cr.live = append(cr.live, k)
 		}
 	}
 }
 
 // holdsFree reports whether rs holds GPUs that are free now on nodes of
-// class c with at least g GPUs free: a job of class c and g GPUs per
-// member that starts now can take only those.
-func (r *run) holdsFree(rs *resvInfo, c topology.Class, g int) bool {
+// class c, and whether it does on one with at least g GPUs free: a job
+// of class c and g GPUs per member that starts now can take only those.
+func (r *run) holdsFree(rs *resvInfo, c topology.Class, g int) (held, room bool) {
 	for _, sl := range rs.slots {
-		if free := r.ix.FreeSet(sl.Node); sl.GPUs&free != 0 && free.Len() >= g && r.ix.InClass(sl.Node, c) {
-			return true
+		if free := r.ix.FreeSet(sl.Node); sl.GPUs&free != 0 && r.ix.InClass(sl.Node, c) {
+			if held = true; free.Len() >= g {
+				return true, true
+			}
 		}
 	}
-	return false
+	return held, false
 }
 
 func insertSorted(s []time.Duration, v time.Duration) []time.Duration {
@@ -1181,11 +1183,12 @@ func (r *run) delays(c topology.Class, g int, d time.Duration, f func(rs *resvIn
 	kept := (*list)[:0]
 	for _, i := range *list {
 		rs := &r.reserve[i]
-		if !r.holdsFree(rs, c, 1) {
+		held, room := r.holdsFree(rs, c, g)
+		if !held {
 			continue
 		}
 		kept = append(kept, i)
-		if rs.start < d && (g <= 1 || r.holdsFree(rs, c, g)) {
+		if rs.start < d && room {
 			f(rs)
 		}
 	}
