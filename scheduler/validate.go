@@ -42,8 +42,8 @@ func verr(field, format string, args ...any) error {
 // (tiers 0..DefaultTiers-1). It returns a *ValidationError naming the
 // first bad field, or nil. [Scheduler.Step] runs the same checks with the
 // scheduler's tier count, and so does [Scheduler.Validate]. It builds no
-// index, only a map of node names: O(N log N + A) for N nodes and A jobs,
-// allocation entries and allocated GPUs.
+// index, only maps of node and team names: O(N log N + T + A) for N
+// nodes, T teams and A jobs, allocation entries and allocated GPUs.
 func Validate(s *Snapshot) error { return validateTiers(s, DefaultTiers) }
 
 // Validate checks a snapshot against the rules of the scheduler's policy:
@@ -138,23 +138,8 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 			}
 		}
 	}
-	for i := range s.Teams {
-		t := &s.Teams[i]
-		if t.Parent == "" {
-			continue
-		}
-		if _, ok := teams[t.Parent]; !ok {
-			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "unknown team %q", t.Parent)
-		}
-		// Walk up; a path longer than the team count is a cycle.
-		p, steps := t.Parent, 0
-		for p != "" && steps <= len(s.Teams) {
-			p = s.Teams[teams[p]].Parent
-			steps++
-		}
-		if p != "" {
-			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "cycle in the team tree")
-		}
+	if err := checkTeamTree(s.Teams, teams); err != nil {
+		return err
 	}
 	// Jobs listed in ID order, as hosts usually keep them, repeat an ID
 	// only next to each other; otherwise a map finds repeats.
@@ -261,6 +246,60 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 		}
 		if total != j.GPUs() {
 			return verr(f()+": allocation", "holds %d GPUs, want members × gpusPerMember = %d", total, j.GPUs())
+		}
+	}
+	return nil
+}
+
+// checkTeamTree reports the first team, in input order, whose parent is
+// unknown or whose way up ends in a cycle; teams maps each name to its
+// index. Each team is walked over once: O(T) for T teams.
+//
+// The walk takes each parent by name through teams; an unknown name (the
+// parent of an ancestor, not checked yet) yields teams[0], as it did in
+// the quadratic walk this replaces, so that the same team is reported.
+func checkTeamTree(ts []Team, teams map[string]int) error {
+	const (
+		unseen = iota
+		onPath // on the way up being walked
+		top    // the way up ends at a top-level team
+		cycle  // the way up ends in a cycle
+	)
+	state := make([]uint8, len(ts))
+	var path []int
+	for i := range ts {
+		t := &ts[i]
+		if t.Parent == "" {
+			continue
+		}
+		if _, ok := teams[t.Parent]; !ok {
+			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "unknown team %q", t.Parent)
+		}
+		// Walk up to a team already settled, a top-level team, or a team
+		// of this walk (a cycle), then settle the walk's teams alike.
+		path = path[:0]
+		end, k := uint8(top), i
+		for {
+			if st := state[k]; st != unseen {
+				end = st
+				if st == onPath {
+					end = cycle
+				}
+				break
+			}
+			state[k] = onPath
+			path = append(path, k)
+			p := ts[k].Parent
+			if p == "" {
+				break
+			}
+			k = teams[p]
+		}
+		for _, k := range path {
+			state[k] = end
+		}
+		if state[i] == cycle {
+			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "cycle in the team tree")
 		}
 	}
 	return nil
