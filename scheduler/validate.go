@@ -252,13 +252,18 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 }
 
 // checkTeamTree reports the first team, in input order, whose parent is
-// unknown or whose way up ends in a cycle; teams maps each name to its
-// index. Each team is walked over once: O(T) for T teams.
-//
-// The walk takes each parent by name through teams; an unknown name (the
-// parent of an ancestor, not checked yet) yields teams[0], as it did in
-// the quadratic walk this replaces, so that the same team is reported.
+// unknown, else the first whose way up ends in a cycle; teams maps each
+// name to its index. Unknown parents are looked for first, so that a
+// walk up never meets one. Each team is walked over once: O(T) for T
+// teams.
 func checkTeamTree(ts []Team, teams map[string]int) error {
+	for i := range ts {
+		if p := ts[i].Parent; p != "" {
+			if _, ok := teams[p]; !ok {
+				return verr(fmt.Sprintf("teams[%d] %q: parent", i, ts[i].Name), "unknown team %q", p)
+			}
+		}
+	}
 	const (
 		unseen = iota
 		onPath // on the way up being walked
@@ -271,9 +276,6 @@ func checkTeamTree(ts []Team, teams map[string]int) error {
 		t := &ts[i]
 		if t.Parent == "" {
 			continue
-		}
-		if _, ok := teams[t.Parent]; !ok {
-			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "unknown team %q", t.Parent)
 		}
 		// Walk up to a team already settled, a top-level team, or a team
 		// of this walk (a cycle), then settle the walk's teams alike.

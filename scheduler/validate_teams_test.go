@@ -7,10 +7,10 @@ import (
 	"pgregory.net/rapid"
 )
 
-// quadraticTeamTree is the team-tree check as it was before it ran in
-// linear time, kept as the oracle: for each team in input order, an
-// unknown parent, else a walk up from its parent that is longer than the
-// team count, is an error.
+// quadraticTeamTree is the team-tree check written the obvious way,
+// kept as the oracle: the first team in input order with an unknown
+// parent is an error, else the first whose walk up from its parent is
+// longer than the team count.
 func quadraticTeamTree(s *Snapshot) error {
 	teams := make(map[string]int, len(s.Teams))
 	for i := range s.Teams {
@@ -18,11 +18,14 @@ func quadraticTeamTree(s *Snapshot) error {
 	}
 	for i := range s.Teams {
 		t := &s.Teams[i]
+		if _, ok := teams[t.Parent]; t.Parent != "" && !ok {
+			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "unknown team %q", t.Parent)
+		}
+	}
+	for i := range s.Teams {
+		t := &s.Teams[i]
 		if t.Parent == "" {
 			continue
-		}
-		if _, ok := teams[t.Parent]; !ok {
-			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "unknown team %q", t.Parent)
 		}
 		p, steps := t.Parent, 0
 		for p != "" && steps <= len(s.Teams) {
@@ -131,5 +134,16 @@ func BenchmarkValidateTeamChain(b *testing.B) {
 		if err := Validate(s); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestTeamTreeUnknownAncestor: a team whose grandparent is unknown is not
+// a cycle; the team naming the unknown parent is the one reported.
+func TestTeamTreeUnknownAncestor(t *testing.T) {
+	s := teamChain(1)
+	s.Teams = []Team{{Name: "a", Parent: "b"}, {Name: "b", Parent: "org"}, {Name: "t0"}}
+	want := `snapshot: teams[1] "b": parent: unknown team "org"`
+	if got := errText(Validate(s)); got != want {
+		t.Fatalf("got %s, want %s", got, want)
 	}
 }
