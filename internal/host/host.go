@@ -134,9 +134,19 @@ func (h *Host) Next(now time.Time, d *scheduler.Decision, limit time.Duration) t
 	return at
 }
 
-// Duration formats d without trailing zero units ("2h", "1h30m", "5m").
+// Duration formats d as a Go duration string without trailing zero units
+// ("2h", "1h30m", "5m", "90s" as "1m30s", zero as "0s"): only a "0s" after
+// minutes and then a "0m" after hours are dropped, never digits of a
+// larger unit. The result parses back to d.
 func Duration(d time.Duration) string {
-	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-len("0s")]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-len("0m")]
+	}
+	return s
 }
 
 // Compact formats an allocation with runs of whole 8-GPU nodes named
