@@ -69,6 +69,11 @@
 // share of the GPU time held; the width doubles as the run grows so that
 // there are at most [Options.MaxPoints] points.
 //
+// Times are time.Duration offsets from [Options.Start], so a run spans at
+// most about 292 years: a workload whose arrivals, node events, runs,
+// time limits or checkpoint graces would take the clock past that fails
+// with [ErrTimeRange] instead of wrapping around.
+//
 // The simulator checks every decision it applies: no GPU allocated twice,
 // placements only of pending jobs on ready nodes' healthy GPUs, evictions
 // only of running jobs. A violation stops the run with an error.

@@ -68,7 +68,9 @@ type TeamSummary struct {
 
 // Point is the cluster over one interval of time, averaged over it.
 type Point struct {
-	// At is the middle of the interval, as an offset from [Options.Start].
+	// At is the middle of the interval, as an offset from [Options.Start]
+	// (or the last time the run may reach, for an interval of a run of
+	// about 292 years that reaches past it; see [ErrTimeRange]).
 	At time.Duration
 	// Width is the length of the interval.
 	Width time.Duration
@@ -233,7 +235,10 @@ func nearestRank(v []time.Duration, p float64) time.Duration {
 
 // sampler keeps time-weighted averages of the cluster state in at most
 // max buckets of equal width from origin, doubling the width (merging
-// bucket pairs) whenever the run outgrows them.
+// bucket pairs) whenever the run outgrows them. Times run up to
+// math.MaxInt64 after origin: the arithmetic never forms the end of a
+// bucket past the time being added, nor a width of more than
+// math.MaxInt64.
 type sampler struct {
 	max    int
 	origin time.Duration
@@ -255,13 +260,20 @@ func (s *sampler) add(from, to time.Duration, busy, queue, running int, teamBusy
 	if to <= from || from < s.origin {
 		return
 	}
-	for to-s.origin > s.width*time.Duration(s.max) {
+	// Merge while the buckets cover less than [origin, to): while
+	// width·max < to−origin, which is (to−origin−1)/max >= width without
+	// the product, which could overflow.
+	for (to-s.origin-1)/time.Duration(s.max) >= s.width {
 		s.merge()
 	}
 	nt := len(s.teams)
 	for from < to {
 		b := int((from - s.origin) / s.width)
-		end := min(to, s.origin+s.width*time.Duration(b+1))
+		start := s.origin + s.width*time.Duration(b)
+		end := to
+		if to-start > s.width {
+			end = start + s.width
+		}
 		for len(s.dt) <= b {
 			s.dt = append(s.dt, 0)
 			s.busy = append(s.busy, 0)
@@ -301,18 +313,34 @@ func (s *sampler) merge() {
 	}
 	s.dt, s.busy, s.queue, s.run = s.dt[:n], s.busy[:n], s.queue[:n], s.run[:n]
 	s.team = s.team[:n*nt]
-	s.width *= 2
+	// A width past math.MaxInt64/2 covers more than half of all times
+	// after origin, so at most two buckets were merged into one that
+	// covers them all.
+	if s.width > math.MaxInt64/2 {
+		s.width = math.MaxInt64
+	} else {
+		s.width *= 2
+	}
 }
 
 func (s *sampler) points(gpus int) []Point {
 	nt := len(s.teams)
+	// The middle of a bucket that reaches past the last time after origin
+	// a Duration holds is shown at that time.
+	room := time.Duration(math.MaxInt64) - max(s.origin, 0)
 	var out []Point
 	for b, dt := range s.dt {
 		if dt <= 0 {
 			continue
 		}
+		mid := s.width * time.Duration(b) // at most room: the bucket holds a time added
+		if mid > room-s.width/2 {
+			mid = room
+		} else {
+			mid += s.width / 2
+		}
 		p := Point{
-			At:        s.origin + s.width*time.Duration(b) + s.width/2,
+			At:        s.origin + mid,
 			Width:     s.width,
 			Queue:     s.queue[b] / dt,
 			Running:   s.run[b] / dt,

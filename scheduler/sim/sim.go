@@ -103,6 +103,16 @@ type Options struct {
 	MaxPreemptions int
 }
 
+// ErrTimeRange is wrapped by the error of [Run] when a time of the
+// workload does not fit the time.Duration arithmetic of the simulation,
+// which would wrap around: every time the run reaches (arrivals, node
+// events, the end of every run, time limit and checkpoint grace), as an
+// offset from [Options.Start], must be at most math.MaxInt64 ns (about
+// 292 years) and at most that much after the earliest arrival or node
+// event. Arrivals and node events are checked before the run starts, the
+// ends of runs and graces as the run reaches them.
+var ErrTimeRange = errors.New("time out of range: past the last time a time.Duration holds")
+
 // DefaultStart is the absolute time of offset 0 when [Options.Start] is
 // zero.
 var DefaultStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -249,7 +259,11 @@ type runner struct {
 	next   int
 	nodeEv []NodeEvent
 
-	now      time.Duration
+	now time.Duration
+	// last is the latest time the run may reach: math.MaxInt64, less how
+	// far the earliest time lies before 0, so that every time minus the
+	// earliest fits a Duration.
+	last     time.Duration
 	gpus     int
 	busy     int
 	teamBusy []int
@@ -379,6 +393,22 @@ func newRunner(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options
 	}
 	r.samp = newSampler(maxPts, origin, teams)
 	r.now = origin
+	r.last = time.Duration(math.MaxInt64)
+	if origin < 0 {
+		r.last += origin
+	}
+	for i := range jobs {
+		if jobs[i].Submit > r.last {
+			return nil, fmt.Errorf("sim: jobs[%d] %q: submit %s lies more than %s after the earliest time, %s: %w",
+				i, jobs[i].ID, jobs[i].Submit, time.Duration(math.MaxInt64), origin, ErrTimeRange)
+		}
+	}
+	for k, e := range r.nodeEv {
+		if e.At > r.last {
+			return nil, fmt.Errorf("sim: nodeEvents[%d]: at %s lies more than %s after the earliest time, %s: %w",
+				k, e.At, time.Duration(math.MaxInt64), origin, ErrTimeRange)
+		}
+	}
 	return r, nil
 }
 
@@ -635,6 +665,10 @@ func (r *runner) evict(e *scheduler.Eviction) error {
 	if !ok || r.st[i].state != sRunning {
 		return fmt.Errorf("decision evicts job %q, which is not running", e.Job)
 	}
+	grace := max(e.Grace, 0)
+	if grace > r.last-r.now {
+		return fmt.Errorf("eviction of job %q: its grace of %s from %s ends past %s: %w", e.Job, grace, r.now, r.last, ErrTimeRange)
+	}
 	s := &r.st[i]
 	s.state = sEvicting
 	s.evicted = r.now
@@ -659,7 +693,7 @@ func (r *runner) evict(e *scheduler.Eviction) error {
 	sj := &r.snap.Jobs[s.pos]
 	sj.State = scheduler.Evicting
 	sj.EvictedAt = r.snap.Now
-	r.q.push(event{at: r.now + max(e.Grace, 0), kind: evEvicted, job: i, epoch: s.epoch})
+	r.q.push(event{at: r.now + grace, kind: evEvicted, job: i, epoch: s.epoch})
 	return nil
 }
 
@@ -677,6 +711,17 @@ func (r *runner) place(p *scheduler.Placement) error {
 	if got := p.Allocation.Count(); got != j.Members*j.GPUsPerMember {
 		return fmt.Errorf("placement of job %q holds %d GPUs, want %d", p.Job, got, j.Members*j.GPUsPerMember)
 	}
+	s := &r.st[i]
+	// The attempt ends when its remaining work is done, or at its time
+	// limit when that comes first and is enforced.
+	ev := event{at: j.Run - s.progress, kind: evComplete, job: i, epoch: s.epoch}
+	if j.Limit > 0 && ev.at > j.Limit && !r.cfg.IgnoreTimeLimits {
+		ev.at, ev.kind = j.Limit, evLimit
+	}
+	if ev.at > r.last-r.now {
+		return fmt.Errorf("placement of job %q: its run of %s from %s ends past %s: %w", p.Job, ev.at, r.now, r.last, ErrTimeRange)
+	}
+	ev.at += r.now
 	for _, a := range p.Allocation {
 		n, ok := r.nodeOf[a.Node]
 		if !ok {
@@ -698,7 +743,6 @@ func (r *runner) place(p *scheduler.Placement) error {
 		}
 		r.held[n] |= set
 	}
-	s := &r.st[i]
 	s.state = sRunning
 	s.started = r.now
 	s.alloc = p.Allocation
@@ -719,12 +763,7 @@ func (r *runner) place(p *scheduler.Placement) error {
 	sj.State = scheduler.Running
 	sj.Started = r.snap.Now
 	sj.Allocation = p.Allocation
-	rem := j.Run - s.progress
-	if j.Limit > 0 && rem > j.Limit && !r.cfg.IgnoreTimeLimits {
-		r.q.push(event{at: r.now + j.Limit, kind: evLimit, job: i, epoch: s.epoch})
-	} else {
-		r.q.push(event{at: r.now + rem, kind: evComplete, job: i, epoch: s.epoch})
-	}
+	r.q.push(ev)
 	return nil
 }
 
