@@ -225,8 +225,8 @@ func load(o *options) (*workload, error) {
 	}
 	total := w.nodes * w.perNode
 	// Seconds beyond what a time.Duration holds (about 292 years) would
-	// wrap around: each time must stay within it, and so must the whole
-	// run (checked after the loop).
+	// wrap around: each time must stay within it, and so must every time
+	// the run reaches (checked after the loop).
 	const maxSec = int64(math.MaxInt64 / int64(time.Second))
 	lo, hi, runs, longest := int64(math.MaxInt64), int64(math.MinInt64), int64(0), int64(0)
 	width := len(fmt.Sprint(len(jobs)))
@@ -273,10 +273,13 @@ func load(o *options) (*workload, error) {
 		runs = min(runs+j.Run, maxSec) // saturates: each run is at most maxSec
 		longest = max(longest, j.Limit)
 	}
-	// Every time the simulation reaches lies within the submit span plus
-	// all the run time (jobs run one after another at worst) plus a limit:
-	// past maxSec it would wrap around.
-	if len(w.jobs) > 0 && (hi-lo > maxSec || hi-lo+runs > maxSec-longest) {
+	// Every time the simulation reaches is at most the last submit plus
+	// all the run time (jobs run one after another at worst) plus a limit.
+	// The simulator counts time from the start of the trace (second 0), and
+	// measures it from the first submit too: past maxSec from either it
+	// would wrap around. (The sums fit an int64: each term is within
+	// ±maxSec.)
+	if len(w.jobs) > 0 && (hi-min(lo, 0) > maxSec || hi-min(lo, 0)+runs > maxSec-longest) {
 		return nil, usagef("simulate: %s: submit times from %d to %d s plus %d s of run time reach past %d s: times would overflow", o.trace, lo, hi, runs, maxSec)
 	}
 	return w, nil
@@ -325,6 +328,10 @@ func simulate(args []string, stdout, stderr io.Writer, isTTY bool, clock func() 
 	res, err := sim.Run(sim.Uniform(w.nodes, w.perNode), w.jobs, cfg, opt)
 	if bar != nil {
 		bar.done()
+	}
+	if errors.Is(err, sim.ErrTimeRange) {
+		// The trace's times, not the simulator, are at fault: bad input.
+		return usagef("simulate: %s: times would overflow: %v", o.trace, oneLine(err))
 	}
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)

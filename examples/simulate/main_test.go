@@ -165,9 +165,16 @@ func TestHugeTraceValues(t *testing.T) {
 	}
 	// Each time fits, but together they overflow: a submit of 5e9 s and
 	// a run of 5e9 s finish past 9.2e9 s; submits of ±9e9 s span 1.8e10.
+	// Submits all at 9,223,372,000 s span nothing, but their runs of
+	// 100 s end past the last 9,223,372,036 s: they wrapped around, and
+	// the metrics came out as makespan 0 and a mean wait of -100 s.
 	for _, tc := range []struct{ name, text string }{
 		{"sum.swf", "; MaxProcs: 4\n1 5000000000 -1 5000000000 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"},
 		{"span.csv", "id,submit,gpus,run\na,-9000000000,1,10\nb,9000000000,1,10\n"},
+		{"late.swf", "; MaxProcs: 4\n" +
+			"1 9223372000 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1\n" +
+			"2 9223372000 -1 100 4 -1 -1 4 100 -1 1 1 1 -1 -1 -1 -1 -1\n"},
+		{"late.csv", "id,submit,gpus,run\na,9223372000,1,10\nb,9223372030,1,10\n"},
 	} {
 		args := []string{"-trace", write(tc.name, tc.text), "-json"}
 		if strings.HasSuffix(tc.name, ".csv") {
@@ -175,10 +182,23 @@ func TestHugeTraceValues(t *testing.T) {
 		}
 		code, out, stderr := runCLI(t, args...)
 		require.Equal(t, 2, code, "%s: %s", tc.name, out)
+		require.Empty(t, out)
 		require.Contains(t, stderr, "times would overflow")
+		require.Equal(t, 1, strings.Count(stderr, "\n"), "%q", stderr)
 	}
-	p := write("huge.csv", "id,submit,gpus,run\na,0,9223372036854775807,10\nb,0,1,10\n")
-	code, out, stderr := runCLI(t, "-trace", p, "-nodes", "2", "-gpus-per-node", "8", "-json")
+	// Late but within range: the metrics are right.
+	p := write("late-ok.swf", "; MaxProcs: 4\n"+
+		"1 9223371000 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 -1 -1 -1 -1\n"+
+		"2 9223371000 -1 100 4 -1 -1 4 100 -1 1 1 1 -1 -1 -1 -1 -1\n")
+	code, out, stderr := runCLI(t, "-trace", p, "-json", "-backfill", "none")
+	require.Equal(t, 0, code, stderr)
+	var late map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &late))
+	require.InDelta(t, 200, late["makespan"], 1e-9)
+	require.InDelta(t, 50, late["meanWait"], 1e-9)
+	require.InDelta(t, 0.625, late["utilization"], 1e-9)
+	p = write("huge.csv", "id,submit,gpus,run\na,0,9223372036854775807,10\nb,0,1,10\n")
+	code, out, stderr = runCLI(t, "-trace", p, "-nodes", "2", "-gpus-per-node", "8", "-json")
 	require.Equal(t, 0, code, stderr)
 	var sum struct {
 		Jobs      int            `json:"jobs"`
