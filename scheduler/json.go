@@ -480,6 +480,9 @@ func valuePath(data []byte, off int64) string {
 		}
 		return b.String()
 	}
+	// expectKey: the next token is a key of the innermost object. It
+	// follows from the innermost frame alone: true after '{' and after a
+	// value in an object, false after '[', a key, and a value in an array.
 	expectKey := false
 	for {
 		tok, err := dec.Token()
@@ -499,22 +502,27 @@ func valuePath(data []byte, off int64) string {
 				stack = stack[:len(stack)-1]
 			}
 		} else if expectKey {
-			stack[len(stack)-1].key = tok.(string)
+			k, ok := tok.(string)
+			if !ok {
+				return "" // not JSON
+			}
+			stack[len(stack)-1].key = k
 			expectKey = false
 			continue
 		} else if dec.InputOffset() >= off {
 			return render()
 		}
-		// A value ended: the next one is a key or the next element.
+		// A value ended (a scalar, or an object or array just closed):
+		// the next token is a key of the enclosing object or the next
+		// element of the enclosing array.
 		if len(stack) == 0 {
 			return ""
 		}
 		top := &stack[len(stack)-1]
 		if top.array {
 			top.idx++
-		} else {
-			expectKey = true
 		}
+		expectKey = !top.array
 	}
 }
 

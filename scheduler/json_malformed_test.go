@@ -1,0 +1,320 @@
+package scheduler
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// richSnapshot is a valid snapshot that gives every key of the contract
+// at least once: nodes, teams, and a running, an evicting and a pending
+// job. Its keys are in an order that puts a part decoded in one piece
+// after lists of objects ("nodes" before "levels", "now" last), so that
+// a type error there is found after reading past those lists.
+const richSnapshot = `{"cluster":{"nodes":[` +
+	`{"name":"n0","gpus":8,"gpuType":"H100","domains":{"spine":"s0","leaf":"l0"},"state":"ready","unhealthyGPUs":[7]},` +
+	`{"name":"n1","gpus":8,"gpuType":"H100","domains":{"spine":"s0","leaf":"l1"},"state":"draining","unhealthyGPUs":[6,7]}],` +
+	`"levels":["spine","leaf"]},` +
+	`"teams":[{"name":"org","share":60,"usage":0},` +
+	`{"name":"t","share":40,"usage":86400.5,"parent":"org","quota":{"gpus":16,"borrowLimit":4}}],` +
+	`"jobs":[` +
+	`{"id":"R","team":"t","tier":1,"kind":"training","submitted":"2026-12-01T23:00:00Z","members":2,"gpusPerMember":2,` +
+	`"gpuType":"H100","timeLimit":"24h","checkpointGrace":"5m","topology":{"required":"spine","preferred":"leaf"},` +
+	`"placement":"pack","group":"g","spreadLevel":"leaf","state":"running","started":"2026-12-01T23:30:00Z",` +
+	`"allocation":[{"node":"n0","gpus":[0,1]},{"node":"n1","gpus":[0,1]}]},` +
+	`{"id":"E","team":"t","tier":2,"kind":"inference","gpusPerMember":1,"checkpointGrace":"90s","state":"evicting",` +
+	`"evictedAt":"2026-12-01T23:59:00Z","allocation":[{"node":"n0","gpus":[2]}]},` +
+	`{"id":"P","tier":0,"gpusPerMember":4,"placement":"spread","group":"g","spreadLevel":"leaf","timeLimit":"1h"}],` +
+	`"now":"2026-12-02T00:00:00Z"}`
+
+// richPolicy is a valid policy file that gives every key.
+const richPolicy = `{"backfill":"conservative","reservations":3,"enforceTimeLimits":false,"backfillOrder":"shortest",` +
+	`"fairshare":{"halfLife":"24h","weights":{"fairshare":1000,"age":0,"size":5.5},"ageMax":"72h"},` +
+	`"preemption":{"matrix":[[false,true,true],[false,false,true],[false,false,false]],"disabled":false},` +
+	`"horizon":"36h","order":"tier"}`
+
+// jsonSpan is where one value of a document is: data[start:end].
+type jsonSpan struct {
+	start, end int
+	kind       byte // the value's first byte, '{', '[', '"', 't' and 'f' as 't', 'n', or '0' for a number
+}
+
+// jsonArray is one array of a document: its '[' and its elements.
+type jsonArray struct {
+	open  int
+	elems []jsonSpan
+}
+
+// jsonSpans lists every value of a well-formed document (the document
+// itself included) and every array, in document order.
+func jsonSpans(t *testing.T, data string) (values []jsonSpan, arrays []jsonArray) {
+	type frame struct {
+		start     int
+		array     int // index in arrays, or -1 for an object
+		expectKey bool
+	}
+	var stack []frame
+	dec := json.NewDecoder(strings.NewReader(data))
+	prev := 0
+	value := func(s jsonSpan) {
+		values = append(values, s)
+		if len(stack) == 0 {
+			return
+		}
+		if top := &stack[len(stack)-1]; top.array >= 0 {
+			arrays[top.array].elems = append(arrays[top.array].elems, s)
+		} else {
+			top.expectKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		end := int(dec.InputOffset())
+		start := prev
+		for strings.IndexByte(" \t\r\n,:", data[start]) >= 0 {
+			start++
+		}
+		prev = end
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{start: start, array: -1, expectKey: true})
+		case json.Delim('['):
+			stack = append(stack, frame{start: start, array: len(arrays)})
+			arrays = append(arrays, jsonArray{open: start})
+		case json.Delim('}'), json.Delim(']'):
+			f := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			value(jsonSpan{f.start, end, data[f.start]})
+		default:
+			if top := len(stack) - 1; top >= 0 && stack[top].expectKey {
+				stack[top].expectKey = false
+				continue
+			}
+			value(jsonSpan{start, end, kindByte(data[start])})
+		}
+	}
+	return values, arrays
+}
+
+func kindByte(b byte) byte {
+	switch b {
+	case '{', '[', '"', 'n':
+		return b
+	case 't', 'f':
+		return 't'
+	}
+	return '0'
+}
+
+// strayValues are put in the place of a value or among the elements of
+// an array: one of each JSON kind, and a few of each container.
+var strayValues = []string{`3`, `-1.5`, `"x"`, `true`, `null`, `[]`, `[3]`, `[null]`, `[{}]`, `{}`, `{"a":1}`, `{"a":null}`}
+
+// malformed is one variant of a valid document and whether it must be
+// rejected.
+type malformed struct {
+	desc, doc string
+	bad       bool
+}
+
+// malformedVariants derives variants of the valid document doc: each
+// value replaced by each stray value, and each stray value inserted at
+// each place of each array. A variant must be rejected when the stray
+// value's kind differs from the kind of what it replaces or of the
+// array's elements, unless it is null; other variants may be valid. Then, for each object element of an array followed by a
+// scalar, each later value replaced by one of another kind.
+func malformedVariants(t *testing.T, doc string) []malformed {
+	values, arrays := jsonSpans(t, doc)
+	var out []malformed
+	add := func(desc, v string, bad bool) {
+		out = append(out, malformed{desc, v, bad})
+	}
+	for _, s := range values {
+		for _, x := range strayValues {
+			add(fmt.Sprintf("%s replaced by %s", doc[s.start:s.end], x), doc[:s.start]+x+doc[s.end:],
+				x != "null" && kindByte(x[0]) != s.kind)
+		}
+	}
+	for _, a := range arrays {
+		for i := 0; i <= len(a.elems); i++ {
+			for _, x := range strayValues {
+				var v string
+				switch {
+				case len(a.elems) == 0:
+					v = doc[:a.open+1] + x + doc[a.open+1:]
+				case i < len(a.elems):
+					v = doc[:a.elems[i].start] + x + "," + doc[a.elems[i].start:]
+				default:
+					end := a.elems[i-1].end
+					v = doc[:end] + "," + x + doc[end:]
+				}
+				bad := x != "null" && len(a.elems) > 0 && kindByte(x[0]) != a.elems[0].kind
+				add(fmt.Sprintf("%s inserted at %d of the array at offset %d", x, i, a.open), v, bad)
+			}
+		}
+		// A scalar after an object element, then a type error later on.
+		for _, e := range a.elems {
+			if e.kind != '{' {
+				continue
+			}
+			for _, x := range []string{`3`, `null`, `"x"`} {
+				withStray := doc[:e.end] + "," + x + doc[e.end:]
+				for _, s := range values {
+					if s.start < e.end || s.kind == '{' || s.kind == '[' {
+						continue
+					}
+					y := `3`
+					if s.kind == '0' {
+						y = `"x"`
+					}
+					shift := len(x) + 1
+					v := withStray[:s.start+shift] + y + withStray[s.end+shift:]
+					add(fmt.Sprintf("%s after the object at offset %d, %s replaced by %s", x, e.start, doc[s.start:s.end], y), v, true)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkMalformed decodes every variant of doc with decode and reports
+// each panic, each accepted variant that must be rejected and each error
+// that check refuses, at most a few of each kind.
+func checkMalformed(t *testing.T, doc string, min int, decode func(string) error, check func(error) string) {
+	t.Helper()
+	require.NoError(t, decode(doc))
+	variants := malformedVariants(t, doc)
+	require.Greater(t, len(variants), min)
+	counts := map[string]int{}
+	report := func(kind string, format string, args ...any) {
+		if counts[kind]++; counts[kind] <= 5 {
+			t.Errorf(kind+": "+format, args...)
+		}
+	}
+	for _, v := range variants {
+		var err error
+		panicked := true
+		func() {
+			defer func() {
+				if p := recover(); panicked {
+					report("panic", "%s: %v\n%s", v.desc, p, v.doc)
+				}
+			}()
+			err = decode(v.doc)
+			panicked = false
+		}()
+		switch {
+		case panicked:
+		case err == nil && v.bad:
+			report("accepted", "%s\n%s", v.desc, v.doc)
+		case err != nil:
+			if msg := check(err); msg != "" {
+				report("bad error", "%s: %s", v.desc, msg)
+			}
+		}
+	}
+	for kind, n := range counts {
+		t.Errorf("%d variants of %d: %s", n, len(variants), kind)
+	}
+}
+
+// TestMalformedSnapshots: no variant of a valid snapshot makes decoding
+// panic, and every variant with a value of the wrong kind (other than
+// null) is rejected with a *ValidationError on one line.
+func TestMalformedSnapshots(t *testing.T) {
+	checkMalformed(t, richSnapshot, 2000, func(doc string) error {
+		_, err := DecodeSnapshot(strings.NewReader(doc))
+		return err
+	}, func(err error) string {
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			return fmt.Sprintf("error of type %T: %v", err, err)
+		}
+		if strings.Contains(err.Error(), "\n") {
+			return fmt.Sprintf("error on more than one line: %q", err)
+		}
+		return ""
+	})
+}
+
+// TestMalformedPolicies: likewise for policy files, whose errors start
+// with "config: ".
+func TestMalformedPolicies(t *testing.T) {
+	checkMalformed(t, richPolicy, 500, func(doc string) error {
+		_, err := DecodeConfig(strings.NewReader(doc))
+		return err
+	}, func(err error) string {
+		if !strings.HasPrefix(err.Error(), "config: ") || strings.Contains(err.Error(), "\n") {
+			return fmt.Sprintf("error not on one line starting with config: %q", err)
+		}
+		return ""
+	})
+}
+
+// TestValuePathEveryOffset: valuePath never panics, at any offset of
+// documents that nest objects and arrays in each other, with scalars
+// after closed objects and arrays; where a value ends it names the
+// value.
+func TestValuePathEveryOffset(t *testing.T) {
+	docs := []string{
+		`[{},1]`, `[{"a":1},null]`, `[[{}],1]`, `[{"a":{}},"s",true]`, `{"a":[{}],"b":1}`,
+		`{"a":[{"b":[{"c":1},2]},[{},[]],3],"d":{"e":[{"f":null}]},"g":4}`,
+		`{"cluster":{"nodes":[{},1]},"now":5}`,
+		`[1,[2,{"a":[3,{}]},4],5]`,
+	}
+	for _, doc := range docs {
+		for off := range int64(len(doc) + 2) {
+			require.NotPanics(t, func() { valuePath([]byte(doc), off) }, "%s at %d", doc, off)
+		}
+	}
+	d := `{"a":[{"b":[{"c":1},2]},[{},[]],3],"d":{"e":[{"f":null}]},"g":4}`
+	for _, tt := range []struct{ after, want string }{
+		{`"c":1`, "a[0].b[0].c"},
+		{`},2`, "a[0].b"},
+		{`]],3`, "a"},
+		{`"f":null`, "d.e[0].f"},
+		{`"g":4`, "g"},
+	} {
+		off := int64(strings.Index(d, tt.after) + len(tt.after))
+		require.Equal(t, tt.want, valuePath([]byte(d), off), tt.after)
+	}
+	d = `{"cluster":{"nodes":[{},1]},"now":5}`
+	require.Equal(t, "cluster.nodes", valuePath([]byte(d), int64(strings.Index(d, "1")+1)))
+	require.Equal(t, "now", valuePath([]byte(d), int64(strings.Index(d, "5")+1)))
+}
+
+// TestDecodeMalformedErrors: a scalar after an object in an array is an
+// error naming the value, also when the error is found after it.
+func TestDecodeMalformedErrors(t *testing.T) {
+	running := func(alloc string) string {
+		return snapJSON(`{"id":"A","members":1,"gpusPerMember":2,"state":"running","allocation":` + alloc + `}`)
+	}
+	for _, tt := range []struct{ json, want string }{
+		{running(`[{"node":"n0","gpus":[0,1]},3]`), `snapshot: jobs[0] "A": allocation: want an object, got number`},
+		{running(`[{"node":"n0","gpus":[0,1]},"n1"]`), `snapshot: jobs[0] "A": allocation: want an object, got string`},
+		{running(`[{"node":"n0","gpus":[0,1]},[0]]`), `snapshot: jobs[0] "A": allocation[1]: want an object, got array`},
+		{`{"cluster":{"nodes":[{},1]},"now":5}`, `snapshot: now: want a string, got number`},
+		{`{"cluster":{"nodes":[{},null]},"now":5}`, `snapshot: now: want a string, got number`},
+		{`{"cluster":{"nodes":[[{}],1]},"now":true}`, `snapshot: now: want a string, got bool`},
+		{`{"cluster":{"nodes":[{"name":"n0","gpus":8},1]},"now":"2026-12-02T00:00:00Z"}`, `snapshot: cluster: nodes[1]: want an object, got number`},
+	} {
+		t.Run(tt.json, func(t *testing.T) {
+			var err error
+			if strings.HasPrefix(tt.want, "config: ") {
+				require.NotPanics(t, func() { _, err = DecodeConfig(strings.NewReader(tt.json)) })
+			} else {
+				require.NotPanics(t, func() { _, err = DecodeSnapshot(strings.NewReader(tt.json)) })
+			}
+			require.EqualError(t, err, tt.want)
+		})
+	}
+}
