@@ -452,10 +452,12 @@ func jsonErr(mk mkErr, field string, data []byte, err error) error {
 	return mk(join(""), err.Error())
 }
 
-// valuePath returns the path of the value of data that ends at byte off
-// ("allocation[1].gpus"): keys joined by dots, and the index of each
-// element that is an object or an array. A scalar's own index is left
-// out, as in the validation errors. "" when no value ends there.
+// valuePath returns the path of the value of data that ends at byte off,
+// or of the object or array that opens just before it (where
+// encoding/json reports a type error for each: "allocation[1].gpus"):
+// keys joined by dots, and the index of each element that is an object
+// or an array. A scalar's own index is left out, as in the validation
+// errors. "" when no value ends or opens there.
 func valuePath(data []byte, off int64) string {
 	type frame struct {
 		array bool
@@ -464,12 +466,13 @@ func valuePath(data []byte, off int64) string {
 	}
 	var stack []frame
 	dec := json.NewDecoder(bytes.NewReader(data))
-	// render is the path of a scalar: its own index is left out.
-	render := func() string {
+	// render is the path of the value in the innermost frame; own keeps
+	// its index when that frame is an array.
+	render := func(own bool) string {
 		var b strings.Builder
 		for i, f := range stack {
 			switch {
-			case f.array && i < len(stack)-1:
+			case f.array && (own || i < len(stack)-1):
 				fmt.Fprintf(&b, "[%d]", f.idx)
 			case !f.array && f.key != "":
 				if b.Len() > 0 {
@@ -492,7 +495,10 @@ func valuePath(data []byte, off int64) string {
 		if d, ok := tok.(json.Delim); ok {
 			switch d {
 			case '{', '[':
-				if dec.InputOffset() > off {
+				switch at := dec.InputOffset(); {
+				case at == off:
+					return render(true) // an object or an array: with its index
+				case at > off:
 					return ""
 				}
 				stack = append(stack, frame{array: d == '['})
@@ -510,7 +516,7 @@ func valuePath(data []byte, off int64) string {
 			expectKey = false
 			continue
 		} else if dec.InputOffset() >= off {
-			return render()
+			return render(false)
 		}
 		// A value ended (a scalar, or an object or array just closed):
 		// the next token is a key of the enclosing object or the next

@@ -41,13 +41,16 @@ const richPolicy = `{"backfill":"conservative","reservations":3,"enforceTimeLimi
 // jsonSpan is where one value of a document is: data[start:end].
 type jsonSpan struct {
 	start, end int
-	kind       byte // the value's first byte, '{', '[', '"', 't' and 'f' as 't', 'n', or '0' for a number
+	kind       byte   // the value's first byte, '{', '[', '"', 't' and 'f' as 't', 'n', or '0' for a number
+	key        string // the key of the innermost object member that holds the value, "" for none
 }
 
-// jsonArray is one array of a document: its '[' and its elements.
+// jsonArray is one array of a document: its '[', its elements and the
+// key of the innermost object member that holds it.
 type jsonArray struct {
 	open  int
 	elems []jsonSpan
+	key   string
 }
 
 // jsonSpans lists every value of a well-formed document (the document
@@ -57,8 +60,19 @@ func jsonSpans(t *testing.T, data string) (values []jsonSpan, arrays []jsonArray
 		start     int
 		array     int // index in arrays, or -1 for an object
 		expectKey bool
+		key       string // of an object: its current key
 	}
 	var stack []frame
+	// key is the key of the innermost object member that holds what is
+	// read now.
+	key := func() string {
+		for i := len(stack) - 1; i >= 0; i-- {
+			if stack[i].array < 0 {
+				return stack[i].key
+			}
+		}
+		return ""
+	}
 	dec := json.NewDecoder(strings.NewReader(data))
 	prev := 0
 	value := func(s jsonSpan) {
@@ -89,17 +103,18 @@ func jsonSpans(t *testing.T, data string) (values []jsonSpan, arrays []jsonArray
 			stack = append(stack, frame{start: start, array: -1, expectKey: true})
 		case json.Delim('['):
 			stack = append(stack, frame{start: start, array: len(arrays)})
-			arrays = append(arrays, jsonArray{open: start})
+			arrays = append(arrays, jsonArray{open: start, key: key()})
 		case json.Delim('}'), json.Delim(']'):
 			f := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			value(jsonSpan{f.start, end, data[f.start]})
+			value(jsonSpan{f.start, end, data[f.start], key()})
 		default:
 			if top := len(stack) - 1; top >= 0 && stack[top].expectKey {
 				stack[top].expectKey = false
+				stack[top].key = tok.(string)
 				continue
 			}
-			value(jsonSpan{start, end, kindByte(data[start])})
+			value(jsonSpan{start, end, kindByte(data[start]), key()})
 		}
 	}
 	return values, arrays
@@ -119,11 +134,12 @@ func kindByte(b byte) byte {
 // an array: one of each JSON kind, and a few of each container.
 var strayValues = []string{`3`, `-1.5`, `"x"`, `true`, `null`, `[]`, `[3]`, `[null]`, `[{}]`, `{}`, `{"a":1}`, `{"a":null}`}
 
-// malformed is one variant of a valid document and whether it must be
-// rejected.
+// malformed is one variant of a valid document, whether it must be
+// rejected and, if so, a key its error must name ("" for any error).
 type malformed struct {
 	desc, doc string
 	bad       bool
+	key       string
 }
 
 // malformedVariants derives variants of the valid document doc: each
@@ -135,13 +151,13 @@ type malformed struct {
 func malformedVariants(t *testing.T, doc string) []malformed {
 	values, arrays := jsonSpans(t, doc)
 	var out []malformed
-	add := func(desc, v string, bad bool) {
-		out = append(out, malformed{desc, v, bad})
+	add := func(desc, v string, bad bool, key string) {
+		out = append(out, malformed{desc, v, bad, key})
 	}
 	for _, s := range values {
 		for _, x := range strayValues {
 			add(fmt.Sprintf("%s replaced by %s", doc[s.start:s.end], x), doc[:s.start]+x+doc[s.end:],
-				x != "null" && kindByte(x[0]) != s.kind)
+				x != "null" && kindByte(x[0]) != s.kind, s.key)
 		}
 	}
 	for _, a := range arrays {
@@ -158,7 +174,7 @@ func malformedVariants(t *testing.T, doc string) []malformed {
 					v = doc[:end] + "," + x + doc[end:]
 				}
 				bad := x != "null" && len(a.elems) > 0 && kindByte(x[0]) != a.elems[0].kind
-				add(fmt.Sprintf("%s inserted at %d of the array at offset %d", x, i, a.open), v, bad)
+				add(fmt.Sprintf("%s inserted at %d of the array at offset %d", x, i, a.open), v, bad, a.key)
 			}
 		}
 		// A scalar after an object element, then a type error later on.
@@ -178,7 +194,7 @@ func malformedVariants(t *testing.T, doc string) []malformed {
 					}
 					shift := len(x) + 1
 					v := withStray[:s.start+shift] + y + withStray[s.end+shift:]
-					add(fmt.Sprintf("%s after the object at offset %d, %s replaced by %s", x, e.start, doc[s.start:s.end], y), v, true)
+					add(fmt.Sprintf("%s after the object at offset %d, %s replaced by %s", x, e.start, doc[s.start:s.end], y), v, true, "")
 				}
 			}
 		}
@@ -187,8 +203,9 @@ func malformedVariants(t *testing.T, doc string) []malformed {
 }
 
 // checkMalformed decodes every variant of doc with decode and reports
-// each panic, each accepted variant that must be rejected and each error
-// that check refuses, at most a few of each kind.
+// each panic, each accepted variant that must be rejected, each error
+// that check refuses and each error that does not name the key it must
+// name, at most a few of each kind.
 func checkMalformed(t *testing.T, doc string, min int, decode func(string) error, check func(error) string) {
 	t.Helper()
 	require.NoError(t, decode(doc))
@@ -219,6 +236,8 @@ func checkMalformed(t *testing.T, doc string, min int, decode func(string) error
 		case err != nil:
 			if msg := check(err); msg != "" {
 				report("bad error", "%s: %s", v.desc, msg)
+			} else if v.bad && !strings.Contains(err.Error(), v.key) {
+				report("wrong place", "%s: the error does not name %q: %v", v.desc, v.key, err)
 			}
 		}
 	}
@@ -262,8 +281,8 @@ func TestMalformedPolicies(t *testing.T) {
 
 // TestValuePathEveryOffset: valuePath never panics, at any offset of
 // documents that nest objects and arrays in each other, with scalars
-// after closed objects and arrays; where a value ends it names the
-// value.
+// after closed objects and arrays; where a value ends, or an object or
+// array opens, it names the value.
 func TestValuePathEveryOffset(t *testing.T) {
 	docs := []string{
 		`[{},1]`, `[{"a":1},null]`, `[[{}],1]`, `[{"a":{}},"s",true]`, `{"a":[{}],"b":1}`,
@@ -283,6 +302,11 @@ func TestValuePathEveryOffset(t *testing.T) {
 		{`]],3`, "a"},
 		{`"f":null`, "d.e[0].f"},
 		{`"g":4`, "g"},
+		// Where an object or array opens: its own path.
+		{`{"a":[`, "a"},
+		{`{"a":[{`, "a[0]"},
+		{`},[{`, "a[1][0]"},
+		{`"d":{`, "d"},
 	} {
 		off := int64(strings.Index(d, tt.after) + len(tt.after))
 		require.Equal(t, tt.want, valuePath([]byte(d), off), tt.after)
@@ -293,7 +317,8 @@ func TestValuePathEveryOffset(t *testing.T) {
 }
 
 // TestDecodeMalformedErrors: a scalar after an object in an array is an
-// error naming the value, also when the error is found after it.
+// error naming the value, also when the error is found after it; an
+// object or array of the wrong type is named by its own path.
 func TestDecodeMalformedErrors(t *testing.T) {
 	running := func(alloc string) string {
 		return snapJSON(`{"id":"A","members":1,"gpusPerMember":2,"state":"running","allocation":` + alloc + `}`)
@@ -306,6 +331,13 @@ func TestDecodeMalformedErrors(t *testing.T) {
 		{`{"cluster":{"nodes":[{},null]},"now":5}`, `snapshot: now: want a string, got number`},
 		{`{"cluster":{"nodes":[[{}],1]},"now":true}`, `snapshot: now: want a string, got bool`},
 		{`{"cluster":{"nodes":[{"name":"n0","gpus":8},1]},"now":"2026-12-02T00:00:00Z"}`, `snapshot: cluster: nodes[1]: want an object, got number`},
+		{`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8,"unhealthyGPUs":[{},1]}]}}`,
+			`snapshot: cluster: nodes[0] "n0": unhealthyGPUs[0]: want an integer, got object`},
+		{`{"preemption":{"matrix":[[false],{}],"disabled":1}}`, `config: preemption.matrix[1]: want an array, got object`},
+		{`{"backfill":[],"reservations":3}`, `config: backfill: want a string, got array`},
+		{`{"fairshare":{"weights":{"age":{}},"halfLife":"1h"}}`, `config: fairshare.weights.age: want a number, got object`},
+		{`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8}],"levels":[["a"]]}}`, `snapshot: cluster: levels[0]: want a string, got array`},
+		{`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":{},"levels":[]}}`, `snapshot: cluster: nodes: want an array, got object`},
 	} {
 		t.Run(tt.json, func(t *testing.T) {
 			var err error
