@@ -440,7 +440,13 @@ func jsonErr(mk mkErr, field string, data []byte, err error) error {
 		return mk("json", fmt.Sprintf("%s (%s)", se.Error(), position(data, se.Offset-1)))
 	case errors.As(err, &te):
 		sub := te.Field
-		if p := valuePath(data, te.Offset); p != "" {
+		t := te.Type
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		k := t.Kind()
+		own := k == reflect.Struct || k == reflect.Map || k == reflect.Slice || k == reflect.Array
+		if p := valuePath(data, te.Offset, own); p != "" {
 			sub = p // with the indices of the objects in arrays
 		}
 		return mk(join(sub), fmt.Sprintf("want %s, got %s", kindOf(te.Type), te.Value))
@@ -457,8 +463,10 @@ func jsonErr(mk mkErr, field string, data []byte, err error) error {
 // encoding/json reports a type error for each: "allocation[1].gpus"):
 // keys joined by dots, and the index of each element that is an object
 // or an array. A scalar's own index is left out, as in the validation
-// errors. "" when no value ends or opens there.
-func valuePath(data []byte, off int64) string {
+// errors, unless own is set: a scalar where an object or an array
+// belongs stands for an entry of its own ("allocation[1]"). "" when no
+// value ends or opens there.
+func valuePath(data []byte, off int64, own bool) string {
 	type frame struct {
 		array bool
 		idx   int
@@ -516,7 +524,7 @@ func valuePath(data []byte, off int64) string {
 			expectKey = false
 			continue
 		} else if dec.InputOffset() >= off {
-			return render(false)
+			return render(own)
 		}
 		// A value ended (a scalar, or an object or array just closed):
 		// the next token is a key of the enclosing object or the next

@@ -292,7 +292,9 @@ func TestValuePathEveryOffset(t *testing.T) {
 	}
 	for _, doc := range docs {
 		for off := range int64(len(doc) + 2) {
-			require.NotPanics(t, func() { valuePath([]byte(doc), off) }, "%s at %d", doc, off)
+			for _, own := range []bool{false, true} {
+				require.NotPanics(t, func() { valuePath([]byte(doc), off, own) }, "%s at %d", doc, off)
+			}
 		}
 	}
 	d := `{"a":[{"b":[{"c":1},2]},[{},[]],3],"d":{"e":[{"f":null}]},"g":4}`
@@ -309,23 +311,26 @@ func TestValuePathEveryOffset(t *testing.T) {
 		{`"d":{`, "d"},
 	} {
 		off := int64(strings.Index(d, tt.after) + len(tt.after))
-		require.Equal(t, tt.want, valuePath([]byte(d), off), tt.after)
+		require.Equal(t, tt.want, valuePath([]byte(d), off, false), tt.after)
 	}
 	d = `{"cluster":{"nodes":[{},1]},"now":5}`
-	require.Equal(t, "cluster.nodes", valuePath([]byte(d), int64(strings.Index(d, "1")+1)))
-	require.Equal(t, "now", valuePath([]byte(d), int64(strings.Index(d, "5")+1)))
+	require.Equal(t, "cluster.nodes", valuePath([]byte(d), int64(strings.Index(d, "1")+1), false))
+	require.Equal(t, "cluster.nodes[1]", valuePath([]byte(d), int64(strings.Index(d, "1")+1), true), "a scalar with its own index")
+	require.Equal(t, "now", valuePath([]byte(d), int64(strings.Index(d, "5")+1), true))
 }
 
 // TestDecodeMalformedErrors: a scalar after an object in an array is an
-// error naming the value, also when the error is found after it; an
-// object or array of the wrong type is named by its own path.
+// error naming the value, with its index, also when the error is found
+// after it; an object or array of the wrong type is named by its own
+// path. A scalar of the wrong type where a scalar belongs is named by
+// its list, as before.
 func TestDecodeMalformedErrors(t *testing.T) {
 	running := func(alloc string) string {
 		return snapJSON(`{"id":"A","members":1,"gpusPerMember":2,"state":"running","allocation":` + alloc + `}`)
 	}
 	for _, tt := range []struct{ json, want string }{
-		{running(`[{"node":"n0","gpus":[0,1]},3]`), `snapshot: jobs[0] "A": allocation: want an object, got number`},
-		{running(`[{"node":"n0","gpus":[0,1]},"n1"]`), `snapshot: jobs[0] "A": allocation: want an object, got string`},
+		{running(`[{"node":"n0","gpus":[0,1]},3]`), `snapshot: jobs[0] "A": allocation[1]: want an object, got number`},
+		{running(`[{"node":"n0","gpus":[0,1]},"n1"]`), `snapshot: jobs[0] "A": allocation[1]: want an object, got string`},
 		{running(`[{"node":"n0","gpus":[0,1]},[0]]`), `snapshot: jobs[0] "A": allocation[1]: want an object, got array`},
 		{`{"cluster":{"nodes":[{},1]},"now":5}`, `snapshot: now: want a string, got number`},
 		{`{"cluster":{"nodes":[{},null]},"now":5}`, `snapshot: now: want a string, got number`},
@@ -335,6 +340,9 @@ func TestDecodeMalformedErrors(t *testing.T) {
 			`snapshot: cluster: nodes[0] "n0": unhealthyGPUs[0]: want an integer, got object`},
 		{`{"preemption":{"matrix":[[false],{}],"disabled":1}}`, `config: preemption.matrix[1]: want an array, got object`},
 		{`{"backfill":[],"reservations":3}`, `config: backfill: want a string, got array`},
+		{`{"preemption":{"matrix":[[false],true]}}`, `config: preemption.matrix[1]: want an array, got bool`},
+		{`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8,"unhealthyGPUs":[0,"1"]}]}}`,
+			`snapshot: cluster: nodes[0] "n0": unhealthyGPUs: want an integer, got string`},
 		{`{"fairshare":{"weights":{"age":{}},"halfLife":"1h"}}`, `config: fairshare.weights.age: want a number, got object`},
 		{`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8}],"levels":[["a"]]}}`, `snapshot: cluster: levels[0]: want a string, got array`},
 		{`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":{},"levels":[]}}`, `snapshot: cluster: nodes: want an array, got object`},

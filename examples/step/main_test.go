@@ -145,7 +145,7 @@ func TestErrors(t *testing.T) {
 			want: `snapshot: cluster: nodes[0] "n0": domains: unknown level "zone" (cluster levels are rack\nrow)`},
 		{name: "empty input", in: "", want: `snapshot: json: empty input (want one JSON object)`},
 		{name: "scalar after an object in a job's list", in: "scalar-after-object.json",
-			want: `snapshot: jobs[0] "A": allocation: want an object, got number`},
+			want: `snapshot: jobs[0] "A": allocation[1]: want an object, got number`},
 		{name: "scalar after an object in a list read later", in: "scalar-after-node.json",
 			want: `snapshot: now: want a string, got number`},
 		{name: "unknown policy key", in: "design.json", args: []string{"-config", "testdata/unknown-key.policy.json"},
