@@ -19,8 +19,16 @@ import (
 
 // This file is the JSON contract of the step command: snapshots and policy
 // files in, decisions out. Decoding is strict: unknown fields (including
-// fields that match a known one only when case is ignored), trailing data
-// and unknown enum strings are errors that name the field.
+// fields that match a known one only when case is ignored), repeated
+// fields, nulls, trailing data and unknown enum strings are errors that
+// name the field.
+//
+// Null is not a value. A default applies to a key left out, never to a
+// key given as null: a null where an optional value may stand could mean
+// "unset", or be a bug of the producer that a default would hide (tier
+// 3, no time limit, no quota, every GPU healthy), so it is an error like
+// a value of the wrong type ("jobs[0] \"A\": tier: want an integer, got
+// null").
 
 // Enum spellings, in the order of the Go constants.
 var (
@@ -114,15 +122,19 @@ func configErr(field, msg string) error {
 }
 
 // DecodeSnapshot reads one snapshot in the JSON form of the step command
-// and validates it with [Validate]. Decoding is strict: unknown fields,
-// data after the object, unknown enum strings, malformed RFC 3339 times
-// and malformed or negative durations are errors. Every error, from
-// decoding or validation, is a *ValidationError naming the field
-// ("snapshot: jobs[3] \"C\": gpusPerMember must be >= 1, got 0"); JSON
-// syntax errors give the line, column and byte offset.
+// and validates it with [Validate]. Decoding is strict: unknown or
+// repeated fields, nulls, data after the object, unknown enum strings,
+// malformed RFC 3339 times and malformed or negative durations are
+// errors. Every error, from decoding or validation, is a
+// *ValidationError naming the field ("snapshot: jobs[3] \"C\":
+// gpusPerMember must be >= 1, got 0", "snapshot: jobs[0] \"A\":
+// allocation[1]: want an object, got null"); JSON syntax errors give the
+// line, column and byte offset.
 //
-// Defaults: members 1, tier 3, kind training, state pending, placement
-// pack, node state ready.
+// Defaults, for keys left out (a key given as null is an error, not a
+// default): members 1, tier 3, kind training, state pending, placement
+// pack, node state ready; no time limit, no checkpoint grace, no quota,
+// no unhealthy GPUs, and no teams or jobs.
 func DecodeSnapshot(r io.Reader) (*Snapshot, error) { return decodeSnapshot(r, DefaultTiers) }
 
 // DecodeSnapshot is the package's [DecodeSnapshot], validating with
@@ -279,9 +291,9 @@ func decodeJob(i int, raw json.RawMessage, j *Job) error {
 // the element's key field (id or name) can be read, else `jobs[3]`.
 func elemName(list string, i int, raw json.RawMessage, key string) string {
 	var m map[string]json.RawMessage
-	var s string
-	if json.Unmarshal(raw, &m) == nil && json.Unmarshal(m[key], &s) == nil {
-		return fmt.Sprintf("%s[%d] %q", list, i, s)
+	var s *string // nil for a null
+	if json.Unmarshal(raw, &m) == nil && json.Unmarshal(m[key], &s) == nil && s != nil {
+		return fmt.Sprintf("%s[%d] %q", list, i, *s)
 	}
 	return fmt.Sprintf("%s[%d]", list, i)
 }
@@ -289,11 +301,12 @@ func elemName(list string, i int, raw json.RawMessage, key string) string {
 // decodeDoc decodes a whole document into v: exactly one JSON value, an
 // object, with nothing but white space after it.
 func decodeDoc(mk mkErr, data []byte, v any) error {
-	// Unknown keys first, so that the error names where the key is (the
-	// decoder names only the key). unknownKey reads only the first value,
-	// so trailing data does not hide one; what is not JSON passes this
-	// check and is reported by the decoder.
-	if path, msg, ok := unknownKey(data, reflect.TypeOf(v)); !ok {
+	// Unknown and repeated keys and nulls first, so that the error names
+	// where the key is (the decoder names only the key, and takes the
+	// rest). strictCheck reads only the first value, so trailing data
+	// does not hide one; what is not JSON passes this check and is
+	// reported by the decoder.
+	if path, msg, ok := strictCheck(data, reflect.TypeOf(v)); !ok {
 		if path == "" {
 			path = "json"
 		}
@@ -322,7 +335,7 @@ func decodePart(mk mkErr, field func() string, raw json.RawMessage, v any) error
 	if len(raw) == 0 {
 		return nil
 	}
-	if path, msg, ok := unknownKey(raw, reflect.TypeOf(v)); !ok {
+	if path, msg, ok := strictCheck(raw, reflect.TypeOf(v)); !ok {
 		f := field()
 		if path != "" {
 			f += ": " + path
@@ -339,28 +352,38 @@ func decodePart(mk mkErr, field func() string, raw json.RawMessage, v any) error
 
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
-// unknownKey finds an object key of raw that names no field of t exactly
-// (encoding/json matches keys without regard to case; the contract does
-// not), or that an object repeats (encoding/json keeps the last value).
-// Keys are checked in document order. It reports false, the message
-// ("unknown field \"x\"", "duplicate field \"x\"") and the path of the
-// object that holds the key ("fairshare.weights", "allocation[0]"; "" for
-// raw itself) when it finds one; values of the wrong type are left to the
-// decoder to report.
-func unknownKey(raw []byte, t reflect.Type) (path, msg string, ok bool) {
+// strictCheck finds, in document order, what encoding/json accepts and
+// the contract does not: an object key that names no field of t exactly
+// (encoding/json matches keys without regard to case), a key that an
+// object repeats (encoding/json keeps the last value), and a null
+// (encoding/json leaves the value as it was, so that a null would pass
+// for a zero or a default). It reports false, the message ("unknown
+// field \"x\"", "duplicate field \"x\"", "want an integer, got null")
+// and the path of the object that holds the key, or of the null
+// ("fairshare.weights", "allocation[0]"; "" for raw itself), when it
+// finds one. A null where a scalar belongs in a list is named by the
+// list, as the decoder's type errors are ("allocation[0].gpus").
+// Values of the wrong type are left to the decoder to report; a
+// json.RawMessage is left to the decoding of the part it holds.
+func strictCheck(raw []byte, t reflect.Type) (path, msg string, ok bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch {
 	case t == rawMessageType:
 		return "", "", true
+	case string(bytes.Trim(raw, " \t\r\n")) == "null":
+		return "", fmt.Sprintf("want %s, got null", kindOf(t)), false
 	case t.Kind() == reflect.Slice:
 		var elems []json.RawMessage
 		if json.Unmarshal(raw, &elems) != nil {
 			return "", "", true
 		}
 		for i, e := range elems {
-			if p, m, ok := unknownKey(e, t.Elem()); !ok {
+			if p, m, ok := strictCheck(e, t.Elem()); !ok {
+				if p == "" && !isContainer(t.Elem()) {
+					return "", m, false // a scalar: named by its list
+				}
 				return joinPath(fmt.Sprintf("[%d]", i), p), m, false
 			}
 		}
@@ -392,7 +415,7 @@ func unknownKey(raw []byte, t reflect.Type) (path, msg string, ok bool) {
 				seen = map[string]bool{}
 			}
 			seen[k] = true
-			if p, m, ok := unknownKey(val, vt); !ok {
+			if p, m, ok := strictCheck(val, vt); !ok {
 				return joinPath(k, p), m, false
 			}
 		}
@@ -440,13 +463,7 @@ func jsonErr(mk mkErr, field string, data []byte, err error) error {
 		return mk("json", fmt.Sprintf("%s (%s)", se.Error(), position(data, se.Offset-1)))
 	case errors.As(err, &te):
 		sub := te.Field
-		t := te.Type
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		k := t.Kind()
-		own := k == reflect.Struct || k == reflect.Map || k == reflect.Slice || k == reflect.Array
-		if p := valuePath(data, te.Offset, own); p != "" {
+		if p := valuePath(data, te.Offset, isContainer(te.Type)); p != "" {
 			sub = p // with the indices of the objects in arrays
 		}
 		return mk(join(sub), fmt.Sprintf("want %s, got %s", kindOf(te.Type), te.Value))
@@ -538,6 +555,19 @@ func valuePath(data []byte, off int64, own bool) string {
 		}
 		expectKey = !top.array
 	}
+}
+
+// isContainer reports whether t (or what it points to) is an object or an
+// array in JSON.
+func isContainer(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map, reflect.Slice, reflect.Array:
+		return true
+	}
+	return false
 }
 
 // kindOf names a Go type by its JSON kind.
@@ -890,8 +920,10 @@ type wirePreemption struct {
 	Disabled *bool               `json:"disabled"`
 }
 
-// DecodePolicy reads a policy file. All keys are optional; unknown keys,
-// trailing data, unknown enum strings, bad or negative durations,
+// DecodePolicy reads a policy file. All keys are optional: a key left
+// out takes its default, while a key given as null is an error
+// ("config: backfill: want a string, got null"). Unknown or repeated
+// keys, trailing data, unknown enum strings, bad or negative durations,
 // negative weights or reservations and a matrix that is not square
 // (or that lets a tier preempt itself or tier 0, or two tiers preempt
 // each other) are errors naming the

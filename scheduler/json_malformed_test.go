@@ -1,10 +1,12 @@
 package scheduler
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -157,7 +159,7 @@ func malformedVariants(t *testing.T, doc string) []malformed {
 	for _, s := range values {
 		for _, x := range strayValues {
 			add(fmt.Sprintf("%s replaced by %s", doc[s.start:s.end], x), doc[:s.start]+x+doc[s.end:],
-				x != "null" && kindByte(x[0]) != s.kind, s.key)
+				kindByte(x[0]) != s.kind || strings.Contains(x, "null"), s.key)
 		}
 	}
 	for _, a := range arrays {
@@ -173,7 +175,7 @@ func malformedVariants(t *testing.T, doc string) []malformed {
 					end := a.elems[i-1].end
 					v = doc[:end] + "," + x + doc[end:]
 				}
-				bad := x != "null" && len(a.elems) > 0 && kindByte(x[0]) != a.elems[0].kind
+				bad := strings.Contains(x, "null") || len(a.elems) > 0 && kindByte(x[0]) != a.elems[0].kind
 				add(fmt.Sprintf("%s inserted at %d of the array at offset %d", x, i, a.open), v, bad, a.key)
 			}
 		}
@@ -247,8 +249,8 @@ func checkMalformed(t *testing.T, doc string, min int, decode func(string) error
 }
 
 // TestMalformedSnapshots: no variant of a valid snapshot makes decoding
-// panic, and every variant with a value of the wrong kind (other than
-// null) is rejected with a *ValidationError on one line.
+// panic, and every variant with a value of the wrong kind or a null is
+// rejected with a *ValidationError on one line.
 func TestMalformedSnapshots(t *testing.T) {
 	checkMalformed(t, richSnapshot, 2000, func(doc string) error {
 		_, err := DecodeSnapshot(strings.NewReader(doc))
@@ -356,5 +358,104 @@ func TestDecodeMalformedErrors(t *testing.T) {
 			}
 			require.EqualError(t, err, tt.want)
 		})
+	}
+}
+
+// TestDecodeNulls: null is not a value. Where the contract has a default
+// it is the default of a key left out, not of a null; a null is an error
+// naming it, like a value of the wrong type.
+func TestDecodeNulls(t *testing.T) {
+	running := func(alloc string) string {
+		return snapJSON(`{"id":"A","members":1,"gpusPerMember":2,"state":"running","allocation":` + alloc + `}`)
+	}
+	node := func(extra string) string {
+		return `{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8` + extra + `}]}}`
+	}
+	job := func(extra string) string { return snapJSON(`{"id":"A","gpusPerMember":1` + extra + `}`) }
+	for _, tt := range []struct{ json, want string }{
+		{running(`[{"node":"n0","gpus":[0,1]},null]`), `snapshot: jobs[0] "A": allocation[1]: want an object, got null`},
+		{running(`[{"node":"n0","gpus":[0,null]}]`), `snapshot: jobs[0] "A": allocation[0].gpus: want an integer, got null`},
+		{running(`[{"node":"n0","gpus":[null]}]`), `snapshot: jobs[0] "A": allocation[0].gpus: want an integer, got null`},
+		{running(`[{"node":"n0","gpus":null}]`), `snapshot: jobs[0] "A": allocation[0].gpus: want an array, got null`},
+		{running(`[{"node":null,"gpus":[0,1]}]`), `snapshot: jobs[0] "A": allocation[0].node: want a string, got null`},
+		{running(`null`), `snapshot: jobs[0] "A": allocation: want an array, got null`},
+		{`{"cluster":{"nodes":[{"name":"n0","gpus":8},null]},"now":"2026-12-02T00:00:00Z"}`, `snapshot: cluster: nodes[1]: want an object, got null`},
+		{node(`,"unhealthyGPUs":[0,null]`), `snapshot: cluster: nodes[0] "n0": unhealthyGPUs: want an integer, got null`},
+		{node(`,"unhealthyGPUs":null`), `snapshot: cluster: nodes[0] "n0": unhealthyGPUs: want an array, got null`},
+		{node(`,"state":null`), `snapshot: cluster: nodes[0] "n0": state: want a string, got null`},
+		{node(`,"gpuType":null`), `snapshot: cluster: nodes[0] "n0": gpuType: want a string, got null`},
+		{node(`,"domains":null`), `snapshot: cluster: nodes[0] "n0": domains: want an object, got null`},
+		{node(`,"domains":{"spine":null}`), `snapshot: cluster: nodes[0] "n0": domains.spine: want a string, got null`},
+		{`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":null,"gpus":8}]}}`, `snapshot: cluster: nodes[0]: name: want a string, got null`},
+		{`{"now":"2026-12-02T00:00:00Z","cluster":null}`, `snapshot: cluster: want an object, got null`},
+		{`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":null}}`, `snapshot: cluster: nodes: want an array, got null`},
+		{`{"now":"2026-12-02T00:00:00Z","cluster":{"levels":null}}`, `snapshot: cluster: levels: want an array, got null`},
+		{`{"now":"2026-12-02T00:00:00Z","cluster":{"levels":["a",null]}}`, `snapshot: cluster: levels: want a string, got null`},
+		{`{"now":null,"cluster":{"nodes":[{"name":"n0","gpus":8}]}}`, `snapshot: now: want a string, got null`},
+		{`{"now":"2026-12-02T00:00:00Z","teams":null}`, `snapshot: teams: want an array, got null`},
+		{`{"now":"2026-12-02T00:00:00Z","jobs":null}`, `snapshot: jobs: want an array, got null`},
+		{`{"now":"2026-12-02T00:00:00Z","jobs":[null]}`, `snapshot: jobs[0]: want an object, got null`},
+		{`{"now":"2026-12-02T00:00:00Z","teams":[{"name":"t"},null]}`, `snapshot: teams[1]: want an object, got null`},
+		{snapWith(`"teams":[{"name":"t","quota":null}]`), `snapshot: teams[0] "t": quota: want an object, got null`},
+		{snapWith(`"teams":[{"name":"t","quota":{"gpus":null}}]`), `snapshot: teams[0] "t": quota.gpus: want an integer, got null`},
+		{snapWith(`"teams":[{"name":"t","share":null}]`), `snapshot: teams[0] "t": share: want a number, got null`},
+		{snapWith(`"teams":[{"name":"t","parent":null}]`), `snapshot: teams[0] "t": parent: want a string, got null`},
+		{job(`,"tier":null`), `snapshot: jobs[0] "A": tier: want an integer, got null`},
+		{job(`,"members":null`), `snapshot: jobs[0] "A": members: want an integer, got null`},
+		{job(`,"kind":null`), `snapshot: jobs[0] "A": kind: want a string, got null`},
+		{job(`,"state":null`), `snapshot: jobs[0] "A": state: want a string, got null`},
+		{job(`,"timeLimit":null`), `snapshot: jobs[0] "A": timeLimit: want a string, got null`},
+		{job(`,"checkpointGrace":null`), `snapshot: jobs[0] "A": checkpointGrace: want a string, got null`},
+		{job(`,"team":null`), `snapshot: jobs[0] "A": team: want a string, got null`},
+		{job(`,"topology":null`), `snapshot: jobs[0] "A": topology: want an object, got null`},
+		{job(`,"topology":{"required":null}`), `snapshot: jobs[0] "A": topology.required: want a string, got null`},
+		{snapJSON(`{"id":null,"gpusPerMember":1}`), `snapshot: jobs[0]: id: want a string, got null`},
+		{`null`, `snapshot: json: want an object, got null`},
+		{" null\n", `snapshot: json: want an object, got null`},
+	} {
+		t.Run(tt.json, func(t *testing.T) {
+			s, err := DecodeSnapshot(strings.NewReader(tt.json))
+			require.Nil(t, s)
+			require.EqualError(t, err, tt.want)
+			var ve *ValidationError
+			require.ErrorAs(t, err, &ve)
+		})
+	}
+	for _, tt := range []struct{ json, want string }{
+		{`{"backfill":null}`, `config: backfill: want a string, got null`},
+		{`{"reservations":null}`, `config: reservations: want an integer, got null`},
+		{`{"enforceTimeLimits":null}`, `config: enforceTimeLimits: want true or false, got null`},
+		{`{"fairshare":null}`, `config: fairshare: want an object, got null`},
+		{`{"fairshare":{"weights":null}}`, `config: fairshare.weights: want an object, got null`},
+		{`{"fairshare":{"weights":{"age":null}}}`, `config: fairshare.weights.age: want a number, got null`},
+		{`{"preemption":null}`, `config: preemption: want an object, got null`},
+		{`{"preemption":{"matrix":null}}`, `config: preemption.matrix: want an array, got null`},
+		{`{"preemption":{"matrix":[[false,true],null]}}`, `config: preemption.matrix[1]: want an array, got null`},
+		{`{"preemption":{"matrix":[[false,null],[false,false]]}}`, `config: preemption.matrix[0][1]: want true, false, 1 or 0, got null`},
+		{`{"preemption":{"disabled":null}}`, `config: preemption.disabled: want true or false, got null`},
+		{`{"horizon":null}`, `config: horizon: want a string, got null`},
+		{`{"order":null}`, `config: order: want a string, got null`},
+		{`null`, `config: json: want an object, got null`},
+	} {
+		t.Run(tt.json, func(t *testing.T) {
+			_, err := DecodePolicy(strings.NewReader(tt.json))
+			require.EqualError(t, err, tt.want)
+		})
+	}
+}
+
+// TestDecodeNullAnywhere: a null in the place of any value of the
+// design's example snapshot is an error about that null.
+func TestDecodeNullAnywhere(t *testing.T) {
+	data, err := os.ReadFile(designFile)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, json.Compact(&buf, data))
+	doc := buf.String()
+	values, _ := jsonSpans(t, doc)
+	for _, s := range values {
+		v := doc[:s.start] + "null" + doc[s.end:]
+		_, err := DecodeSnapshot(strings.NewReader(v))
+		require.ErrorContains(t, err, "got null", v)
 	}
 }
