@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +40,18 @@ func FuzzDecodeStep(f *testing.F) {
 	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z"}`), uint8(0))
 	// Levels declared, no nodes, a job that requires one: no domain.
 	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z","cluster":{"levels":["spine"]},"jobs":[{"id":"a","gpusPerMember":1,"topology":{"required":"spine"}}]}`), uint8(0))
+	// Scalars after objects in lists (once a panic), objects and arrays
+	// of the wrong type, and nulls.
+	f.Add([]byte(snapJSON(`{"id":"R","gpusPerMember":1,"state":"running","allocation":[{"node":"n0","gpus":[0]},3]}`)), uint8(0))
+	f.Add([]byte(`{"cluster":{"nodes":[{},1]},"now":5}`), uint8(0))
+	f.Add([]byte(`{"cluster":{"nodes":[[{}],null]},"now":true}`), uint8(0))
+	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8,"unhealthyGPUs":[{},1]}]}}`), uint8(0))
+	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8,"unhealthyGPUs":[0,null]}]}}`), uint8(0))
+	f.Add([]byte(snapJSON(`{"id":"R","gpusPerMember":1,"state":"running","allocation":[{"node":"n0","gpus":[null]}]}`)), uint8(0))
+	f.Add([]byte(snapJSON(`{"id":"A","gpusPerMember":1,"tier":null,"members":null}`)), uint8(0))
+	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z","cluster":null}`), uint8(0))
+	f.Add([]byte(`null`), uint8(0))
+	f.Add([]byte(richSnapshot), uint8(0x41))
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
 		snap, err := DecodeSnapshot(bytes.NewReader(data))
 		if err != nil {
@@ -77,6 +90,50 @@ func FuzzDecodeStep(f *testing.F) {
 		}
 		if err := EncodeDecision(&after, d); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzDecodePolicy feeds arbitrary bytes to DecodePolicy: it never
+// panics, its errors are one line starting with "config: ", and a policy
+// file it accepts gives a Config, the one DecodeConfig gives.
+func FuzzDecodePolicy(f *testing.F) {
+	seeds, err := filepath.Glob("../examples/step/testdata/*.policy.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, path := range seeds {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, s := range []string{
+		richPolicy, `{}`, `null`, `{"backfill":null}`, `{"backfill":[],"reservations":3}`,
+		`{"preemption":{"matrix":[[false],{}],"disabled":1}}`, `{"preemption":{"matrix":[[false,null],[false,false]]}}`,
+		`{"preemption":{"matrix":[{},3]},"order":5}`, `{"fairshare":{"weights":{"age":{}},"halfLife":"1h"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := DecodePolicy(bytes.NewReader(data))
+		if err != nil {
+			if msg := err.Error(); !strings.HasPrefix(msg, "config: ") || strings.ContainsAny(msg, "\r\n") {
+				t.Fatalf("error not one line starting with config: %q", msg)
+			}
+			return
+		}
+		cfg, err := p.Config()
+		if err != nil {
+			t.Fatalf("Config rejects a policy file that DecodePolicy accepts: %v", err)
+		}
+		cfg2, err := DecodeConfig(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("DecodeConfig rejects a policy file that DecodePolicy accepts: %v", err)
+		}
+		if !reflect.DeepEqual(cfg, cfg2) {
+			t.Fatalf("DecodeConfig gives %+v, DecodePolicy %+v", cfg2, cfg)
 		}
 	})
 }
