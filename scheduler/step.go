@@ -25,6 +25,10 @@ import (
 // not.
 type Scheduler struct {
 	cfg Config
+	// noMemo turns off the preemption memos (noVictims, notWorth,
+	// asFast) so that every preempting job searches for victims itself:
+	// tests compare the two to check that the memos change no decision.
+	noMemo bool
 }
 
 // New returns a scheduler with the given policy.
@@ -82,6 +86,7 @@ func (s *Scheduler) step(snap *Snapshot, target string) (*run, error) {
 		return nil, err
 	}
 	r.target = target
+	r.noMemo = s.noMemo
 	r.evict()
 	if err := r.schedule(); err != nil {
 		return nil, err
@@ -142,6 +147,7 @@ type run struct {
 	noVictims map[preemptKey][]noVictims
 	notWorth  map[preemptKey]int
 	asFast    map[preemptKey]time.Duration
+	noMemo    bool // tests only: search for every job (see Scheduler)
 	// sel is the default victim selector, whose scratch space serves
 	// every search of the Step.
 	sel preempt.Selector
@@ -800,11 +806,11 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	// for others within that window are not the victims' to give.
 	window := addDur(d, r.victimGrace(j.Tier))
 	for _, f := range r.noVictims[pk] {
-		if j.Members >= f.members && window >= f.window {
+		if j.Members >= f.members && window >= f.window && !r.noMemo {
 			return r.awaitEvictions(j, req, d, mayReserve)
 		}
 	}
-	if m, failed := r.notWorth[pk]; failed && j.Members >= m {
+	if m, failed := r.notWorth[pk]; failed && j.Members >= m && !r.noMemo {
 		// A smaller job of this shape found waiting as fast as preempting:
 		// so may this one, and then it is treated alike. This is a
 		// shortcut, not a proof: a job that runs longer or needs more GPUs
