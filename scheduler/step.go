@@ -25,9 +25,11 @@ import (
 // not.
 type Scheduler struct {
 	cfg Config
-	// noMemo turns off the preemption memos (noVictims, notWorth,
-	// asFast) so that every preempting job searches for victims itself:
-	// tests compare the two to check that the memos change no decision.
+	// noMemo turns off the shortcuts of preemption (the memos of failed
+	// victim searches and of jobs that waited, and deciding without a
+	// search when waiting is as fast as any preemption) so that every job
+	// that may preempt searches for victims itself: tests compare the two
+	// to check that the shortcuts change no decision.
 	noMemo bool
 }
 
@@ -141,13 +143,14 @@ type run struct {
 	// noVictims remembers, per shape and tier, the searches that found
 	// no victims: a job with at least as many members and at least as long
 	// a window (so that at least the same GPUs are reserved for others)
-	// finds none either. notWorth remembers, per shape and tier, the
-	// fewest members for which waiting was as fast as preempting, and
-	// asFast the start by which waiting was judged so.
+	// finds none either.
 	noVictims map[preemptKey][]noVictims
-	notWorth  map[preemptKey]int
-	asFast    map[preemptKey]time.Duration
-	noMemo    bool // tests only: search for every job (see Scheduler)
+	// waited remembers, per shape, tier, members, run and mayReserve, the
+	// state (see changes) in which preempt last reported false for such
+	// a job, which it does without changing anything: a job alike, in the
+	// same state, fares the same.
+	waited map[waitKey]int
+	noMemo bool // tests only: search for every job (see Scheduler)
 	// sel is the default victim selector, whose scratch space serves
 	// every search of the Step.
 	sel preempt.Selector
@@ -184,6 +187,16 @@ type run struct {
 type preemptKey struct {
 	shape shapeKey
 	tier  int
+}
+
+// waitKey identifies the jobs that preempt treats alike in one state of
+// the Step: everything of a job that preempt reads (the run d, or
+// Forever for a run past every reservation's start: see preempt).
+type waitKey struct {
+	preemptKey
+	members    int
+	d          time.Duration
+	mayReserve bool
 }
 
 // noVictims is a victim search that failed: for members members whose
@@ -249,7 +262,7 @@ func newRun(cfg *Config, snap *Snapshot, c checked) (*run, error) {
 	ix := c.ix
 	r := &run{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{}, noFit: map[shapeKey]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
-		msgs: map[msgKey]string{}, noVictims: map[preemptKey][]noVictims{}, notWorth: map[preemptKey]int{},
+		msgs: map[msgKey]string{}, noVictims: map[preemptKey][]noVictims{}, waited: map[waitKey]int{},
 		groups: map[string]map[topology.NodeID]int{}, delayMsg: map[delayKey]string{},
 		matrix: cfg.matrix()}
 	for i := range snap.Teams {
@@ -799,36 +812,78 @@ func (r *run) victimGrace(tier int) time.Duration {
 // preempt tries to make room for j by evicting lower-tier jobs. It
 // reports true when it has recorded j's outcome (a reservation on the
 // freed GPUs, or a wait for evictions already under way).
+//
+// Its answer for j depends on the Step's state and on j's shape, tier,
+// members, run and mayReserve; when it is false, preempt changed
+// nothing. So a job alike, while nothing has changed since, gets false
+// at once: in a long queue many jobs of one shape wait in a row. Runs
+// are alike when both reach past the start of every reservation made:
+// the profile, the victim search and the GPUs reserved for others within
+// a window then see the same reservations for either.
 func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
 	r.candidates()
 	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement}, tier: j.Tier}
+	wk := waitKey{preemptKey: pk, members: j.Members, d: d, mayReserve: mayReserve}
+	if n := len(r.starts); n == 0 || d > r.starts[n-1] {
+		// A run from t >= 0 of d, or of d plus a grace, meets every
+		// reservation that has not ended by t: all such runs are alike.
+		wk.d = backfill.Forever
+	}
+	if at, ok := r.waited[wk]; ok && at == r.changes() && !r.noMemo {
+		return false
+	}
+	if !r.preemptOnce(j, req, d, mayReserve, pk) {
+		r.waited[wk] = r.changes()
+		return false
+	}
+	return true
+}
+
+// changes counts what the Step has changed so far: placements,
+// reservations and evictions, the only changes to the GPUs, the profile
+// and the teams' use of GPUs that preempt reads.
+func (r *run) changes() int {
+	return len(r.d.Placements) + len(r.d.Reservations) + len(r.d.Evictions)
+}
+
+// preemptOnce is preempt for one job.
+//
+// Preempting pays only when waiting is slower: when j can start by
+// waiting no later than max(grace, evictEnd), for grace the largest
+// checkpoint grace of its victims, it waits (see [preempt.Worth]). So j's
+// start by waiting is sought first, and only up to the latest that bound
+// can be (the largest grace of the candidates j may preempt): past it,
+// any victims found are worth evicting. A start by evictEnd is as fast as
+// any preemption, whatever the victims; then, when the victims would not
+// change what j is given, no victim search is made. Whether waiting is
+// as fast is judged for each job on its own shape, members and run, on
+// the Step as it is at its turn: carried over from an earlier job of the
+// shape, it left a job unpreempted when the one before it had taken the
+// GPUs it would have waited for.
+func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve bool, pk preemptKey) bool {
 	// The reservation made below runs from grace for d; GPUs reserved
 	// for others within that window are not the victims' to give.
-	window := addDur(d, r.victimGrace(j.Tier))
-	for _, f := range r.noVictims[pk] {
-		if j.Members >= f.members && window >= f.window && !r.noMemo {
-			return r.awaitEvictions(j, req, d, mayReserve)
-		}
-	}
-	if m, failed := r.notWorth[pk]; failed && j.Members >= m && !r.noMemo {
-		// A smaller job of this shape found waiting as fast as preempting:
-		// so may this one, and then it is treated alike. This is a
-		// shortcut, not a proof: a job that runs longer or needs more GPUs
-		// may start later by waiting, even never, and then waits without
-		// preempting in this Step. Searching again for each job whose own
-		// start by waiting is later than the bound costs 3.4 times the
-		// EASY Step at 16,384 nodes and 100k pending (and evicts four
-		// times as many jobs); remembering the search per run length, five
-		// times.
-		if bound, asFast := r.asFast[pk]; asFast {
-			if st, ok := r.prof.EarliestBy(req, d, r.scorer(j), 0, bound); ok && r.claim(j, st, d, mayReserve, "could preempt, but GPUs being freed start it as soon") {
-				return true
+	most := r.victimGrace(j.Tier)
+	window := addDur(d, most)
+	if !r.noMemo {
+		for _, f := range r.noVictims[pk] {
+			if j.Members >= f.members && window >= f.window {
+				return r.awaitEvictions(j, req, d, mayReserve)
 			}
-			delete(r.asFast, pk) // the next ones of this shape would fare no better
 		}
-		return r.awaitEvictions(j, req, d, mayReserve)
 	}
 	sc := r.scorer(j)
+	var st backfill.Start
+	canWait, sought := false, false
+	if !r.noMemo {
+		st, canWait = r.prof.EarliestBy(req, d, sc, 0, max(most, r.evictEnd))
+		sought = true
+		if canWait && st.At <= r.evictEnd {
+			if done, sure := r.asFastAnyway(j, st, d, mayReserve); sure {
+				return done
+			}
+		}
+	}
 	m := r.matrix
 	// The candidates this job may preempt, in buffers reused between
 	// searches: a Step makes few preemptions but may search often.
@@ -890,27 +945,16 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	}
 	// Preempt only when waiting would be worse: the start without
 	// preemption, judged by time limits and the evictions already under
-	// way, is later than the victims' grace.
-	st, canWait := r.prof.Earliest(req, d, sc, 0)
+	// way, is later than the victims' grace. (A start sought only up to
+	// max(most, evictEnd) and not found is later than that.)
+	if !sought {
+		st, canWait = r.prof.Earliest(req, d, sc, 0)
+	}
 	if !preempt.Worth(max(grace, r.evictEnd), st.At, canWait) {
-		// Larger jobs of this shape and tier need at least these
-		// victims: do not search again for them.
-		if cur, seen := r.notWorth[pk]; !seen || j.Members < cur {
-			r.notWorth[pk] = j.Members
-		}
 		// It has the right to these GPUs and waits only because that is
 		// as fast: reserve them, or a lower tier would backfill into them
-		// and be preempted when they are due. Later jobs of this shape,
-		// which skip the search, are claimed for alike while claims work.
-		if r.claim(j, st, d, mayReserve, "could preempt, but GPUs being freed start it as soon") {
-			if r.asFast == nil {
-				r.asFast = map[preemptKey]time.Duration{}
-			}
-			r.asFast[pk] = max(grace, r.evictEnd)
-			return true
-		}
-		delete(r.asFast, pk)
-		return false
+		// and be preempted when they are due.
+		return r.claim(j, st, d, mayReserve, asFastMsg)
 	}
 	start := grace
 	for t := range r.graceOf {
@@ -929,6 +973,30 @@ func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool
 	}
 	r.reserveAt(j, pl, start, d)
 	return true
+}
+
+// asFastMsg is why a job that may preempt waits for GPUs being freed
+// instead.
+const asFastMsg = "could preempt, but GPUs being freed start it as soon"
+
+// asFastAnyway decides for j, which can start by waiting at st, no later
+// than the evictions under way end (evictEnd), without a victim search
+// when it can: no preemption would start j sooner, so with victims j
+// would claim st (as fast as preempting), and without, awaitEvictions
+// would decide. When the two come to the same, sure is true and done is
+// what preempt reports; else the victims must be searched for.
+func (r *run) asFastAnyway(j *Job, st backfill.Start, d time.Duration, mayReserve bool) (done, sure bool) {
+	if !r.claimable(st) {
+		return false, true // neither claims st; awaitEvictions finds no earlier start
+	}
+	// awaitEvictions finds st too when it comes by the time the jobs
+	// being evicted (but for this Step's victims) are gone, and claims it
+	// alike unless a ReservationPolicy declines, when only the message
+	// would differ.
+	if r.evicting != nil && st.At <= r.evictingEnd && (mayReserve || r.cfg.Reserve == nil) {
+		return r.claim(j, st, d, mayReserve, asFastMsg), true
+	}
+	return false, false
 }
 
 // awaitEvictions gives j, which may preempt but found no victims worth
@@ -991,7 +1059,7 @@ func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, end time.Duratio
 // that holds back nothing, or lies beyond the planning horizon, is not
 // claimed: claim reports false and leaves j to the backfill mode.
 func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool, why string) bool {
-	if r.cfg.Horizon > 0 && st.At > r.cfg.Horizon || !r.holdsBack(st.Placement) {
+	if !r.claimable(st) {
 		return false
 	}
 	if !mayReserve && r.cfg.Reserve != nil {
@@ -1001,6 +1069,12 @@ func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool,
 	}
 	r.reserveAt(j, st.Placement, st.At, d)
 	return true
+}
+
+// claimable reports whether claim would take st: a start within the
+// planning horizon that holds back GPUs being freed or free now.
+func (r *run) claimable(st backfill.Start) bool {
+	return (r.cfg.Horizon <= 0 || st.At <= r.cfg.Horizon) && r.holdsBack(st.Placement)
 }
 
 // reserveAt reserves pl from start for a run of d for j, in the profile
