@@ -22,15 +22,7 @@ import (
 // DecodeSnapshot accepts and leaves it unmodified, and its decision passes
 // checkDecision.
 func FuzzDecodeStep(f *testing.F) {
-	seeds, err := filepath.Glob("../examples/step/testdata/*.json")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, path := range seeds {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range fuzzSeeds(f, "*.json") {
 		for _, mode := range []uint8{0, 1, 2, 3, 9, 0x21, 0x41} {
 			f.Add(data, mode)
 		}
@@ -98,15 +90,7 @@ func FuzzDecodeStep(f *testing.F) {
 // panics, its errors are one line starting with "config: ", and a policy
 // file it accepts gives a Config, the one DecodeConfig gives.
 func FuzzDecodePolicy(f *testing.F) {
-	seeds, err := filepath.Glob("../examples/step/testdata/*.policy.json")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, path := range seeds {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range fuzzSeeds(f, "*.policy.json") {
 		f.Add(data)
 	}
 	for _, s := range []string{
@@ -329,6 +313,24 @@ func ids[T any](list []T, id func(T) string) []string {
 	out := make([]string, len(list))
 	for i, x := range list {
 		out[i] = id(x)
+	}
+	return out
+}
+
+// fuzzSeeds returns the contents of the step command's test inputs that
+// match pattern.
+func fuzzSeeds(f *testing.F, pattern string) [][]byte {
+	paths, err := filepath.Glob(filepath.Join("../examples/step/testdata", pattern))
+	if err != nil {
+		f.Fatal(err)
+	}
+	var out [][]byte
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, data)
 	}
 	return out
 }
