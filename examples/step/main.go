@@ -79,6 +79,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			buf.WriteString(e.String())
 		} else {
 			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false) // as the decision output
 			enc.SetIndent("", "  ")
 			if err := enc.Encode(e); err != nil {
 				return fail(stderr, err)

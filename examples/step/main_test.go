@@ -207,3 +207,15 @@ func TestExplain(t *testing.T) {
 	require.Empty(t, stdout)
 	require.Equal(t, "explain: no job \"nope\" in the snapshot\n", stderr)
 }
+
+// TestExplainNoHTMLEscapes: explain's JSON writes a job ID with <, > and
+// & as they are, as the decision output does, not as \u003c escapes.
+func TestExplainNoHTMLEscapes(t *testing.T) {
+	snap := `{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8}]},` +
+		`"jobs":[{"id":"a<b>&c","gpusPerMember":16}]}`
+	var out, errb bytes.Buffer
+	code := run([]string{"-explain", "a<b>&c"}, strings.NewReader(snap), &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	require.Contains(t, out.String(), `"a<b>&c"`)
+	require.NotContains(t, out.String(), `\u003c`)
+}
