@@ -926,8 +926,8 @@ type wirePreemption struct {
 // keys, trailing data, unknown enum strings, bad or negative durations,
 // negative weights or reservations and a matrix that is not square
 // (or that lets a tier preempt itself or tier 0, or two tiers preempt
-// each other) are errors naming the
-// key and where it is ("config: json: unknown field \"x\"",
+// each other) are errors naming the key and where it is
+// ("config: json: unknown field \"x\"",
 // "config: fairshare.weights: unknown field \"tier\"",
 // "config: fairshare.halfLife: bad duration \"1x\"").
 func DecodePolicy(r io.Reader) (PolicyFile, error) {

@@ -10,8 +10,9 @@
 // best topology domain, its team's quota and the reservations it would
 // delay (JSON, or text with -text).
 //
-// It exits 0 on success. On invalid input (bad JSON, an unknown field, a
-// bad policy file, a snapshot that fails validation) or a usage error it
+// It exits 0 on success. On invalid input (bad JSON, an unknown or
+// repeated field, a null, a bad policy file, a snapshot that fails
+// validation) or a usage error it
 // exits 2, writes nothing on standard output and one line on standard
 // error naming the offending field.
 package main
