@@ -262,6 +262,104 @@ func (sc *Selector) upperBound(ix *topology.Index, r gang.Request, holds []hold)
 	}, ok
 }
 
+// chooseCounted is the greedy and drop passes of Select for a request
+// without Avoid, counted from capacities instead of placed: with no Avoid
+// the gang fits exactly when one domain of its required level (the
+// cluster, without one) has room for all its members, and freeing or
+// retaking a candidate changes only the domains of its nodes. So each
+// step costs O(h) for the h holds of the candidate it frees or retakes,
+// where releasing it in the index and asking which domains fit would
+// cost O(h·L + D·G). It returns the victims, cheapest first, and whether
+// the gang fits; ix is not changed. The answer is the one the released
+// index gives (see TestPropertyAvoidNothingSameAnswer).
+func (sc *Selector) chooseCounted(ix *topology.Index, r gang.Request, order []int, of func(int) []hold) (victims []int, fit bool) {
+	g := r.GPUsPerMember
+	lr := r.Required
+	if lr == gang.NoLevel {
+		lr = topology.ClusterLevel
+	}
+	if len(sc.extra) != ix.NumNodes() {
+		sc.extra = make([]topology.GPUSet, ix.NumNodes())
+	}
+	extra := sc.extra
+	defer sc.clearExtra()
+	nd := max(ix.NumDomains(lr), 1)
+	if cap(sc.gain) < nd {
+		sc.gain, sc.seen, sc.fits = make([]int, nd), make([]bool, nd), make([]bool, nd)
+	}
+	if cap(sc.base) < nd {
+		sc.base = make([]int, nd)
+	}
+	// room[d] is the members domain d would hold with the extra GPUs:
+	// its capacity now (base, counted on first touch) plus what the
+	// freed GPUs add (gain). fitting counts the domains with room for
+	// the gang.
+	gain, seen, base := sc.gain[:nd], sc.seen[:nd], sc.base[:nd]
+	clear(gain)
+	clear(seen)
+	fitting := 0
+	members := func(n topology.NodeID) int {
+		free := ix.Free(n)
+		return (free+(extra[n]&^ix.FreeSet(n)).Len())/g - free/g
+	}
+	change := func(hs []hold, free bool) {
+		for _, h := range hs {
+			d := ix.DomainOf(lr, h.node)
+			if !seen[d] {
+				seen[d], base[d] = true, ix.Capacity(lr, d, r.Class, g)
+			}
+			was := base[d]+gain[d] >= r.Members
+			gain[d] -= members(h.node)
+			if free {
+				if extra[h.node] == 0 {
+					sc.touched = append(sc.touched, h.node)
+				}
+				extra[h.node] |= h.set
+			} else {
+				extra[h.node] &^= h.set
+			}
+			gain[d] += members(h.node)
+			if now := base[d]+gain[d] >= r.Members; now != was {
+				if now {
+					fitting++
+				} else {
+					fitting--
+				}
+			}
+		}
+	}
+	// Greedy: free candidates in cost order until the gang fits.
+	chosen := order[:0:0]
+	for _, i := range order {
+		change(of(i), true)
+		chosen = append(chosen, i)
+		if fitting > 0 {
+			break
+		}
+	}
+	if fitting == 0 {
+		return nil, false
+	}
+	// Minimality: keep each victim running, most expensive first, if the
+	// gang still fits without stopping it. One pass is enough: retaking
+	// GPUs only takes room away, so a victim kept would be kept again.
+	kept := make([]bool, len(chosen))
+	for j := len(chosen) - 1; j >= 0; j-- {
+		change(of(chosen[j]), false)
+		if fitting > 0 {
+			kept[j] = true
+		} else {
+			change(of(chosen[j]), true)
+		}
+	}
+	for j, i := range chosen {
+		if !kept[j] {
+			victims = append(victims, i)
+		}
+	}
+	return victims, true
+}
+
 // clearExtra empties the dense array of upperBound.
 func (sc *Selector) clearExtra() {
 	for _, n := range sc.touched {
@@ -290,6 +388,9 @@ type Selector struct {
 	// could then hold the gang.
 	gain       []int
 	seen, fits []bool
+	// Per domain, for chooseCounted: its capacity before any candidate
+	// is freed.
+	base []int
 }
 
 // Select chooses whole running jobs to preempt so that the gang r fits,
@@ -313,14 +414,14 @@ type Selector struct {
 // Select does not consult a preemption matrix except that tier 0 is never
 // a victim: filter cands with [Eligible] first.
 //
-// Cost: for K candidates with H holds in all, L levels, N nodes and V
-// chosen victims, O(H·L + K log K + N) to filter and order (the bound with
-// every candidate stopped is counted from capacities, not placed, unless
-// r avoids nodes), plus one [gang.Place]
-// per candidate freed until r fits and one per victim in the drop pass:
-// O((K + V)·P) in the worst case, for P the cost of one placement
-// attempt. Each attempt is preceded by an O(G) capacity check that skips
-// it while the cluster lacks room.
+// Cost: for K candidates with H holds in all, L levels, N nodes, G GPUs
+// per node at most and P the cost of one placement attempt: without
+// Avoid, O(H·(L + G) + K log K + N + P). The bound with every candidate
+// stopped, the greedy pass and the drop pass are counted from domain
+// capacities, not placed; Place runs once at the start and once for the
+// answer. When r avoids nodes, each candidate freed until r fits and
+// each victim in the drop passes costs one Place: O((K + V)·P) for V
+// chosen victims in the worst case.
 func Select(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candidate) (victims []int, pl gang.Placement, ok bool) {
 	var sc Selector
 	return sc.Select(ix, r, s, cands)
@@ -409,6 +510,22 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 		}
 		return cmp.Compare(a, b)
 	})
+
+	if r.Avoid == nil {
+		sc.clearExtra()
+		chosen, fit := sc.chooseCounted(ix, r, order, of)
+		if !fit {
+			return nil, gang.Placement{}, false
+		}
+		for _, i := range chosen {
+			v.release(of(i))
+		}
+		pl, ok = v.fits(r, s)
+		if !ok {
+			return nil, gang.Placement{}, false
+		}
+		return chosen, pl, true
+	}
 
 	// Greedy: free victims in cost order until the gang fits.
 	chosen := order[:0:0]
