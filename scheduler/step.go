@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
 	"hash/maphash"
 	"slices"
@@ -136,10 +137,12 @@ type run struct {
 	idxBuf   []int
 	subBuf   []preempt.Candidate
 	gone     []bool // by candidate
-	// graceOf caches, per preemptor tier, the largest grace among the
-	// candidates it may still preempt (-1: not known); victims chosen
-	// since clear it.
-	graceOf []time.Duration
+	// byGrace lists the candidates by grace, longest first; graceAt
+	// holds, per preemptor tier, the place in it of the first candidate
+	// that tier may still preempt. Candidates only leave (as victims),
+	// so each place only moves forward.
+	byGrace []int
+	graceAt []int
 	// noVictims remembers, per shape and tier, the searches that found
 	// no victims: a job with at least as many members and at least as long
 	// a window (so that at least the same GPUs are reserved for others)
@@ -785,28 +788,33 @@ func (r *run) limitAt(j *Job) time.Time {
 
 // victimGrace is the largest checkpoint grace among the candidates a job
 // of tier may still preempt: the latest its reservation can start.
-// O(1) when known, else O(C) for C candidates.
+// O(C log C) for C candidates on first use in a Step, then O(1) amortised:
+// each tier's place in the candidates by grace passes each candidate at
+// most once.
 func (r *run) victimGrace(tier int) time.Duration {
 	if tier < 0 || tier >= r.matrix.Tiers() {
 		return 0
 	}
-	if r.graceOf == nil {
-		r.graceOf = make([]time.Duration, r.matrix.Tiers())
-		for t := range r.graceOf {
-			r.graceOf[t] = -1
+	if r.graceAt == nil {
+		r.byGrace = make([]int, len(r.cands))
+		for i := range r.byGrace {
+			r.byGrace[i] = i
 		}
+		slices.SortStableFunc(r.byGrace, func(a, b int) int { return cmp.Compare(r.cands[b].Grace, r.cands[a].Grace) })
+		r.graceAt = make([]int, r.matrix.Tiers())
 	}
-	if g := r.graceOf[tier]; g >= 0 {
-		return g
-	}
-	g := time.Duration(0)
-	for i := range r.cands {
-		if !r.gone[i] && r.matrix.CanPreempt(tier, r.cands[i].Tier) {
-			g = max(g, r.cands[i].Grace)
+	k := r.graceAt[tier]
+	for k < len(r.byGrace) {
+		if i := r.byGrace[k]; !r.gone[i] && r.matrix.CanPreempt(tier, r.cands[i].Tier) {
+			break
 		}
+		k++ // gone, or never this tier's to preempt: for good either way
 	}
-	r.graceOf[tier] = g
-	return g
+	r.graceAt[tier] = k
+	if k == len(r.byGrace) {
+		return 0
+	}
+	return r.cands[r.byGrace[k]].Grace
 }
 
 // preempt tries to make room for j by evicting lower-tier jobs. It
@@ -957,9 +965,6 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 		return r.claim(j, st, d, mayReserve, asFastMsg)
 	}
 	start := grace
-	for t := range r.graceOf {
-		r.graceOf[t] = -1 // fewer candidates left: recount on next use
-	}
 	for _, v := range victims {
 		i := idx[v]
 		r.gone[i] = true
