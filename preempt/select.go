@@ -290,10 +290,10 @@ func (sc *Selector) chooseCounted(ix *topology.Index, r gang.Request, order []in
 	if cap(sc.base) < nd {
 		sc.base = make([]int, nd)
 	}
-	// room[d] is the members domain d would hold with the extra GPUs:
-	// its capacity now (base, counted on first touch) plus what the
-	// freed GPUs add (gain). fitting counts the domains with room for
-	// the gang.
+	// Domain d would hold base[d] + gain[d] members with the GPUs freed
+	// so far (extra): its capacity now, counted when first touched, plus
+	// what the freed GPUs add. fitting counts the domains with room for
+	// the whole gang.
 	gain, seen, base := sc.gain[:nd], sc.seen[:nd], sc.base[:nd]
 	clear(gain)
 	clear(seen)
