@@ -15,6 +15,37 @@ import (
 	"github.com/gpusched/gpusched/topology"
 )
 
+// snapshotSeeds are FuzzDecodeStep's seeds besides the step command's
+// test inputs and richSnapshot.
+func snapshotSeeds() []string {
+	return []string{
+		snapJSON(`{"id":"A","members":2,"gpusPerMember":4}`, `{"id":"B","gpusPerMember":8,"tier":0}`,
+			`{"id":"R","gpusPerMember":4,"state":"running","timeLimit":"1h","started":"2026-12-01T00:00:00Z","allocation":[{"node":"n1","gpus":[0,1,2,3]}]}`),
+		`{"now":"2026-12-02T00:00:00Z"}`,
+		// Levels declared, no nodes, a job that requires one: no domain.
+		`{"now":"2026-12-02T00:00:00Z","cluster":{"levels":["spine"]},"jobs":[{"id":"a","gpusPerMember":1,"topology":{"required":"spine"}}]}`,
+		// Scalars after objects in lists (once a panic), objects and
+		// arrays of the wrong type, and nulls.
+		snapJSON(`{"id":"R","gpusPerMember":1,"state":"running","allocation":[{"node":"n0","gpus":[0]},3]}`),
+		`{"cluster":{"nodes":[{},1]},"now":5}`,
+		`{"cluster":{"nodes":[[{}],null]},"now":true}`,
+		`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8,"unhealthyGPUs":[{},1]}]}}`,
+		`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8,"unhealthyGPUs":[0,null]}]}}`,
+		snapJSON(`{"id":"R","gpusPerMember":1,"state":"running","allocation":[{"node":"n0","gpus":[null]}]}`),
+		snapJSON(`{"id":"A","gpusPerMember":1,"tier":null,"members":null}`),
+		`{"now":"2026-12-02T00:00:00Z","cluster":null}`,
+		`null`,
+	}
+}
+
+// policySeeds are FuzzDecodePolicy's seeds besides the step command's
+// test inputs.
+var policySeeds = []string{
+	richPolicy, `{}`, `null`, `{"backfill":null}`, `{"backfill":[],"reservations":3}`,
+	`{"preemption":{"matrix":[[false],{}],"disabled":1}}`, `{"preemption":{"matrix":[[false,null],[false,false]]}}`,
+	`{"preemption":{"matrix":[{},3]},"order":5}`, `{"fairshare":{"weights":{"age":{}},"halfLife":"1h"}}`,
+}
+
 // FuzzDecodeStep feeds arbitrary bytes to DecodeSnapshot and every valid
 // snapshot to Step under a policy chosen by mode. Decoding and Step never
 // panic, decoding errors are *ValidationError (their messages may quote
@@ -27,22 +58,9 @@ func FuzzDecodeStep(f *testing.F) {
 			f.Add(data, mode)
 		}
 	}
-	f.Add([]byte(snapJSON(`{"id":"A","members":2,"gpusPerMember":4}`, `{"id":"B","gpusPerMember":8,"tier":0}`,
-		`{"id":"R","gpusPerMember":4,"state":"running","timeLimit":"1h","started":"2026-12-01T00:00:00Z","allocation":[{"node":"n1","gpus":[0,1,2,3]}]}`)), uint8(0))
-	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z"}`), uint8(0))
-	// Levels declared, no nodes, a job that requires one: no domain.
-	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z","cluster":{"levels":["spine"]},"jobs":[{"id":"a","gpusPerMember":1,"topology":{"required":"spine"}}]}`), uint8(0))
-	// Scalars after objects in lists (once a panic), objects and arrays
-	// of the wrong type, and nulls.
-	f.Add([]byte(snapJSON(`{"id":"R","gpusPerMember":1,"state":"running","allocation":[{"node":"n0","gpus":[0]},3]}`)), uint8(0))
-	f.Add([]byte(`{"cluster":{"nodes":[{},1]},"now":5}`), uint8(0))
-	f.Add([]byte(`{"cluster":{"nodes":[[{}],null]},"now":true}`), uint8(0))
-	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8,"unhealthyGPUs":[{},1]}]}}`), uint8(0))
-	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8,"unhealthyGPUs":[0,null]}]}}`), uint8(0))
-	f.Add([]byte(snapJSON(`{"id":"R","gpusPerMember":1,"state":"running","allocation":[{"node":"n0","gpus":[null]}]}`)), uint8(0))
-	f.Add([]byte(snapJSON(`{"id":"A","gpusPerMember":1,"tier":null,"members":null}`)), uint8(0))
-	f.Add([]byte(`{"now":"2026-12-02T00:00:00Z","cluster":null}`), uint8(0))
-	f.Add([]byte(`null`), uint8(0))
+	for _, data := range snapshotSeeds() {
+		f.Add([]byte(data), uint8(0))
+	}
 	f.Add([]byte(richSnapshot), uint8(0x41))
 	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
 		snap, err := DecodeSnapshot(bytes.NewReader(data))
@@ -93,11 +111,7 @@ func FuzzDecodePolicy(f *testing.F) {
 	for _, data := range fuzzSeeds(f, "*.policy.json") {
 		f.Add(data)
 	}
-	for _, s := range []string{
-		richPolicy, `{}`, `null`, `{"backfill":null}`, `{"backfill":[],"reservations":3}`,
-		`{"preemption":{"matrix":[[false],{}],"disabled":1}}`, `{"preemption":{"matrix":[[false,null],[false,false]]}}`,
-		`{"preemption":{"matrix":[{},3]},"order":5}`, `{"fairshare":{"weights":{"age":{}},"halfLife":"1h"}}`,
-	} {
+	for _, s := range policySeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -319,7 +333,7 @@ func ids[T any](list []T, id func(T) string) []string {
 
 // fuzzSeeds returns the contents of the step command's test inputs that
 // match pattern.
-func fuzzSeeds(f *testing.F, pattern string) [][]byte {
+func fuzzSeeds(f testing.TB, pattern string) [][]byte {
 	paths, err := filepath.Glob(filepath.Join("../examples/step/testdata", pattern))
 	if err != nil {
 		f.Fatal(err)
