@@ -10,7 +10,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/preempt"
@@ -350,6 +352,8 @@ func decodePart(mk mkErr, field func() string, raw json.RawMessage, v any) error
 	return nil
 }
 
+// rawMessageType is the type of a part of a document whose check is left
+// to its own decoding.
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
 // strictCheck finds, in document order, what encoding/json accepts and
@@ -365,62 +369,516 @@ var rawMessageType = reflect.TypeFor[json.RawMessage]()
 // list, as the decoder's type errors are ("allocation[0].gpus").
 // Values of the wrong type are left to the decoder to report; a
 // json.RawMessage is left to the decoding of the part it holds.
+//
+// What is not JSON passes this check, to be reported by the decoder;
+// where it is decides what is reported. When t is a struct or a map,
+// raw's members are taken one at a time, as encoding/json's Decoder
+// reads them: the first offence is reported once the member that holds
+// it has been read to its end and is JSON, whatever follows, and an
+// offence in a member that is not JSON is not. Nothing after that member
+// is read, so trailing data does not hide an offence. When t is a list,
+// raw must be JSON as a whole, as for encoding/json's Unmarshal.
+//
+// It reads raw once, up to the end of the member that holds the first
+// offence, keeping the path to where it is and the schema of the value
+// there (see [strictScan] and [strictSchema]).
 func strictCheck(raw []byte, t reflect.Type) (path, msg string, ok bool) {
+	sc := strictSchemaOf(t)
+	switch {
+	case sc.kind == schemaRaw:
+		return "", "", true
+	case string(bytes.Trim(raw, " \t\r\n")) == "null":
+		return "", sc.nullMsg, false
+	}
+	s := &strictScan{data: raw}
+	s.path = s.pathBuf[:0]
+	switch sc.kind {
+	case schemaStruct, schemaMap:
+		s.skipSpace()
+		if s.peek() != '{' || !s.object(sc, true) || !s.found {
+			return "", "", true
+		}
+	case schemaList:
+		if !s.value(sc) || !s.skipSpace() || s.pos != len(raw) || !s.found {
+			return "", "", true
+		}
+	default:
+		return "", "", true // a scalar, not null
+	}
+	return s.errPath, s.errMsg, false
+}
+
+// schemaKind is what strictCheck looks for in a value of a Go type.
+type schemaKind uint8
+
+const (
+	schemaScalar schemaKind = iota // a null only
+	schemaRaw                      // nothing: a json.RawMessage
+	schemaList                     // a null; in an array, each element
+	schemaStruct                   // a null; in an object, unknown and repeated keys and each member
+	schemaMap                      // a null; in an object, repeated keys and each member
+)
+
+// strictSchema is what strictCheck knows of a Go type: the kind of
+// check, what a null is called, and what its elements or members hold.
+// Pointers are looked through: a *T has the schema of T.
+type strictSchema struct {
+	kind schemaKind
+	// nullMsg is the message for a null in the place of the value:
+	// "want an integer, got null".
+	nullMsg string
+	// elem is the schema of a list's elements or of a map's values.
+	elem *strictSchema
+	// scalarElems is set for a list of scalars: a null element is named
+	// by the list, not by its index.
+	scalarElems bool
+	// fields maps the key of each field of a struct, the name in its json
+	// tag ("" for none), to its index in the struct; where two fields
+	// have one key, the first.
+	fields map[string]int
+	// fieldSchemas are the schemas of a struct's fields, by index.
+	fieldSchemas []*strictSchema
+}
+
+// strictSchemas caches the schema of each type that strictCheck was
+// given (reflect.Type to *strictSchema).
+var strictSchemas sync.Map
+
+// strictSchemaOf returns the schema of t, built once.
+func strictSchemaOf(t reflect.Type) *strictSchema {
+	if sc, ok := strictSchemas.Load(t); ok {
+		return sc.(*strictSchema)
+	}
+	sc, _ := strictSchemas.LoadOrStore(t, buildStrictSchema(t, map[reflect.Type]*strictSchema{}))
+	return sc.(*strictSchema)
+}
+
+// buildStrictSchema builds the schema of t; building holds the schemas
+// under construction, so that a type that holds itself ends.
+func buildStrictSchema(t reflect.Type, building map[reflect.Type]*strictSchema) *strictSchema {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if sc := building[t]; sc != nil {
+		return sc
+	}
+	sc := &strictSchema{nullMsg: fmt.Sprintf("want %s, got null", kindOf(t))}
+	building[t] = sc
 	switch {
 	case t == rawMessageType:
-		return "", "", true
-	case string(bytes.Trim(raw, " \t\r\n")) == "null":
-		return "", fmt.Sprintf("want %s, got null", kindOf(t)), false
+		sc.kind = schemaRaw
 	case t.Kind() == reflect.Slice:
-		var elems []json.RawMessage
-		if json.Unmarshal(raw, &elems) != nil {
-			return "", "", true
-		}
-		for i, e := range elems {
-			if p, m, ok := strictCheck(e, t.Elem()); !ok {
-				if p == "" && !isContainer(t.Elem()) {
-					return "", m, false // a scalar: named by its list
-				}
-				return joinPath(fmt.Sprintf("[%d]", i), p), m, false
+		sc.kind = schemaList
+		sc.elem = buildStrictSchema(t.Elem(), building)
+		sc.scalarElems = !isContainer(t.Elem())
+	case t.Kind() == reflect.Map:
+		sc.kind = schemaMap
+		sc.elem = buildStrictSchema(t.Elem(), building)
+	case t.Kind() == reflect.Struct:
+		sc.kind = schemaStruct
+		sc.fields = make(map[string]int, t.NumField())
+		sc.fieldSchemas = make([]*strictSchema, t.NumField())
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if _, dup := sc.fields[name]; !dup {
+				sc.fields[name] = i
 			}
-		}
-	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-			return "", "", true
-		}
-		var seen map[string]bool
-		for dec.More() {
-			tok, err := dec.Token()
-			k, isKey := tok.(string)
-			var val json.RawMessage
-			if err != nil || !isKey || dec.Decode(&val) != nil {
-				return "", "", true // not JSON: the decoder reports it
-			}
-			vt := t
-			if t.Kind() == reflect.Map {
-				vt = t.Elem()
-			} else if f, found := fieldByTag(t, k); found {
-				vt = f.Type
-			} else {
-				return "", fmt.Sprintf("unknown field %q", k), false
-			}
-			if seen[k] {
-				return "", fmt.Sprintf("duplicate field %q", k), false
-			}
-			if seen == nil {
-				seen = map[string]bool{}
-			}
-			seen[k] = true
-			if p, m, ok := strictCheck(val, vt); !ok {
-				return joinPath(k, p), m, false
-			}
+			sc.fieldSchemas[i] = buildStrictSchema(f.Type, building)
 		}
 	}
-	return "", "", true
+	return sc
+}
+
+// maxJSONDepth is how deeply encoding/json lets arrays and objects nest
+// in one value it reads: deeper is a syntax error.
+const maxJSONDepth = 10000
+
+// strictScan is one run of strictCheck over its input: a recursive
+// descent over the bytes that checks the syntax as encoding/json does
+// and, where a schema is given, the contract.
+type strictScan struct {
+	data []byte
+	pos  int // the next byte to read
+	// depth counts the arrays and objects open in the value read as a
+	// whole: the input, or a member of the outermost object.
+	depth int
+	// path holds a step for each object member and array element that
+	// the value being read is in, outermost first, where a schema is
+	// checked.
+	path    []pathStep
+	pathBuf [8]pathStep // path's first array: deep enough for the contract
+	// found is set with errPath and errMsg at the first offence; from
+	// then on the rest is only scanned.
+	found           bool
+	errPath, errMsg string
+}
+
+// pathStep is one step of the path to a value: an object member or an
+// array element.
+type pathStep struct {
+	key         []byte // the member's key, unquoted
+	index       int    // the element's index
+	inArray     bool   // an element, not a member
+	scalarElems bool   // an element of a list of scalars
+}
+
+// fail records an offence at the value being read, unless one was found
+// before.
+func (s *strictScan) fail(msg string) {
+	if s.found {
+		return
+	}
+	s.found, s.errMsg = true, msg
+	// The path is built from the inside out, as the nesting of the
+	// values calls for: a null scalar element is named by its list.
+	p := ""
+	for i := len(s.path) - 1; i >= 0; i-- {
+		switch st := s.path[i]; {
+		case !st.inArray:
+			p = joinPath(string(st.key), p)
+		case p == "" && st.scalarElems:
+			// A null scalar element: the path is the list's.
+		default:
+			p = joinPath(fmt.Sprintf("[%d]", st.index), p)
+		}
+	}
+	s.errPath = p
+}
+
+// peek returns the next byte, or 0 at the end of the input.
+func (s *strictScan) peek() byte {
+	if s.pos < len(s.data) {
+		return s.data[s.pos]
+	}
+	return 0
+}
+
+// skipSpace moves past JSON white space; it reports true, to be chained.
+func (s *strictScan) skipSpace() bool {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\r', '\n':
+			s.pos++
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+// value reads one value, after white space, and checks it against sc
+// (nil: none). It reports false if the input is not JSON there.
+func (s *strictScan) value(sc *strictSchema) bool {
+	s.skipSpace()
+	switch s.peek() {
+	case '{':
+		return s.object(sc, false)
+	case '[':
+		return s.array(sc)
+	case '"':
+		_, ok := s.str()
+		return ok
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		if !s.literal("null") {
+			return false
+		}
+		if sc != nil && sc.kind != schemaRaw {
+			s.fail(sc.nullMsg)
+		}
+		return true
+	}
+	return s.number()
+}
+
+// object reads an object at its '{', checking its keys and members
+// against sc when sc is a struct or a map. At the top (the input
+// itself), it stops after the member that holds the first offence, and
+// its own '{' does not count in depth: encoding/json reads such an
+// object a member at a time, each member's value as a whole.
+func (s *strictScan) object(sc *strictSchema, top bool) bool {
+	s.pos++ // '{'
+	if !top {
+		if s.depth++; s.depth > maxJSONDepth {
+			return false
+		}
+	}
+	if sc != nil && sc.kind != schemaStruct && sc.kind != schemaMap {
+		sc = nil // not an object: the decoder reports the type
+	}
+	s.skipSpace()
+	if s.peek() == '}' {
+		return s.closeObject(top)
+	}
+	var seen keySet
+	for {
+		if s.peek() != '"' {
+			return false
+		}
+		checked := sc != nil && !s.found
+		var key []byte
+		ok := false
+		if checked {
+			key, ok = s.key()
+		} else {
+			_, ok = s.str()
+		}
+		if !ok || !s.skipSpace() || s.peek() != ':' {
+			return false
+		}
+		s.pos++
+		// What the member holds, nil when it is not checked.
+		var elem *strictSchema
+		if checked {
+			i := -1 // the field's index; -1 for a map's key
+			switch sc.kind {
+			case schemaMap:
+				elem = sc.elem
+			case schemaStruct:
+				var known bool
+				if i, known = sc.fields[string(key)]; known {
+					elem = sc.fieldSchemas[i]
+				} else {
+					s.fail(fmt.Sprintf("unknown field %q", key))
+				}
+			}
+			if elem != nil && seen.add(i, key) {
+				s.fail(fmt.Sprintf("duplicate field %q", key))
+				elem = nil
+			}
+		}
+		if elem != nil {
+			s.path = append(s.path, pathStep{key: key})
+		}
+		if !s.value(elem) {
+			return false
+		}
+		if elem != nil {
+			s.path = s.path[:len(s.path)-1]
+		}
+		if top && s.found {
+			return true // the member that holds it is well-formed: report
+		}
+		s.skipSpace()
+		switch s.peek() {
+		case ',':
+			s.pos++
+			s.skipSpace()
+		case '}':
+			return s.closeObject(top)
+		default:
+			return false
+		}
+	}
+}
+
+// closeObject reads the '}' of an object; it reports true, to be
+// returned.
+func (s *strictScan) closeObject(top bool) bool {
+	s.pos++
+	if !top {
+		s.depth--
+	}
+	return true
+}
+
+// array reads an array at its '[', checking its elements against sc's
+// when sc is a list.
+func (s *strictScan) array(sc *strictSchema) bool {
+	s.pos++ // '['
+	if s.depth++; s.depth > maxJSONDepth {
+		return false
+	}
+	if sc != nil && sc.kind != schemaList {
+		sc = nil // not an array: the decoder reports the type
+	}
+	s.skipSpace()
+	if s.peek() == ']' {
+		s.pos++
+		s.depth--
+		return true
+	}
+	for i := 0; ; i++ {
+		checked := sc != nil && !s.found
+		var elem *strictSchema
+		if checked {
+			elem = sc.elem
+			s.path = append(s.path, pathStep{index: i, inArray: true, scalarElems: sc.scalarElems})
+		}
+		if !s.value(elem) {
+			return false
+		}
+		if checked {
+			s.path = s.path[:len(s.path)-1]
+		}
+		s.skipSpace()
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			s.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str reads a string at its '"'. It reports whether the string is JSON,
+// and whether it is plain: without escapes or bytes past ASCII, so that
+// its value is the bytes between the quotes.
+func (s *strictScan) str() (plain, ok bool) {
+	s.pos++ // '"'
+	plain = true
+	for s.pos < len(s.data) {
+		c := s.data[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			return plain, true
+		case c < 0x20:
+			return false, false
+		case c == '\\':
+			plain = false
+			s.pos++
+			switch s.peek() {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.pos++
+			case 'u':
+				s.pos++
+				for range 4 {
+					if !isHex(s.peek()) {
+						return false, false
+					}
+					s.pos++
+				}
+			default:
+				return false, false
+			}
+		default:
+			if c >= utf8.RuneSelf {
+				plain = false
+			}
+			s.pos++
+		}
+	}
+	return false, false
+}
+
+// key reads an object's key at its '"' and returns its value as
+// encoding/json reads it: escapes resolved, and each byte that is not
+// UTF-8 (and each lone surrogate) as U+FFFD. The value of a plain key
+// is a part of the input.
+func (s *strictScan) key() (val []byte, ok bool) {
+	start := s.pos
+	switch plain, ok := s.str(); {
+	case !ok:
+		return nil, false
+	case plain:
+		return s.data[start+1 : s.pos-1], true
+	}
+	var v string
+	if json.Unmarshal(s.data[start:s.pos], &v) != nil {
+		return nil, false // not JSON after all; str would have said so
+	}
+	return []byte(v), true
+}
+
+// isHex reports whether c is a hexadecimal digit.
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// literal reads true, false or null; what follows is left to the reader
+// of the enclosing value.
+func (s *strictScan) literal(lit string) bool {
+	if end := s.pos + len(lit); end > len(s.data) || string(s.data[s.pos:end]) != lit {
+		return false
+	}
+	s.pos += len(lit)
+	return true
+}
+
+// number reads a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func (s *strictScan) number() bool {
+	if s.peek() == '-' {
+		s.pos++
+	}
+	switch c := s.peek(); {
+	case c == '0':
+		s.pos++
+	case '1' <= c && c <= '9':
+		s.digits()
+	default:
+		return false
+	}
+	if s.peek() == '.' {
+		s.pos++
+		if !s.digits() {
+			return false
+		}
+	}
+	if c := s.peek(); c == 'e' || c == 'E' {
+		s.pos++
+		if c := s.peek(); c == '+' || c == '-' {
+			s.pos++
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits reads one or more decimal digits; it reports false for none.
+func (s *strictScan) digits() bool {
+	start := s.pos
+	for s.pos < len(s.data) && '0' <= s.data[s.pos] && s.data[s.pos] <= '9' {
+		s.pos++
+	}
+	return s.pos > start
+}
+
+// keySet is the set of keys an object has given so far, for finding a
+// repeated one without allocating for the few keys most objects have.
+type keySet struct {
+	fields uint64          // the struct fields up to index 63, by index
+	few    [8][]byte       // the first other keys
+	n      int             // how many of few are used
+	more   map[string]bool // the others
+}
+
+// add adds key, the key of struct field i (i < 0 for a map key), and
+// reports whether it was there before.
+func (k *keySet) add(i int, key []byte) bool {
+	if 0 <= i && i < 64 {
+		had := k.fields&(1<<i) != 0
+		k.fields |= 1 << i
+		return had
+	}
+	for _, f := range k.few[:k.n] {
+		if bytes.Equal(f, key) {
+			return true
+		}
+	}
+	if k.more[string(key)] {
+		return true
+	}
+	if k.n < len(k.few) {
+		k.few[k.n] = key
+		k.n++
+		return false
+	}
+	if k.more == nil {
+		k.more = map[string]bool{}
+	}
+	k.more[string(key)] = true
+	return false
 }
 
 // joinPath puts a field or index in front of a path below it.
@@ -429,17 +887,6 @@ func joinPath(head, rest string) string {
 		return head + rest
 	}
 	return head + "." + rest
-}
-
-func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == key {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
 }
 
 // jsonErr turns an error of encoding/json into one naming the field.
