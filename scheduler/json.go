@@ -1053,7 +1053,11 @@ func position(data []byte, off int64) string {
 // it accepts a lower-case "t" and "z" and a leap second (23:59:60, read
 // as the next second: time.Time has no leap seconds); it refuses what
 // time.Parse takes beyond RFC 3339: a comma before the fraction, an
-// offset past 23:59, and the zero time, which means unset.
+// offset past 23:59, and the zero time, which means unset. It also
+// refuses a time after the end of year 9999 in UTC
+// (9999-12-31T23:59:59.999999999Z), the last RFC 3339 can write there,
+// such as a leap second at that very end or a time with an offset west
+// of UTC that falls after it: decisions could not be written.
 func parseTime(mk mkErr, field, s string) (time.Time, error) {
 	bad := func() (time.Time, error) {
 		return time.Time{}, mk(field, fmt.Sprintf("bad time %q (want RFC 3339, e.g. 2026-12-02T00:00:00Z)", s))
@@ -1092,6 +1096,9 @@ func parseTime(mk mkErr, field, s string) (time.Time, error) {
 	}
 	if t.IsZero() {
 		return time.Time{}, mk(field, fmt.Sprintf("time %q is the zero time, which means unset", s))
+	}
+	if t.UTC().Year() > 9999 {
+		return time.Time{}, mk(field, fmt.Sprintf("time %q is after the end of year 9999 (UTC), the last RFC 3339 can write", s))
 	}
 	return t, nil
 }
