@@ -185,6 +185,12 @@ type run struct {
 	waits []Wait
 	// messages already formatted, by what they say.
 	msgs map[msgKey]string
+	// lastStart is the offset of the last start a decision can write (see
+	// lastStartFor), -1 when now is past it; horizon is the latest start
+	// reservations are planned to: Config.Horizon when set and earlier,
+	// else lastStart. Both are Forever when no bound applies.
+	lastStart time.Duration
+	horizon   time.Duration
 }
 
 type preemptKey struct {
@@ -267,7 +273,11 @@ func newRun(cfg *Config, snap *Snapshot, c checked) (*run, error) {
 		quotas: map[string]*Quota{}, inUse: map[string]int{}, most: map[shapeKey]int{}, noFitAtAll: map[shapeKey]int{},
 		msgs: map[msgKey]string{}, noVictims: map[preemptKey][]noVictims{}, waited: map[waitKey]int{},
 		groups: map[string]map[topology.NodeID]int{}, delayMsg: map[delayKey]string{},
-		matrix: cfg.matrix()}
+		matrix: cfg.matrix(), lastStart: lastStartFor(snap.Now)}
+	r.horizon = r.lastStart
+	if cfg.Horizon > 0 && cfg.Horizon < r.horizon {
+		r.horizon = cfg.Horizon
+	}
 	for i := range snap.Teams {
 		if q := snap.Teams[i].Quota; q != nil {
 			r.quotas[snap.Teams[i].Name] = q
@@ -337,6 +347,24 @@ func (r *run) heldJobs(nodes []topology.NodeID) []heldJob {
 // no job is placed on them now: the profile keeps them held in its index.
 func (r *run) offset(t time.Time) time.Duration {
 	return max(t.Sub(r.snap.Now), 0)
+}
+
+// lastStartFor is the offset from now of the last time a decision can
+// write: RFC 3339 has four-digit years, so the end of year 9999 in UTC,
+// or in now's time zone when that comes first (east of UTC). It is -1
+// when now is already past it (a snapshot made in Go may say so), and
+// Forever when it lies further ahead than a time.Duration reaches (about
+// 292 years). A start, or an estimated start, past it is beyond the
+// planning horizon.
+func lastStartFor(now time.Time) time.Duration {
+	end := time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	if local := time.Date(9999, 12, 31, 23, 59, 59, 999999999, now.Location()); local.Before(end) {
+		end = local
+	}
+	if now.After(end) {
+		return -1
+	}
+	return end.Sub(now) // saturates at Forever
 }
 
 func dur(limit time.Duration) time.Duration {
@@ -617,13 +645,12 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 		}
 	}
 	if mayReserve {
-		by := backfill.Forever
-		if r.cfg.Horizon > 0 {
-			by = r.cfg.Horizon
-		}
-		if st, ok := r.prof.EarliestBy(req, d, r.scorer(j), 0, by); ok {
-			r.reserveAt(j, st.Placement, st.At, d)
-			return blocked
+		by := r.horizon
+		if by >= 0 {
+			if st, ok := r.prof.EarliestBy(req, d, r.scorer(j), 0, by); ok {
+				r.reserveAt(j, st.Placement, st.At, d)
+				return blocked
+			}
 		}
 		if by != backfill.Forever {
 			r.explain(j, req, d, key)
@@ -636,11 +663,17 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 }
 
 // beyondHorizon adds to the message of j, which waits for GPUs, that no
-// start was found within the planning horizon.
+// start was found within the planning horizon: Config.Horizon, or the
+// end of year 9999 when that comes first (see lastStartFor).
 func (r *run) beyondHorizon(j *Job) {
 	w := &r.waits[r.rank[r.index(j)]]
-	if w.Reason == ReasonInsufficientGPUs || w.Reason == ReasonTopology {
+	if w.Reason != ReasonInsufficientGPUs && w.Reason != ReasonTopology {
+		return
+	}
+	if r.cfg.Horizon > 0 && r.cfg.Horizon == r.horizon {
 		w.Message += fmt.Sprintf("; no start within the %s planning horizon", r.cfg.Horizon)
+	} else {
+		w.Message += "; no start before the end of year 9999"
 	}
 }
 
@@ -740,6 +773,11 @@ func (r *run) candidates() {
 		// a reservation of its GPUs.
 		if limitAt := r.limitAt(j); j.TimeLimit > 0 &&
 			!limitAt.After(r.snap.Now.Add(j.CheckpointGrace)) && limitAt.After(r.snap.Now) {
+			continue
+		}
+		// Nor is a job whose grace ends after the last start a decision
+		// can write: its preemptor's reservation would start then.
+		if j.CheckpointGrace > r.lastStart {
 			continue
 		}
 		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,
@@ -1077,9 +1115,10 @@ func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool,
 }
 
 // claimable reports whether claim would take st: a start within the
-// planning horizon that holds back GPUs being freed or free now.
+// planning horizon (Config.Horizon, and the end of year 9999) that holds
+// back GPUs being freed or free now.
 func (r *run) claimable(st backfill.Start) bool {
-	return (r.cfg.Horizon <= 0 || st.At <= r.cfg.Horizon) && r.holdsBack(st.Placement)
+	return st.At <= r.horizon && r.holdsBack(st.Placement)
 }
 
 // reserveAt reserves pl from start for a run of d for j, in the profile
