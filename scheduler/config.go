@@ -149,8 +149,15 @@ type Config struct {
 	// start lies beyond now+Horizon gets no reservation and waits, and
 	// the search for its start stops at the horizon. With many blocked
 	// jobs and conservative backfill this bounds the cost of a Step.
-	// Zero plans without limit. Reservations of preemptors are not
-	// affected.
+	// Zero plans without limit. Reservations of preemptors on their
+	// victims' GPUs are not affected.
+	//
+	// Whatever the horizon, no start lies after the end of year 9999,
+	// the last time RFC 3339 can write: in UTC, or in the time zone of
+	// the snapshot's Now when that is east of UTC. A job that can start
+	// only later waits without a reservation, its message saying it has
+	// no start before the end of year 9999; a running job whose
+	// checkpoint grace would end later is not preempted.
 	Horizon time.Duration
 }
 

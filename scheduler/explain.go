@@ -27,7 +27,9 @@ type Explanation struct {
 	// by" and the preemptor's ID.
 	Message string `json:"message,omitempty"`
 	// Start is the reservation's start for a reserved job, or the
-	// estimated start of a pending one where known; zero otherwise.
+	// estimated start of a pending one where known; zero otherwise. It
+	// is never after the end of year 9999, so it always encodes as RFC
+	// 3339 (see Config.Horizon).
 	Start time.Time `json:"start,omitzero"`
 	// Rank is the job's 1-based position among the Pending pending jobs
 	// in priority order (0 when not pending). With BackfillOrder

@@ -251,7 +251,7 @@ type Reservation struct {
 	Job string
 	// Start is the earliest time the GPUs are expected to be free for it,
 	// going by the time limits and eviction graces of the jobs that hold
-	// them.
+	// them; never after the end of year 9999 (see Config.Horizon).
 	Start time.Time
 	// Allocation is the GPUs promised, one entry per node, nodes in name
 	// order and GPUs ascending.
@@ -305,7 +305,8 @@ type Wait struct {
 	// Start, when not zero, is the estimated start time; Step sets it
 	// only for ReasonAwaitingPreemption. It is estimated at the job's
 	// turn: the ReservationPolicy declined to reserve those GPUs, so jobs
-	// handled after it may take them.
+	// handled after it may take them. Like a reservation's start, it is
+	// never after the end of year 9999.
 	Start time.Time
 }
 
