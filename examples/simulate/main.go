@@ -136,7 +136,7 @@ func parseFlags(args []string) (*options, error) {
 	case o.format != "" && o.format != "swf" && o.format != "csv":
 		return nil, usagef("simulate: -format must be swf or csv, got %q", o.format)
 	case o.gpus < 0 || o.nodes < 0 || o.perNode < 0 || o.jobs < 0:
-		return nil, usagef("simulate: -gpus, -nodes, -gpus-per-node and -jobs must be >= 0")
+		return nil, negative(o)
 	case o.gpus > 0 && (o.nodes > 0 || o.perNode > 0):
 		return nil, usagef("simulate: use either -gpus or -nodes with -gpus-per-node, not both")
 	case (o.nodes > 0) != (o.perNode > 0):
@@ -149,6 +149,20 @@ func parseFlags(args []string) (*options, error) {
 		return nil, usagef("simulate: -plot file must end in .svg or .png, got %q", o.plot)
 	}
 	return o, nil
+}
+
+// negative names the first of -gpus, -nodes, -gpus-per-node and -jobs
+// that is below zero, with its value.
+func negative(o *options) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"gpus", o.gpus}, {"nodes", o.nodes}, {"gpus-per-node", o.perNode}, {"jobs", o.jobs}} {
+		if f.v < 0 {
+			return usagef("simulate: -%s must be >= 0, got %d", f.name, f.v)
+		}
+	}
+	return nil
 }
 
 func (o *options) config() (scheduler.Config, error) {

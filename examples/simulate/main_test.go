@@ -250,3 +250,23 @@ func TestHelp(t *testing.T) {
 		require.NotContains(t, stderr, "help requested")
 	}
 }
+
+// TestNegativeSizeNamesFlag: a negative -gpus, -nodes, -gpus-per-node or
+// -jobs is refused in a line that names the flag and the value given,
+// not one that lists all four.
+func TestNegativeSizeNamesFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-gpus", "-1"}, "simulate: -gpus must be >= 0, got -1\n"},
+		{[]string{"-nodes", "-2", "-gpus-per-node", "8"}, "simulate: -nodes must be >= 0, got -2\n"},
+		{[]string{"-nodes", "2", "-gpus-per-node", "-8"}, "simulate: -gpus-per-node must be >= 0, got -8\n"},
+		{[]string{"-jobs", "-5"}, "simulate: -jobs must be >= 0, got -5\n"},
+	} {
+		code, out, stderr := runCLI(t, append([]string{"-trace", "testdata/small.swf"}, tc.args...)...)
+		require.Equal(t, 2, code, "%v", tc.args)
+		require.Empty(t, out)
+		require.Equal(t, tc.want, stderr, "%v", tc.args)
+	}
+}
