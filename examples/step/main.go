@@ -50,8 +50,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return fail(stderr, fmt.Errorf("%v; %s", err, usage))
 	}
-	if fs.NArg() > 0 {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch {
+	case fs.NArg() > 0:
 		return fail(stderr, fmt.Errorf("unexpected argument %q; %s", fs.Arg(0), usage))
+	case given["config"] && *config == "":
+		// Not the default policy: an empty name is a caller's mistake.
+		return fail(stderr, fmt.Errorf("-config: empty file name; %s", usage))
+	case given["explain"] && *explain == "":
+		return fail(stderr, fmt.Errorf("-explain: empty job ID; %s", usage))
 	}
 	var cfg scheduler.Config
 	if *config != "" {

@@ -165,6 +165,10 @@ func TestErrors(t *testing.T) {
 			want: `flag needs an argument: -config; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
 		{name: "extra argument", in: "design.json", args: []string{"snapshot.json"},
 			want: `unexpected argument "snapshot.json"; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
+		{name: "empty policy file name", in: "design.json", args: []string{"-config", ""},
+			want: `-config: empty file name; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
+		{name: "empty job to explain", in: "design.json", args: []string{"-explain="},
+			want: `-explain: empty job ID; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
