@@ -60,6 +60,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, fmt.Errorf("-config: empty file name; %s", usage))
 	case given["explain"] && *explain == "":
 		return fail(stderr, fmt.Errorf("-explain: empty job ID; %s", usage))
+	case *text && *explain == "":
+		return fail(stderr, fmt.Errorf("-text needs -explain JOB; %s", usage))
 	}
 	var cfg scheduler.Config
 	if *config != "" {

@@ -169,6 +169,8 @@ func TestErrors(t *testing.T) {
 			want: `-config: empty file name; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
 		{name: "empty job to explain", in: "design.json", args: []string{"-explain="},
 			want: `-explain: empty job ID; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
+		{name: "text without explain", in: "design.json", args: []string{"-text"},
+			want: `-text needs -explain JOB; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
