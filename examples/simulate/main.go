@@ -51,9 +51,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/gpusched/gpusched/internal/trace"
 	"github.com/gpusched/gpusched/scheduler"
@@ -484,9 +486,14 @@ func writeTable(out io.Writer, res *sim.Result, w *workload, o *options, cfg sch
 	return nil
 }
 
+// teamLabel is a team's name for the table: quoted when it holds a
+// character that would break the row (a line break, a tab).
 func teamLabel(t string) string {
 	if t == "" {
 		return "(none)"
+	}
+	if strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(t)
 	}
 	return t
 }
