@@ -130,8 +130,8 @@ func configErr(field, msg string) error {
 // errors. Every error, from decoding or validation, is a
 // *ValidationError naming the field ("snapshot: jobs[3] \"C\":
 // gpusPerMember must be >= 1, got 0", "snapshot: jobs[0] \"A\":
-// allocation[1]: want an object, got null"); JSON syntax errors give the
-// line, column and byte offset.
+// allocation[1]: want an object, got null"); JSON syntax errors, and
+// input that is not UTF-8, give the line, column and byte offset.
 //
 // Defaults, for keys left out (a key given as null is an error, not a
 // default): members 1, tier 3, kind training, state pending, placement
@@ -303,6 +303,12 @@ func elemName(list string, i int, raw json.RawMessage, key string) string {
 // decodeDoc decodes a whole document into v: exactly one JSON value, an
 // object, with nothing but white space after it.
 func decodeDoc(mk mkErr, data []byte, v any) error {
+	// JSON is UTF-8 (RFC 8259). encoding/json reads each byte that is
+	// not as U+FFFD, so two different names could decode the same and
+	// be reported as one name repeated, or pass as a name never given.
+	if bad := invalidUTF8(data); bad >= 0 {
+		return mk("json", fmt.Sprintf("invalid UTF-8 (%s)", position(data, int64(bad))))
+	}
 	// Unknown and repeated keys and nulls first, so that the error names
 	// where the key is (the decoder names only the key, and takes the
 	// rest). strictCheck reads only the first value, so trailing data
@@ -328,6 +334,22 @@ func decodeDoc(mk mkErr, data []byte, v any) error {
 		return mk("json", fmt.Sprintf("trailing data after the object (%s)", position(data, int64(len(data)-len(rest)))))
 	}
 	return nil
+}
+
+// invalidUTF8 returns the offset of the first byte of data that is not
+// part of a UTF-8 encoding, or -1 when data is UTF-8. O(len(data)).
+func invalidUTF8(data []byte) int {
+	if utf8.Valid(data) {
+		return -1 // the common case, at the speed of utf8.Valid
+	}
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1 // not reached: data is not valid
 }
 
 // decodePart decodes one already well-formed part of a document (raw may
@@ -1377,7 +1399,8 @@ type wirePreemption struct {
 // DecodePolicy reads a policy file. All keys are optional: a key left
 // out takes its default, while a key given as null is an error
 // ("config: backfill: want a string, got null"). Unknown or repeated
-// keys, trailing data, unknown enum strings, bad or negative durations,
+// keys, trailing data, input that is not UTF-8, unknown enum strings,
+// bad or negative durations,
 // negative weights or reservations and a matrix that is not square
 // (or that lets a tier preempt itself or tier 0, or two tiers preempt
 // each other) are errors naming the key and where it is

@@ -64,6 +64,12 @@ func TestValidationErrors(t *testing.T) {
 		{name: "not an object", json: `[1]`, field: "json", msg: "want an object, got array"},
 		{name: "trailing garbage", json: snapJSON() + ` x`, field: "json", msg: "trailing data after the object (line 1, column"},
 		{name: "trailing object", json: snapJSON() + `{}`, field: "json", msg: "trailing data"},
+		// Two IDs that differ only in bytes that are not UTF-8 would both
+		// decode to "x\uFFFD" and be reported as one ID repeated.
+		{name: "job IDs not UTF-8", json: snapJSON(`{"id":"x`+"\xfe"+`","members":1,"gpusPerMember":1}`, `{"id":"x`+"\xff"+`","members":1,"gpusPerMember":1}`),
+			field: "json", msg: "invalid UTF-8 (line 1, column 248, offset 247)"},
+		{name: "a surrogate written in UTF-8", json: `{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n` + "\xed\xa0\x80" + `","gpus":8}]}}`,
+			field: "json", msg: "invalid UTF-8 (line 1, column 61, offset 60)"},
 		{name: "unknown top-level field", json: `{"foo": 1}`, field: "json", msg: `unknown field "foo"`},
 		{name: "top-level field in the wrong case", json: `{"Now": "2026-12-02T00:00:00Z"}`, field: "json", msg: `unknown field "Now"`},
 		{name: "unknown cluster field", json: `{"cluster": {"nodes": [], "racks": []}}`, field: "cluster", msg: `unknown field "racks"`},
