@@ -1400,8 +1400,8 @@ type wirePreemption struct {
 // out takes its default, while a key given as null is an error
 // ("config: backfill: want a string, got null"). Unknown or repeated
 // keys, trailing data, input that is not UTF-8, unknown enum strings,
-// bad or negative durations,
-// negative weights or reservations and a matrix that is not square
+// bad or negative durations, negative weights or reservations and a
+// matrix that is not square
 // (or that lets a tier preempt itself or tier 0, or two tiers preempt
 // each other) are errors naming the key and where it is
 // ("config: json: unknown field \"x\"",
