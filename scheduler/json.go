@@ -935,6 +935,10 @@ func jsonErr(mk mkErr, field string, data []byte, err error) error {
 		if p := valuePath(data, te.Offset, isContainer(te.Type)); p != "" {
 			sub = p // with the indices of the objects in arrays
 		}
+		if n, ok := strings.CutPrefix(te.Value, "number "); ok && kindOf(te.Type) == "a number" {
+			// A number where a number belongs: only its size is wrong.
+			return mk(join(sub), fmt.Sprintf("want a number within ±1.8e308, got %s", n))
+		}
 		return mk(join(sub), fmt.Sprintf("want %s, got %s", kindOf(te.Type), te.Value))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return mk("json", fmt.Sprintf("unexpected end of input (%s)", position(data, int64(len(data)))))

@@ -274,6 +274,7 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"bad JSON", `{"backfill":}`, `config: json: invalid character '}' looking for beginning of value (line 1, column 13, offset 12)`},
 		{"trailing data", "{}\n{}", `config: json: trailing data after the object (line 2, column 1, offset 3)`},
 		{"empty", ``, `config: json: empty input (want one JSON object)`},
+		{"weight beyond the float range", `{"fairshare":{"weights":{"age":1e309}}}`, `config: fairshare.weights.age: want a number within ±1.8e308, got 1e309`},
 		{"not UTF-8", "{\"backfill\":\"e\xffasy\"}", `config: json: invalid UTF-8 (line 1, column 15, offset 14)`},
 	}
 	for _, tt := range tests {

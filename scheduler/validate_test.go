@@ -68,6 +68,8 @@ func TestValidationErrors(t *testing.T) {
 		// decode to "x\uFFFD" and be reported as one ID repeated.
 		{name: "job IDs not UTF-8", json: snapJSON(`{"id":"x`+"\xfe"+`","members":1,"gpusPerMember":1}`, `{"id":"x`+"\xff"+`","members":1,"gpusPerMember":1}`),
 			field: "json", msg: "invalid UTF-8 (line 1, column 248, offset 247)"},
+		{name: "usage beyond the float range", json: snapWith(`"teams":[{"name":"t","share":1,"usage":-1e400}]`), field: `teams[0] "t": usage`, msg: "want a number within ±1.8e308, got -1e400"},
+		{name: "GPUs beyond the integer range", json: `{"cluster":{"nodes":[{"name":"n0","gpus":1e400}]}}`, field: `cluster: nodes[0] "n0": gpus`, msg: "want an integer, got number 1e400"},
 		{name: "a surrogate written in UTF-8", json: `{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n` + "\xed\xa0\x80" + `","gpus":8}]}}`,
 			field: "json", msg: "invalid UTF-8 (line 1, column 61, offset 60)"},
 		{name: "unknown top-level field", json: `{"foo": 1}`, field: "json", msg: `unknown field "foo"`},
