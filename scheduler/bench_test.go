@@ -129,3 +129,21 @@ func BenchmarkStepNone(b *testing.B) { benchStep(b, Config{Backfill: NoBackfill}
 // BenchmarkStepNoPreemption measures EASY with preemption turned off, to
 // show what preemption costs on top.
 func BenchmarkStepNoPreemption(b *testing.B) { benchStep(b, Config{DisablePreemption: true}) }
+
+// BenchmarkMultifactorOrder orders the 100,000 pending jobs of the
+// 16,384-node benchmark snapshot, as each Step does.
+func BenchmarkMultifactorOrder(b *testing.B) {
+	snap := benchSnapshot(16384, 100000)
+	var pending []*Job
+	for i := range snap.Jobs {
+		if snap.Jobs[i].State == Pending {
+			pending = append(pending, &snap.Jobs[i])
+		}
+	}
+	jobs := make([]*Job, len(pending))
+	b.ReportAllocs()
+	for b.Loop() {
+		copy(jobs, pending)
+		Multifactor{}.Order(snap, jobs)
+	}
+}
