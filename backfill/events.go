@@ -155,19 +155,33 @@ func (s *events) Delete(e tev) bool {
 // walks keep calling back about once per R/4 entries or fewer, however
 // many deletes came before. O(log(E/r) + R).
 func (s *events) merge(r *evRun) {
-	if next := s.beside(r, s.runs.AscendGreaterOrEqual); next != nil && s.joinable(r, next) {
+	if next := s.after(r); next != nil && s.joinable(r, next) {
 		s.join(r, next)
 	}
-	if prev := s.beside(r, s.runs.DescendLessOrEqual); prev != nil && s.joinable(prev, r) {
+	if prev := s.before(r); prev != nil && s.joinable(prev, r) {
 		s.join(prev, r)
 	}
 }
 
-// beside returns the run next to r in the direction walk goes from r
-// (the B-tree's ascent or descent from a pivot), or nil.
-func (s *events) beside(r *evRun, walk func(*evRun, btree.ItemIteratorG[*evRun])) *evRun {
+// after returns the run that follows r, or nil. The B-tree's walks are
+// called directly, not through a func value, so that the callback stays
+// on the stack: merge, which asks for both, runs at every delete.
+func (s *events) after(r *evRun) *evRun {
 	var got *evRun
-	walk(r, func(x *evRun) bool {
+	s.runs.AscendGreaterOrEqual(r, func(x *evRun) bool {
+		if x == r {
+			return true
+		}
+		got = x
+		return false
+	})
+	return got
+}
+
+// before returns the run that precedes r, or nil.
+func (s *events) before(r *evRun) *evRun {
+	var got *evRun
+	s.runs.DescendLessOrEqual(r, func(x *evRun) bool {
 		if x == r {
 			return true
 		}
