@@ -1225,10 +1225,10 @@ func outJob(j *Job) wireJob {
 		}
 	}
 	if j.TimeLimit != 0 {
-		w.TimeLimit = ptr(j.TimeLimit.String())
+		w.TimeLimit = ptr(formatDuration(j.TimeLimit))
 	}
 	if j.CheckpointGrace != 0 {
-		w.CheckpointGrace = ptr(j.CheckpointGrace.String())
+		w.CheckpointGrace = ptr(formatDuration(j.CheckpointGrace))
 	}
 	w.Allocation = outAlloc(j.Allocation)
 	if len(w.Allocation) == 0 {
@@ -1270,12 +1270,29 @@ type outWait struct {
 	Start   string `json:"start,omitempty"`
 }
 
+// formatDuration writes d as a Go duration string without the zero
+// minutes and seconds that time.Duration.String ends with: "5m" for
+// 5m0s, "24h" for 24h0m0s, "1h30m" for 1h30m0s, and as String does
+// otherwise ("0s", "1m30s", "1.5s", "1h0m30s"). time.ParseDuration reads
+// it back to d.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+		if strings.HasSuffix(s, "h0m") {
+			s = s[:len(s)-2]
+		}
+	}
+	return s
+}
+
 // EncodeDecision writes d in the JSON form of the step command, indented
 // by two spaces and followed by a newline: the keys placements,
 // evictions, reservations and pending, each a list (`[]` when empty) in
 // the order of d. Times are RFC 3339 (a pending job's start is omitted
-// when zero), graces are Go duration strings ("5m0s") and an eviction's
-// "by" is omitted when empty.
+// when zero), graces are Go duration strings without zero units ("5m",
+// "1h30m", "0s"; see [formatDuration]) and an eviction's "by" is
+// omitted when empty.
 func EncodeDecision(w io.Writer, d *Decision) error {
 	if d == nil {
 		return errors.New("decision: nil decision")
@@ -1291,7 +1308,7 @@ func EncodeDecision(w io.Writer, d *Decision) error {
 	}
 	for _, e := range d.Evictions {
 		out.Evictions = append(out.Evictions, outEviction{Job: e.Job, Reason: string(e.Reason), By: e.By,
-			Grace: e.Grace.String(), Requeue: e.Requeue})
+			Grace: formatDuration(e.Grace), Requeue: e.Requeue})
 	}
 	for _, r := range d.Reservations {
 		out.Reservations = append(out.Reservations, outReservation{Job: r.Job,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/preempt"
@@ -175,7 +176,7 @@ func TestEncodeDecisionShape(t *testing.T) {
 	require.Equal(t, map[string][]map[string]any{
 		"placements": {{"job": "D", "allocation": []any{map[string]any{"node": "n9", "gpus": []any{0.0, 1.0}}}}},
 		"evictions": {
-			{"job": "X", "reason": "preempted", "by": "P", "grace": "5m0s", "requeue": true},
+			{"job": "X", "reason": "preempted", "by": "P", "grace": "5m", "requeue": true},
 			{"job": "Y", "reason": "time-limit", "grace": "0s", "requeue": false},
 		},
 		"reservations": {{"job": "C", "start": "2026-12-02T12:00:00Z", "allocation": []any{map[string]any{"node": "n0", "gpus": []any{3.0}}}}},
@@ -314,4 +315,30 @@ func TestDecisionKeepsFractionalSeconds(t *testing.T) {
 	require.Len(t, d.Pending, 1)
 	require.Equal(t, ReasonBehindReservation, d.Pending[0].Reason)
 	require.Contains(t, d.Pending[0].Message, `"W" at 2026-12-02T00:30:00.25Z`)
+}
+
+// formatDuration drops only zero units: what it writes parses back to
+// the same duration, and it is no longer than time.Duration.String.
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 5 * time.Minute: "5m", 24 * time.Hour: "24h", 90 * time.Minute: "1h30m",
+		90 * time.Second: "1m30s", time.Hour + 30*time.Second: "1h0m30s", 1500 * time.Millisecond: "1.5s",
+		-5 * time.Minute: "-5m", 10 * time.Minute: "10m", time.Minute + time.Nanosecond: "1m0.000000001s",
+	} {
+		require.Equal(t, want, formatDuration(d), "%v", d)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		d := time.Duration(rapid.Int64().Draw(t, "d"))
+		if rapid.Bool().Draw(t, "round") {
+			d = d.Round(time.Duration(rapid.SampledFrom([]int64{int64(time.Second), int64(time.Minute), int64(time.Hour)}).Draw(t, "unit")))
+		}
+		s := formatDuration(d)
+		back, err := time.ParseDuration(s)
+		if err != nil || back != d {
+			t.Fatalf("formatDuration(%v) = %q, parses to %v, %v", d, s, back, err)
+		}
+		if len(s) > len(d.String()) || strings.HasSuffix(s, "m0s") || strings.HasSuffix(s, "h0m") {
+			t.Fatalf("formatDuration(%v) = %q keeps a zero unit", d, s)
+		}
+	})
 }
