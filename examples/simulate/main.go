@@ -40,7 +40,8 @@
 // preemptions, unfinished, steps, gpus, gpuHours, jain, skippedBy and
 // teams. -plot draws utilization, queue length and per-team share over
 // time as SVG or PNG (by extension). Bad flags or files exit with status
-// 2 and one line on stderr; -h prints the usage to stderr and exits 0.
+// 2 and one line on stderr; a failure to write the results exits 1 with
+// one line; -h prints the usage to stderr and exits 0.
 package main
 
 import (
@@ -358,9 +359,14 @@ func simulate(args []string, stdout, stderr io.Writer, isTTY bool, clock func() 
 		}
 	}
 	if o.json {
-		return writeJSON(stdout, res, w)
+		err = writeJSON(stdout, res, w)
+	} else {
+		err = writeTable(stdout, res, w, o, cfg)
 	}
-	return writeTable(stdout, res, w, o, cfg)
+	if err != nil {
+		return fmt.Errorf("simulate: write output: %w", err)
+	}
+	return nil
 }
 
 // progress draws a bar on a terminal, at most ten times a second.

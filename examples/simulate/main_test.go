@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -288,5 +289,24 @@ func TestTableTeamNames(t *testing.T) {
 	require.Contains(t, teams, `"tab\there"`)
 	for _, l := range lines[1:] {
 		require.Len(t, strings.Fields(l), 6, "%q", l)
+	}
+}
+
+// failWriter fails every write, as a closed pipe does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// A failure to write the results exits 1 with one line that says what
+// failed, for the table and for JSON.
+func TestWriteFailure(t *testing.T) {
+	for _, args := range [][]string{
+		{"-trace", "testdata/small.swf"},
+		{"-trace", "testdata/small.swf", "-json"},
+	} {
+		var errb bytes.Buffer
+		code := run(args, failWriter{}, &errb, false, fixedClock())
+		require.Equal(t, 1, code, "%v", args)
+		require.Equal(t, "simulate: write output: broken pipe\n", errb.String(), "%v", args)
 	}
 }
