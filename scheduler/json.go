@@ -130,8 +130,9 @@ func configErr(field, msg string) error {
 // errors. Every error, from decoding or validation, is a
 // *ValidationError naming the field ("snapshot: jobs[3] \"C\":
 // gpusPerMember must be >= 1, got 0", "snapshot: jobs[0] \"A\":
-// allocation[1]: want an object, got null"); JSON syntax errors, and
-// input that is not UTF-8, give the line, column and byte offset.
+// allocation[1]: want an object, got null"); JSON syntax errors, input
+// that is not UTF-8 and escapes of half a surrogate pair ("\ud800") give
+// the line, column and byte offset.
 //
 // Defaults, for keys left out (a key given as null is an error, not a
 // default): members 1, tier 3, kind training, state pending, placement
@@ -309,6 +310,12 @@ func decodeDoc(mk mkErr, data []byte, v any) error {
 	if bad := invalidUTF8(data); bad >= 0 {
 		return mk("json", fmt.Sprintf("invalid UTF-8 (%s)", position(data, int64(bad))))
 	}
+	// So is an escaped half of a UTF-16 surrogate pair without its other
+	// half ("\ud800"): JSON's grammar allows it, but it names no
+	// character, and encoding/json reads it as U+FFFD too.
+	if bad := loneSurrogate(data); bad >= 0 {
+		return mk("json", fmt.Sprintf("lone surrogate %s names no character (%s)", data[bad:bad+6], position(data, int64(bad))))
+	}
 	// Unknown and repeated keys and nulls first, so that the error names
 	// where the key is (the decoder names only the key, and takes the
 	// rest). strictCheck reads only the first value, so trailing data
@@ -350,6 +357,58 @@ func invalidUTF8(data []byte) int {
 		i += n
 	}
 	return -1 // not reached: data is not valid
+}
+
+// loneSurrogate returns the offset of the first \u escape in a string
+// of data that is half of a UTF-16 surrogate pair without the other half
+// (a high surrogate \ud800–\udbff not followed by a low one
+// \udc00–\udfff, or a low one on its own), or -1 when there is none.
+// What lies outside strings is not read; malformed input is left to the
+// decoder. O(len(data)).
+func loneSurrogate(data []byte) int {
+	if !bytes.Contains(data, []byte(`\u`)) {
+		return -1 // the common case
+	}
+	inString := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\':
+			if v, ok := hex4(data, i+2); ok && data[i+1] == 'u' && v >= 0xd800 && v <= 0xdfff {
+				if w, ok := hex4(data, i+8); ok && v < 0xdc00 && data[i+6] == '\\' && data[i+7] == 'u' && w >= 0xdc00 && w <= 0xdfff {
+					i += 11 // a pair: past both escapes
+					continue
+				}
+				return i
+			}
+			i++ // past the escaped character
+		}
+	}
+	return -1
+}
+
+// hex4 reads the four hexadecimal digits of data at i, if there are.
+func hex4(data []byte, i int) (rune, bool) {
+	if i < 0 || i+4 > len(data) {
+		return 0, false
+	}
+	var v rune
+	for _, c := range data[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			v = v<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			v = v<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
 }
 
 // decodePart decodes one already well-formed part of a document (raw may
@@ -937,7 +996,7 @@ func jsonErr(mk mkErr, field string, data []byte, err error) error {
 		}
 		if n, ok := strings.CutPrefix(te.Value, "number "); ok && kindOf(te.Type) == "a number" {
 			// A number where a number belongs: only its size is wrong.
-			return mk(join(sub), fmt.Sprintf("want a number within ±1.8e308, got %s", n))
+			return mk(join(sub), fmt.Sprintf("want a number within ±%v, got %s", math.MaxFloat64, n))
 		}
 		return mk(join(sub), fmt.Sprintf("want %s, got %s", kindOf(te.Type), te.Value))
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -1124,7 +1183,7 @@ func parseTime(mk mkErr, field, s string) (time.Time, error) {
 		return time.Time{}, mk(field, fmt.Sprintf("time %q is the zero time, which means unset", s))
 	}
 	if t.UTC().Year() > 9999 {
-		return time.Time{}, mk(field, fmt.Sprintf("time %q is after the end of year 9999 (UTC), the last RFC 3339 can write", s))
+		return time.Time{}, mk(field, fmt.Sprintf("time %q is after 9999-12-31T23:59:59.999999999Z, the last time a decision can write in UTC", s))
 	}
 	return t, nil
 }
@@ -1135,7 +1194,7 @@ func parseDuration(mk mkErr, field, s string) (time.Duration, error) {
 		return 0, mk(field, fmt.Sprintf("bad duration %q", s))
 	}
 	if d < 0 {
-		return 0, mk(field, fmt.Sprintf("must be >= 0, got %s", d))
+		return 0, mk(field, fmt.Sprintf("must be >= 0, got %s", formatDuration(d)))
 	}
 	return d, nil
 }
@@ -1420,11 +1479,11 @@ type wirePreemption struct {
 // DecodePolicy reads a policy file. All keys are optional: a key left
 // out takes its default, while a key given as null is an error
 // ("config: backfill: want a string, got null"). Unknown or repeated
-// keys, trailing data, input that is not UTF-8, unknown enum strings,
-// bad or negative durations, negative weights or reservations and a
-// matrix that is not square
-// (or that lets a tier preempt itself or tier 0, or two tiers preempt
-// each other) are errors naming the key and where it is
+// keys, trailing data, input that is not UTF-8 (or escapes half a
+// surrogate pair), unknown enum strings, bad or negative durations,
+// negative weights or reservations and a matrix that is not square (or
+// that lets a tier preempt itself or tier 0, or two tiers preempt each
+// other) are errors naming the key and where it is
 // ("config: json: unknown field \"x\"",
 // "config: fairshare.weights: unknown field \"tier\"",
 // "config: fairshare.halfLife: bad duration \"1x\"").
@@ -1530,11 +1589,11 @@ func (p PolicyFile) Config() (Config, error) {
 		return Config{}, configErr("reservations", fmt.Sprintf("must be >= 0, got %d", p.Reservations))
 	}
 	if p.FairShare.HalfLife < 0 {
-		return Config{}, configErr("fairshare.halfLife", fmt.Sprintf("must be >= 0, got %s", p.FairShare.HalfLife))
+		return Config{}, configErr("fairshare.halfLife", fmt.Sprintf("must be >= 0, got %s", formatDuration(p.FairShare.HalfLife)))
 	}
 	w := p.FairShare.Weights
 	if w.AgeMax < 0 {
-		return Config{}, configErr("fairshare.ageMax", fmt.Sprintf("must be >= 0, got %s", w.AgeMax))
+		return Config{}, configErr("fairshare.ageMax", fmt.Sprintf("must be >= 0, got %s", formatDuration(w.AgeMax)))
 	}
 	for _, x := range []struct {
 		name string
@@ -1548,7 +1607,7 @@ func (p PolicyFile) Config() (Config, error) {
 		return Config{}, configErr("fairshare.weights", fmt.Sprintf("must sum to a finite number, got fairshare %v + age %v + size %v", w.FairShare, w.Age, w.Size))
 	}
 	if p.Horizon < 0 {
-		return Config{}, configErr("horizon", fmt.Sprintf("must be >= 0, got %s", p.Horizon))
+		return Config{}, configErr("horizon", fmt.Sprintf("must be >= 0, got %s", formatDuration(p.Horizon)))
 	}
 	if p.Preemption != nil {
 		if err := p.Preemption.Validate(); err != nil {

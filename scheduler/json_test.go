@@ -260,7 +260,7 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"wrong type", `{"reservations":"1"}`, `config: reservations: want an integer, got string`},
 		{"wrong nested type", `{"fairshare":{"weights":{"age":"high"}}}`, `config: fairshare.weights.age: want a number, got string`},
 		{"bad half-life", `{"fairshare":{"halfLife":"1 week"}}`, `config: fairshare.halfLife: bad duration "1 week"`},
-		{"negative age max", `{"fairshare":{"ageMax":"-1h"}}`, `config: fairshare.ageMax must be >= 0, got -1h0m0s`},
+		{"negative age max", `{"fairshare":{"ageMax":"-1h"}}`, `config: fairshare.ageMax must be >= 0, got -1h`},
 		{"negative weight", `{"fairshare":{"weights":{"size":-1}}}`, `config: fairshare.weights.size must be a finite number >= 0, got -1`},
 		{"weights beyond the float range", `{"fairshare":{"weights":{"fairshare":1.7e308,"age":1.7e308}}}`, `config: fairshare.weights must sum to a finite number, got fairshare 1.7e+308 + age 1.7e+308 + size 10`},
 		{"matrix not square", `{"preemption":{"matrix":[[false,true],[false]]}}`, `config: preemption.matrix[1]: row has 1 entries, want 2 (the matrix must be square)`},
@@ -268,14 +268,15 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"bad matrix cell", `{"preemption":{"matrix":[[false,2],[false,false]]}}`, `config: preemption.matrix[0][1]: want true, false, 1 or 0, got 2`},
 		{"string matrix cell", `{"preemption":{"matrix":[["yes"]]}}`, `config: preemption.matrix[0][0]: want true, false, 1 or 0, got "yes"`},
 		{"tier preempts itself", `{"preemption":{"matrix":[[false,false],[false,true]]}}`, `config: preemption.matrix[1][1]: tier 1 may not preempt its own tier`},
-		{"negative horizon", `{"horizon":"-1h"}`, `config: horizon must be >= 0, got -1h0m0s`},
+		{"negative horizon", `{"horizon":"-1h"}`, `config: horizon must be >= 0, got -1h`},
 		{"bad horizon", `{"horizon":"a day"}`, `config: horizon: bad duration "a day"`},
 		{"bad queue order", `{"order":"fifo"}`, `config: order: unknown value "fifo" (want "multifactor" or "tier")`},
 		{"preemption disabled not a bool", `{"preemption":{"disabled":"yes"}}`, `config: preemption.disabled: want true or false, got string`},
 		{"bad JSON", `{"backfill":}`, `config: json: invalid character '}' looking for beginning of value (line 1, column 13, offset 12)`},
 		{"trailing data", "{}\n{}", `config: json: trailing data after the object (line 2, column 1, offset 3)`},
 		{"empty", ``, `config: json: empty input (want one JSON object)`},
-		{"weight beyond the float range", `{"fairshare":{"weights":{"age":1e309}}}`, `config: fairshare.weights.age: want a number within ±1.8e308, got 1e309`},
+		{"weight beyond the float range", `{"fairshare":{"weights":{"age":1e309}}}`, `config: fairshare.weights.age: want a number within ±1.7976931348623157e+308, got 1e309`},
+		{"lone surrogate", `{"backfill":"e\udfffasy"}`, `config: json: lone surrogate \udfff names no character (line 1, column 15, offset 14)`},
 		{"not UTF-8", "{\"backfill\":\"e\xffasy\"}", `config: json: invalid UTF-8 (line 1, column 15, offset 14)`},
 	}
 	for _, tt := range tests {
@@ -341,4 +342,27 @@ func TestFormatDuration(t *testing.T) {
 			t.Fatalf("formatDuration(%v) = %q keeps a zero unit", d, s)
 		}
 	})
+}
+
+// loneSurrogate finds an escaped half of a surrogate pair only inside a
+// string, only without its other half, and not after an escaped
+// backslash.
+func TestLoneSurrogate(t *testing.T) {
+	for in, want := range map[string]int{
+		`{"id":"\ud83d\ude00"}`:  -1, // a pair: 😀
+		`{"id":"\uD83D\uDE00"}`:  -1,
+		`{"id":"\ud800"}`:        7,
+		`{"id":"\udc00"}`:        7,
+		`{"id":"a\ud800\u0041"}`: 8,
+		`{"id":"\ude00\ud83d"}`:  7,  // the wrong order
+		`{"id":"\\ud800"}`:       -1, // a backslash, then text
+		`{"id":"\\\ud800"}`:      9,
+		`{"id":"\u0041\ud800"}`:  13,
+		`{"\ud800":1}`:           2,
+		`{"id":"x"} \ud800`:      -1, // outside a string: for the decoder
+		`{"id":"\ud800\"}`:       7,
+		`{"id":"\ud80"}`:         -1, // not an escape: for the decoder
+	} {
+		require.Equal(t, want, loneSurrogate([]byte(in)), in)
+	}
 }

@@ -44,12 +44,12 @@ func TestDecodeTimeAtEndOfYear9999(t *testing.T) {
 		var ve *ValidationError
 		require.ErrorAs(t, err, &ve, in)
 		require.Equal(t, "now", ve.Field, in)
-		require.Contains(t, err.Error(), "after the end of year 9999", in)
+		require.Contains(t, err.Error(), "is after 9999-12-31T23:59:59.999999999Z, the last time a decision can write in UTC", in)
 	}
 	// Every time field is checked alike.
 	_, err := DecodeSnapshot(strings.NewReader(`{"now":"9999-12-31T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8}]},
 		"jobs":[{"id":"A","gpusPerMember":1,"submitted":"9999-12-31T23:59:60Z"}]}`))
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "submitted")
-	require.Contains(t, err.Error(), "after the end of year 9999")
+	require.Contains(t, err.Error(), "is after 9999-12-31T23:59:59.999999999Z, the last time a decision can write in UTC")
 }

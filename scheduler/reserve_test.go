@@ -61,7 +61,7 @@ func TestHorizon(t *testing.T) {
 		require.Empty(t, d.Reservations, mode)
 		require.Len(t, d.Pending, 1)
 		require.Equal(t, ReasonInsufficientGPUs, d.Pending[0].Reason)
-		require.Equal(t, "needs 2×8 GPUs, 0 free; no start within the 1h0m0s planning horizon", d.Pending[0].Message)
+		require.Equal(t, "needs 2×8 GPUs, 0 free; no start within the 1h planning horizon", d.Pending[0].Message)
 	}
 }
 
@@ -137,6 +137,6 @@ func TestClaimsWithinHorizon(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, d.Reservations, mode)
 		require.Len(t, d.Pending, 1)
-		require.Contains(t, d.Pending[0].Message, "no start within the 1h0m0s planning horizon")
+		require.Contains(t, d.Pending[0].Message, "no start within the 1h planning horizon")
 	}
 }

@@ -671,7 +671,7 @@ func (r *run) beyondHorizon(j *Job) {
 		return
 	}
 	if r.cfg.Horizon > 0 && r.cfg.Horizon == r.horizon {
-		w.Message += fmt.Sprintf("; no start within the %s planning horizon", r.cfg.Horizon)
+		w.Message += fmt.Sprintf("; no start within the %s planning horizon", formatDuration(r.cfg.Horizon))
 	} else {
 		w.Message += "; no start before the end of year 9999"
 	}

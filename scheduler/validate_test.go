@@ -68,8 +68,11 @@ func TestValidationErrors(t *testing.T) {
 		// decode to "x\uFFFD" and be reported as one ID repeated.
 		{name: "job IDs not UTF-8", json: snapJSON(`{"id":"x`+"\xfe"+`","members":1,"gpusPerMember":1}`, `{"id":"x`+"\xff"+`","members":1,"gpusPerMember":1}`),
 			field: "json", msg: "invalid UTF-8 (line 1, column 248, offset 247)"},
-		{name: "usage beyond the float range", json: snapWith(`"teams":[{"name":"t","share":1,"usage":-1e400}]`), field: `teams[0] "t": usage`, msg: "want a number within ±1.8e308, got -1e400"},
+		{name: "usage beyond the float range", json: snapWith(`"teams":[{"name":"t","share":1,"usage":-1e400}]`), field: `teams[0] "t": usage`, msg: "want a number within ±1.7976931348623157e+308, got -1e400"},
 		{name: "GPUs beyond the integer range", json: `{"cluster":{"nodes":[{"name":"n0","gpus":1e400}]}}`, field: `cluster: nodes[0] "n0": gpus`, msg: "want an integer, got number 1e400"},
+		// Escaped, the same two IDs would decode to "\uFFFD" too.
+		{name: "job IDs with lone surrogates", json: snapJSON(`{"id":"\ud800","members":1,"gpusPerMember":1}`, `{"id":"\udc00","members":1,"gpusPerMember":1}`),
+			field: "json", msg: `lone surrogate \ud800 names no character (line 1, column 247, offset 246)`},
 		{name: "a surrogate written in UTF-8", json: `{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n` + "\xed\xa0\x80" + `","gpus":8}]}}`,
 			field: "json", msg: "invalid UTF-8 (line 1, column 61, offset 60)"},
 		{name: "unknown top-level field", json: `{"foo": 1}`, field: "json", msg: `unknown field "foo"`},
@@ -97,7 +100,7 @@ func TestValidationErrors(t *testing.T) {
 		{name: "negative members", json: snapJSON(`{"id":"A","members":-3,"gpusPerMember":1}`), field: `jobs[0] "A": members`, msg: "must be >= 1, got -3"},
 		{name: "zero gpusPerMember", json: snapJSON(`{"id":"A"}`, `{"id":"C","gpusPerMember":0}`), field: `jobs[0] "A": gpusPerMember`, msg: "must be >= 1, got 0"},
 		{name: "negative gpusPerMember", json: snapJSON(`{"id":"A","gpusPerMember":1}`, `{"id":"C","gpusPerMember":-1}`), field: `jobs[1] "C": gpusPerMember`, msg: "must be >= 1, got -1"},
-		{name: "negative timeLimit", json: snapJSON(`{"id":"A","gpusPerMember":1,"timeLimit":"-1h"}`), field: `jobs[0] "A": timeLimit`, msg: "must be >= 0, got -1h0m0s"},
+		{name: "negative timeLimit", json: snapJSON(`{"id":"A","gpusPerMember":1,"timeLimit":"-1h"}`), field: `jobs[0] "A": timeLimit`, msg: "must be >= 0, got -1h"},
 		{name: "bad timeLimit", json: snapJSON(`{"id":"X","gpusPerMember":1,"timeLimit":"12x"}`), field: `jobs[0] "X": timeLimit`, msg: `bad duration "12x"`},
 		{name: "negative checkpointGrace", json: snapJSON(`{"id":"A","gpusPerMember":1,"checkpointGrace":"-5m"}`), field: `jobs[0] "A": checkpointGrace`, msg: "must be >= 0"},
 		{name: "duplicate node names", json: `{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":8},{"name":"n0","gpus":4}]}}`, field: "cluster", msg: `nodes[1] "n0": duplicate node name`},

@@ -105,7 +105,7 @@ func TestStartPastYear9999(t *testing.T) {
 	// A horizon that ends first is the one the message names.
 	d, err := New(Config{Horizon: 30 * time.Minute}).Step(snap)
 	require.NoError(t, err)
-	require.Equal(t, "needs 1×1 GPUs, 0 free; no start within the 30m0s planning horizon", d.Pending[0].Message)
+	require.Equal(t, "needs 1×1 GPUs, 0 free; no start within the 30m planning horizon", d.Pending[0].Message)
 }
 
 // The last nanosecond of year 9999 is a start like any other; the next

@@ -48,5 +48,5 @@ func TestYearEndLeapSecond(t *testing.T) {
 	require.Equal(t, 2, run(nil, strings.NewReader(in), &out, &errb))
 	require.Empty(t, out.String())
 	require.Contains(t, errb.String(), "now")
-	require.Contains(t, errb.String(), "after the end of year 9999")
+	require.Contains(t, errb.String(), "is after 9999-12-31T23:59:59.999999999Z, the last time a decision can write in UTC")
 }
