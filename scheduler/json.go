@@ -307,6 +307,9 @@ func decodeDoc(mk mkErr, data []byte, v any) error {
 	// JSON is UTF-8 (RFC 8259). encoding/json reads each byte that is
 	// not as U+FFFD, so two different names could decode the same and
 	// be reported as one name repeated, or pass as a name never given.
+	if bytes.HasPrefix(data, []byte("\uFEFF")) {
+		return mk("json", "input starts with a byte-order mark (U+FEFF), which JSON does not allow (line 1, column 1, offset 0)")
+	}
 	if bad := invalidUTF8(data); bad >= 0 {
 		return mk("json", fmt.Sprintf("invalid UTF-8 (%s)", position(data, int64(bad))))
 	}

@@ -276,6 +276,7 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"trailing data", "{}\n{}", `config: json: trailing data after the object (line 2, column 1, offset 3)`},
 		{"empty", ``, `config: json: empty input (want one JSON object)`},
 		{"weight beyond the float range", `{"fairshare":{"weights":{"age":1e309}}}`, `config: fairshare.weights.age: want a number within ±1.7976931348623157e+308, got 1e309`},
+		{"byte-order mark", "\uFEFF{}", `config: json: input starts with a byte-order mark (U+FEFF), which JSON does not allow (line 1, column 1, offset 0)`},
 		{"lone surrogate", `{"backfill":"e\udfffasy"}`, `config: json: lone surrogate \udfff names no character (line 1, column 15, offset 14)`},
 		{"not UTF-8", "{\"backfill\":\"e\xffasy\"}", `config: json: invalid UTF-8 (line 1, column 15, offset 14)`},
 	}
