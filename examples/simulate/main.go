@@ -57,6 +57,7 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/gpusched/gpusched/internal/trace"
 	"github.com/gpusched/gpusched/scheduler"
@@ -493,12 +494,13 @@ func writeTable(out io.Writer, res *sim.Result, w *workload, o *options, cfg sch
 }
 
 // teamLabel is a team's name for the table: quoted when it holds a
-// character that would break the row (a line break, a tab).
+// character that would break the row (a line break, a tab) or bytes that
+// are not UTF-8 (which a terminal shows as it likes).
 func teamLabel(t string) string {
 	if t == "" {
 		return "(none)"
 	}
-	if strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsPrint(r) }) {
+	if !utf8.ValidString(t) || strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsPrint(r) }) {
 		return strconv.Quote(t)
 	}
 	return t

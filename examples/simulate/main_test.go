@@ -278,15 +278,16 @@ func TestNegativeSizeNamesFlag(t *testing.T) {
 func TestTableTeamNames(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "teams.csv")
 	require.NoError(t, os.WriteFile(p, []byte("id,submit,gpus,run,team\n"+
-		"a,0,1,10,plain\nb,0,1,10,\"two\nlines\"\nc,0,1,10,\"tab\there\"\n"), 0o644))
+		"a,0,1,10,plain\nb,0,1,10,\"two\nlines\"\nc,0,1,10,\"tab\there\"\nd,0,1,10,bad\xffbyte\n"), 0o644))
 	code, out, stderr := runCLI(t, "-trace", p, "-gpus", "4")
 	require.Equal(t, 0, code, stderr)
 	_, teams, ok := strings.Cut(out, "\n\n")
 	require.True(t, ok, out)
 	lines := strings.Split(strings.TrimSuffix(teams, "\n"), "\n")
-	require.Len(t, lines, 4, teams) // the heading and three teams
+	require.Len(t, lines, 5, teams) // the heading and four teams
 	require.Contains(t, teams, `"two\nlines"`)
 	require.Contains(t, teams, `"tab\there"`)
+	require.Contains(t, teams, `"bad\xffbyte"`)
 	for _, l := range lines[1:] {
 		require.Len(t, strings.Fields(l), 6, "%q", l)
 	}
