@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -56,23 +57,19 @@ func Factors(s *Snapshot) *fairshare.Factors {
 }
 
 // Order sorts jobs by tier, then multifactor priority, then submit time,
-// then ID. O(T log T + n log n).
+// then ID (jobs that share an ID keep their order). O(T log T + n), plus
+// O(k log k) for each run of k jobs equal in tier and priority.
 func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 	fs := Factors(s)
 	total := 0
 	for _, n := range s.Cluster.Nodes {
 		total += n.GPUs
 	}
-	// Jobs arrive sorted by ID, so their index breaks the last ties as the
-	// ID would, without comparing strings. The keys stay small (32 bytes)
-	// for the sort to move.
-	type keyed struct {
-		p    float64
-		sub  int64 // submit time: seconds, then ns (UnixNano overflows outside 1678–2262)
-		ns   int32
-		tier int32
-		i    int32
-	}
+	// The order is tier, then priority (highest first), then submit
+	// time, then ID, then place: a total order, so any correct sort
+	// yields it. Most jobs differ in tier or priority, so those two are
+	// radix-sorted as one 96-bit key, and only the runs of jobs equal in
+	// both are sorted by submit time and ID.
 	ks := make([]keyed, len(jobs))
 	byTeam := make(map[string]float64)
 	for i, j := range jobs {
@@ -81,31 +78,108 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 			f = fs.Value(j.Team, m.Algorithm)
 			byTeam[j.Team] = f
 		}
-		ks[i] = keyed{tier: int32(j.Tier), sub: j.Submitted.Unix(), ns: int32(j.Submitted.Nanosecond()), i: int32(i), p: m.Weights.Priority(fairshare.JobFactors{
+		p := m.Weights.Priority(fairshare.JobFactors{
 			Tier: j.Tier, FairShare: f, Age: s.Now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: total,
-		})}
+		})
+		// Priority is finite and >= 0 (see fairshare.Weights.Priority),
+		// so its bits order as it does; complemented, they put the
+		// highest first. p == 0 turns -0, were there one, into +0, which
+		// the comparison of floats deems equal.
+		if p == 0 {
+			p = 0
+		}
+		ks[i] = keyed{p: ^math.Float64bits(p), tier: uint32(j.Tier) ^ 1<<31, i: int32(i)}
 	}
+	ks = radixSort(ks, make([]keyed, len(ks)))
+	// Jobs arrive sorted by ID (Step sorts them), so their index breaks
+	// the last ties as the ID would, without comparing strings.
 	sorted := slices.IsSortedFunc(jobs, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
 	orig := slices.Clone(jobs)
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if a.tier != b.tier {
-			return cmp.Compare(a.tier, b.tier)
+	for lo := 0; lo < len(ks); {
+		hi := lo + 1
+		for hi < len(ks) && ks[hi].p == ks[lo].p && ks[hi].tier == ks[lo].tier {
+			hi++
 		}
-		if a.p != b.p {
-			return cmp.Compare(b.p, a.p)
+		if hi-lo > 1 {
+			slices.SortFunc(ks[lo:hi], func(a, b keyed) int {
+				ja, jb := orig[a.i], orig[b.i]
+				if c := cmp.Compare(ja.Submitted.Unix(), jb.Submitted.Unix()); c != 0 {
+					return c
+				}
+				if c := cmp.Compare(ja.Submitted.Nanosecond(), jb.Submitted.Nanosecond()); c != 0 {
+					return c
+				}
+				if !sorted {
+					if c := strings.Compare(ja.ID, jb.ID); c != 0 {
+						return c
+					}
+				}
+				return cmp.Compare(a.i, b.i)
+			})
 		}
-		if a.sub != b.sub {
-			return cmp.Compare(a.sub, b.sub)
-		}
-		if a.ns != b.ns {
-			return cmp.Compare(a.ns, b.ns)
-		}
-		if sorted {
-			return cmp.Compare(a.i, b.i)
-		}
-		return strings.Compare(orig[a.i].ID, orig[b.i].ID)
-	})
+		lo = hi
+	}
 	for i := range ks {
 		jobs[i] = orig[ks[i].i]
 	}
+}
+
+// keyed is a job's place in the multifactor order as far as tier and
+// priority tell it: ascending (tier, p) is ascending tier, then
+// descending priority. i is the job's index in the slice being ordered.
+type keyed struct {
+	p    uint64 // the priority's bits, complemented
+	tier uint32 // the tier with its sign bit flipped: unsigned order is signed order
+	i    int32
+}
+
+// radixSort sorts ks by (tier, p), stably, using buf (as long as ks) as
+// scratch space, and returns whichever of the two holds the result. It
+// is a least-significant-digit radix sort on bytes: 12 passes at most,
+// and a pass is skipped when every key has the same byte there (the
+// high bytes of the tier, usually, and the priority's exponent).
+// O(n) for n keys.
+func radixSort(ks, buf []keyed) []keyed {
+	var count [12][256]int
+	for _, k := range ks {
+		for b := range 8 {
+			count[b][byte(k.p>>(8*b))]++
+		}
+		for b := range 4 {
+			count[8+b][byte(k.tier>>(8*b))]++
+		}
+	}
+	for b := range 12 {
+		c := &count[b]
+		if len(ks) == 0 || c[digit(ks[0], b)] == len(ks) {
+			continue // one byte value for all: the pass would change nothing
+		}
+		at := 0
+		for v := range c {
+			c[v], at = at, at+c[v]
+		}
+		if b < 8 {
+			for _, k := range ks {
+				d := byte(k.p >> (8 * b))
+				buf[c[d]] = k
+				c[d]++
+			}
+		} else {
+			for _, k := range ks {
+				d := byte(k.tier >> (8 * (b - 8)))
+				buf[c[d]] = k
+				c[d]++
+			}
+		}
+		ks, buf = buf, ks
+	}
+	return ks
+}
+
+// digit is byte b of k's 96-bit key (tier, p), from the lowest.
+func digit(k keyed, b int) byte {
+	if b < 8 {
+		return byte(k.p >> (8 * b))
+	}
+	return byte(k.tier >> (8 * (b - 8)))
 }

@@ -1,11 +1,17 @@
 package scheduler
 
 import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -34,5 +40,62 @@ func TestMultifactorTiesByID(t *testing.T) {
 			got = append(got, j.ID)
 		}
 		require.Equal(t, []string{"z", "a", "b", "c"}, got, "input order %v", ids)
+	}
+}
+
+// Multifactor.Order agrees with a plain comparison sort by tier,
+// priority, submit time and ID, on jobs with many ties (few teams, sizes
+// and submit times; tiers that may be negative or large) or with
+// priorities that differ in any bit, arriving in ID order or
+// shuffled.
+func TestMultifactorOrderAsCompared(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		s := &Snapshot{Now: now, Teams: []Team{{Name: "a", Share: 2, Usage: 5}, {Name: "b", Share: 1}}}
+		s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: "n0", GPUs: 8})
+		n := 1 + rng.IntN(300)
+		for i := range n {
+			s.Jobs = append(s.Jobs, Job{ID: fmt.Sprintf("j%04d", i), Team: []string{"a", "b", "c"}[rng.IntN(3)],
+				Tier: rng.IntN(5) - 1<<rng.IntN(2), Members: 1 + rng.IntN(2), GPUsPerMember: 1 << rng.IntN(3),
+				Submitted: now.Add(-time.Duration(rng.IntN(4)) * time.Hour * time.Duration(1+rng.IntN(100)) / 7)})
+			switch round % 4 {
+			case 2: // submit times, and so priorities, apart at every scale
+				s.Jobs[i].Submitted = now.Add(-time.Hour - time.Duration(rng.Int64N(1<<rng.IntN(50))))
+			case 3: // tiers of any size
+				s.Jobs[i].Tier = int(rng.Int32()) - 1<<30 + rng.IntN(2)
+			}
+		}
+		jobs := make([]*Job, n)
+		for i := range s.Jobs {
+			jobs[i] = &s.Jobs[i]
+		}
+		if round%2 == 1 {
+			rng.Shuffle(n, func(a, b int) { jobs[a], jobs[b] = jobs[b], jobs[a] })
+		}
+		want := slices.Clone(jobs)
+		var m Multifactor
+		if round%5 == 4 { // priorities from 0 to 3: below and above 2, a change of exponent
+			m.Weights = fairshare.Weights{Explicit: true, Age: 3, AgeMax: 8 * time.Hour}
+		}
+		fs := Factors(s)
+		prio := func(j *Job) float64 {
+			return m.Weights.Priority(fairshare.JobFactors{Tier: j.Tier, FairShare: fs.Value(j.Team, 0),
+				Age: now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: 8})
+		}
+		slices.SortFunc(want, func(a, b *Job) int {
+			if c := cmp.Compare(a.Tier, b.Tier); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(prio(b), prio(a)); c != 0 {
+				return c
+			}
+			if c := a.Submitted.Compare(b.Submitted); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		m.Order(s, jobs)
+		require.Equal(t, want, jobs, "round %d", round)
 	}
 }
