@@ -943,7 +943,11 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 		cc := *c
 		// Evictions earlier in the Step may have brought the team back
 		// within its quota: its jobs then no longer run on borrowed GPUs.
-		cc.Borrowed = r.borrowing(r.candJobs[i].Team)
+		// Without quotas no team borrows, c.Borrowed is false already,
+		// and the job (cold in the cache: one per candidate) is not read.
+		if len(r.quotas) > 0 {
+			cc.Borrowed = r.borrowing(r.candJobs[i].Team)
+		}
 		// Leave out GPUs reserved for others; copy the holds only then.
 		for k, h := range c.Holds {
 			if res := r.prof.Reserved(h.Node, 0, window); h.GPUs&res != 0 {
