@@ -205,7 +205,7 @@ type waitKey struct {
 	preemptKey
 	members    int
 	d          time.Duration
-	mayReserve bool
+	mayReserve int // 1 if it may, else 0: an int keeps the key free of padding (see shapeKey)
 }
 
 // noVictims is a victim search that failed: for members members whose
@@ -249,21 +249,28 @@ type turn struct {
 // the job's class, and (for that class) how many reservations start
 // within its run out of how many were made.
 type delayKey struct {
-	class                  topology.Class
-	g, blocks, all, placed int
+	class               topology.Class
+	g                   int32 // not int: the key has no padding (see shapeKey)
+	blocks, all, placed int
 }
 
 // shapeKey identifies jobs that fit or fail alike. blocks and resv pin
 // down the reservations a job must respect: with resv reservations made
 // so far, the blocks of them that start within its run are the blocks
 // earliest-starting ones, the same set for every job with equal counts.
+//
+// The keys of the Step's memos have no padding between or after their
+// fields: a map then hashes a key as one block of memory, where padding
+// makes it hash each run of fields apart, which several lookups per
+// pending job come to feel.
 type shapeKey struct {
-	class    topology.Class
-	g        int
-	req, pre int
-	mode     PlacementMode
-	blocks   int
-	resv     int
+	class  topology.Class
+	mode   int32 // the job's PlacementMode
+	g      int
+	req    int
+	pre    int
+	blocks int
+	resv   int
 }
 
 // newRun starts a Step on snap, which validate checked, learning c.
@@ -622,7 +629,7 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 		return skipped
 	}
 	d := r.hold(j)
-	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement, blocks: r.blocks(d), resv: len(r.reserve)}
+	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: int32(j.Placement), blocks: r.blocks(d), resv: len(r.reserve)}
 	if j.Placement == Spread && j.Group != "" {
 		if pl, ok := r.placeApart(j, req, d); ok {
 			r.placed(j, pl)
@@ -868,8 +875,11 @@ func (r *run) victimGrace(tier int) time.Duration {
 // a window then see the same reservations for either.
 func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
 	r.candidates()
-	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: j.Placement}, tier: j.Tier}
-	wk := waitKey{preemptKey: pk, members: j.Members, d: d, mayReserve: mayReserve}
+	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: int32(j.Placement)}, tier: j.Tier}
+	wk := waitKey{preemptKey: pk, members: j.Members, d: d}
+	if mayReserve {
+		wk.mayReserve = 1
+	}
 	if n := len(r.starts); n == 0 || d > r.starts[n-1] {
 		// A run from t >= 0 of d, or of d plus a grace, meets every
 		// reservation that has not ended by t: all such runs are alike.
@@ -1388,7 +1398,7 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 // jobs placed, the same GPUs are free; so the text is formatted once per
 // (class, member size, count, reservations, placements).
 func (r *run) delayed(c topology.Class, g int, d time.Duration) string {
-	key := delayKey{class: c, g: g, blocks: r.blocks(d), all: len(r.reserve), placed: len(r.d.Placements)}
+	key := delayKey{class: c, g: int32(g), blocks: r.blocks(d), all: len(r.reserve), placed: len(r.d.Placements)}
 	if c != topology.AnyType {
 		key.blocks, key.all = 0, 0
 		if cr := r.byClass[c]; cr != nil {
