@@ -69,7 +69,7 @@ func CheckInvariants(p *Profile) error {
 	}
 	p.timeline.All(func(evs []tev) bool {
 		for _, e := range evs {
-			for _, v := range p.nodes[e.n] {
+			for _, v := range p.nodes[e.n].ev {
 				if v.seq != e.seq {
 					continue
 				}
@@ -90,7 +90,7 @@ func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Durati
 	for g := s; g != 0; g &= g - 1 {
 		i := bits.TrailingZeros64(uint64(g))
 		first := Forever
-		for _, e := range p.nodes[n] {
+		for _, e := range p.nodes[n].ev {
 			if e.reserve && e.start >= at && e.set&(1<<i) != 0 {
 				first = min(first, e.start)
 			}

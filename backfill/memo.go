@@ -266,8 +266,9 @@ func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Durat
 func (p *Profile) gapsOf(l *loosened, gaps []window) []window {
 	for g := l.set & p.ix.Healthy(l.n); g != 0; g &= g - 1 {
 		res := p.resBuf[:0]
-		for _, e := range p.nodes[l.n] {
-			if e.reserve && e.set&g&-g != 0 && e.end > l.from {
+		ne := &p.nodes[l.n]
+		for i := len(ne.ev) - 1; i >= ne.rel && ne.ev[i].end > l.from; i-- {
+			if e := &ne.ev[i]; e.set&g&-g != 0 {
 				res = append(res, window{e.start, e.end})
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/gpusched/gpusched/binpack"
@@ -41,8 +42,10 @@ func add(a, b time.Duration) time.Duration {
 //
 // Releases and reservation ends are kept in a time-ordered B-tree
 // (google/btree) of sorted runs of entries (see events), reservation
-// starts in another, and each node keeps the short list of its own events;
-// releases wait in a list until the next query that takes a cursor, so
+// starts in another, and each node keeps the short list of its own events
+// (its releases, then its reservations in order of their ends, so that
+// reading a node for a run stops at the reservations that ended by the
+// run's start); releases wait in a list until the next query that takes a cursor, so
 // that a profile that only places jobs never builds the first tree.
 // [Profile.Earliest] works on cursors: copies of the index that show the
 // usable GPUs for one run [t, t+d). A query takes the cursor nearest to
@@ -87,7 +90,7 @@ type Profile struct {
 	timeline    *events         // releases and reservation ends
 	pending     []tev           // releases not in the timeline yet: see flushTimeline
 	starts      *events         // reservation starts
-	nodes       [][]nev         // per node: its events
+	nodes       []nodeEvents    // per node: its events
 	earliestRel []time.Duration // per node: its earliest release (Forever: none), from dense on; see releasedNone
 	againOf     []time.Duration // by seq: see tev
 	seq         int32
@@ -179,6 +182,58 @@ type nev struct {
 	reserve    bool
 }
 
+// nodeEvents is the events of one node: its releases in ev[:rel], in
+// the order recorded, then its reservations, ordered by end (those with
+// equal ends in the order made). A reservation that ended by a run's
+// start cannot hold a GPU during the run, so a scan for the
+// reservations a run overlaps walks them from the last and stops at the
+// first that ended by its start.
+//
+// Beside them, a summary that answers most runs without reading the
+// events (see [Profile.usable]): the GPUs of all releases and the latest
+// release time (0 when none), the earliest reservation start and the
+// latest reservation end (0 when none).
+type nodeEvents struct {
+	ev               []nev
+	rel              int
+	relSet           topology.GPUSet
+	relLast          time.Duration
+	resFirst, resEnd time.Duration
+}
+
+// addRelease appends release e.
+func (ne *nodeEvents) addRelease(e nev) {
+	ne.ev = slices.Insert(ne.ev, ne.rel, e)
+	ne.rel++
+	ne.relSet |= e.set
+	ne.relLast = max(ne.relLast, e.start)
+}
+
+// releasesChanged recomputes relSet after the sets of releases changed.
+func (ne *nodeEvents) releasesChanged() {
+	ne.relSet = 0
+	for _, e := range ne.releases() {
+		ne.relSet |= e.set
+	}
+}
+
+// releases returns the releases.
+func (ne *nodeEvents) releases() []nev { return ne.ev[:ne.rel] }
+
+// reservations returns the reservations, ordered by end.
+func (ne *nodeEvents) reservations() []nev { return ne.ev[ne.rel:] }
+
+// addReservation inserts reservation e after those that end by its end.
+func (ne *nodeEvents) addReservation(e nev) {
+	if len(ne.ev) == ne.rel {
+		ne.resFirst = e.start
+	}
+	ne.resFirst = min(ne.resFirst, e.start)
+	ne.resEnd = max(ne.resEnd, e.end)
+	i := ne.rel + sort.Search(len(ne.ev)-ne.rel, func(i int) bool { return ne.ev[ne.rel+i].end > e.end })
+	ne.ev = slices.Insert(ne.ev, i, e)
+}
+
 // freedAt is when e frees its GPUs in the timeline: a release's time or a
 // reservation's end; false for a reservation that never ends.
 func (e *nev) freedAt() (time.Duration, bool) {
@@ -215,7 +270,7 @@ func NewProfile(ix *topology.Index) *Profile {
 		ix:       ix,
 		timeline: newEvents(runLen),
 		starts:   newEvents(runLen),
-		nodes:    make([][]nev, ix.NumNodes()),
+		nodes:    make([]nodeEvents, ix.NumNodes()),
 		savedAt:  make([]int32, ix.NumNodes()),
 		memo:     map[shape][]memoGroup{},
 	}
@@ -239,8 +294,8 @@ func (p *Profile) dense() {
 	p.earliestRel = make([]time.Duration, nn)
 	for i := range nn {
 		p.earliestRel[i] = Forever
-		for _, e := range p.nodes[i] {
-			if !e.reserve && e.set != 0 {
+		for _, e := range p.nodes[i].releases() {
+			if e.set != 0 {
 				p.earliestRel[i] = min(p.earliestRel[i], e.start)
 			}
 		}
@@ -309,7 +364,7 @@ func (p *Profile) buildSky() {
 	}
 	for _, n := range p.eventful {
 		h := p.ix.Healthy(n)
-		for _, e := range p.nodes[n] {
+		for _, e := range p.nodes[n].ev {
 			if !e.reserve {
 				put(n, e.start, (e.set & h).Len())
 				continue
@@ -389,7 +444,7 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	p.noteEvent(n)
 	p.markStale(n)
 	p.seq++
-	p.nodes[n] = append(p.nodes[n], nev{start: at, end: at, set: s, seq: p.seq})
+	p.nodes[n].addRelease(nev{start: at, end: at, set: s, seq: p.seq})
 	if p.earliestRel != nil {
 		p.earliestRel[n] = min(p.earliestRel[n], at)
 	}
@@ -427,8 +482,15 @@ func (p *Profile) again(n topology.NodeID, s topology.GPUSet, at time.Duration) 
 	for i := range next {
 		next[i] = Forever
 	}
-	for _, e := range p.nodes[n] {
-		if !e.reserve || e.start < at {
+	// A reservation from at or later ends after at: the walk stops at
+	// the first, from the last, that ended by at.
+	ne := &p.nodes[n]
+	for i := len(ne.ev) - 1; i >= ne.rel; i-- {
+		e := &ne.ev[i]
+		if e.end <= at {
+			break
+		}
+		if e.start < at {
 			continue
 		}
 		for g := e.set & s; g != 0; g &= g - 1 {
@@ -450,7 +512,8 @@ func (p *Profile) again(n topology.NodeID, s topology.GPUSet, at time.Duration) 
 // not, its againOf stays later than the truth, which is allowed.)
 // O(events of n × (1 + events recomputed)).
 func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time.Duration) {
-	evs := p.nodes[n]
+	ne := &p.nodes[n]
+	evs := ne.ev
 	var last [64]int32
 	var lastAt [64]time.Duration
 	for i := range last {
@@ -459,6 +522,9 @@ func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time
 	for k := range evs {
 		at, ok := evs[k].freedAt()
 		if !ok || at > start {
+			if k >= ne.rel {
+				break // reservations ordered by end: the rest end later
+			}
 			continue
 		}
 		for g := evs[k].set & s; g != 0; g &= g - 1 {
@@ -511,7 +577,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 				p.timeline.Insert(tev{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
 				p.setAgain(p.seq, p.again(s.Node, s.GPUs, end))
 			}
-			p.nodes[s.Node] = append(p.nodes[s.Node], e)
+			p.nodes[s.Node].addReservation(e)
 		}
 		p.reservedAgain(s.Node, s.GPUs, start)
 	}
@@ -526,8 +592,11 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 func (p *Profile) heldBefore(n topology.NodeID, s topology.GPUSet, start time.Duration) time.Duration {
 	var last [64]time.Duration
 	var have topology.GPUSet
-	for _, e := range p.nodes[n] {
-		if !e.reserve || e.end > start || e.set&s == 0 {
+	for _, e := range p.nodes[n].reservations() {
+		if e.end > start {
+			break // ordered by end: the rest end later
+		}
+		if e.set&s == 0 {
 			continue
 		}
 		for g := e.set & s; g != 0; g &= g - 1 {
@@ -549,12 +618,17 @@ func (p *Profile) heldBefore(n topology.NodeID, s topology.GPUSet, start time.Du
 }
 
 // extend lengthens to end a reservation of exactly set on node n that
-// ends at start, and reports whether there was one.
+// ends at start, and reports whether there was one. It moves the
+// reservation to its place among those ordered by end.
 func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time.Duration) bool {
-	evs := p.nodes[n]
-	for i := len(evs) - 1; i >= 0; i-- {
-		e := &evs[i]
-		if !e.reserve || e.end != start || e.set != set {
+	ne := &p.nodes[n]
+	evs := ne.ev
+	for i := len(evs) - 1; i >= ne.rel; i-- {
+		e := evs[i]
+		if e.end < start {
+			return false // ordered by end: none earlier ends at start
+		}
+		if e.end != start || e.set != set {
 			continue
 		}
 		p.timeline.Delete(tev{at: e.end, seq: e.seq, n: n})
@@ -563,6 +637,15 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 			p.seq++
 			e.seq = p.seq
 			p.timeline.Insert(tev{at: end, seq: p.seq, n: n, set: set})
+		}
+		j := i + 1
+		for j < len(evs) && evs[j].end <= end {
+			j++
+		}
+		copy(evs[i:j-1], evs[i+1:j])
+		evs[j-1] = e
+		ne.resEnd = max(ne.resEnd, end)
+		if end != Forever {
 			p.setAgain(p.seq, p.again(n, set, end))
 		}
 		return true
@@ -594,7 +677,7 @@ func (p *Profile) reservations(n topology.NodeID) uint32 {
 
 // noteEvent lists node n among the nodes with events.
 func (p *Profile) noteEvent(n topology.NodeID) {
-	if len(p.nodes[n]) == 0 {
+	if len(p.nodes[n].ev) == 0 {
 		p.eventful = append(p.eventful, n)
 	}
 }
@@ -603,20 +686,21 @@ func (p *Profile) noteEvent(n topology.NodeID) {
 // are base.
 func (p *Profile) usable(n topology.NodeID, base topology.GPUSet, t, d time.Duration) topology.GPUSet {
 	u := base
-	end := add(t, d)
-	var blocked topology.GPUSet
-	for _, e := range p.nodes[n] {
-		if !e.reserve {
+	ne := &p.nodes[n]
+	if ne.relLast <= t {
+		u |= ne.relSet
+	} else {
+		for _, e := range ne.releases() {
 			if e.start <= t {
 				u |= e.set
 			}
-			continue
-		}
-		if e.start < end && e.end > t {
-			blocked |= e.set
 		}
 	}
-	return u &^ blocked
+	end := add(t, d)
+	if u == 0 || ne.resEnd <= t || ne.resFirst >= end {
+		return u
+	}
+	return u &^ p.reservedIn(ne, t, end)
 }
 
 // touch saves node n's held GPUs the first time a sweep changes it.
@@ -918,9 +1002,20 @@ func (p *Profile) Reserved(n topology.NodeID, t0, t1 time.Duration) topology.GPU
 	if p.firstRes == nil || p.firstRes[n] >= t1 {
 		return 0
 	}
+	return p.reservedIn(&p.nodes[n], t0, t1)
+}
+
+// reservedIn returns the GPUs that some reservation of ne holds at any
+// moment of [t0, t1): it walks the reservations from the last ended and
+// stops at the first that ended by t0.
+func (p *Profile) reservedIn(ne *nodeEvents, t0, t1 time.Duration) topology.GPUSet {
 	var s topology.GPUSet
-	for _, e := range p.nodes[n] {
-		if e.reserve && e.start < t1 && e.end > t0 {
+	for i := len(ne.ev) - 1; i >= ne.rel; i-- {
+		e := &ne.ev[i]
+		if e.end <= t0 {
+			break
+		}
+		if e.start < t1 {
 			s |= e.set
 		}
 	}

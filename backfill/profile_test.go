@@ -295,3 +295,19 @@ func TestEarliestKeepsAvoidAndDistinct(t *testing.T) {
 	}
 	require.Len(t, nodes, 2)
 }
+
+// TestReleaseMovedToForever: GPUs whose release moves to Forever are
+// never usable, though enough GPUs are free in all for the whole run.
+func TestReleaseMovedToForever(t *testing.T) {
+	c := topology.Uniform(2, 2, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	require.NoError(t, ix.TakeSet(0, topology.SetOf(0)))
+	require.NoError(t, ix.TakeSet(1, topology.SetOf(1)))
+	p.AddRelease(0, topology.SetOf(0), time.Hour)
+	p.MoveRelease(0, topology.SetOf(0), backfill.Forever)
+	st, ok := p.Earliest(gang.NewRequest(1, 2), time.Hour, nil, 0)
+	require.False(t, ok, "fits at %s", st.At)
+	require.NoError(t, backfill.CheckInvariants(p))
+}

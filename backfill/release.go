@@ -16,20 +16,19 @@ import (
 // n + log E).
 func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	at = max(at, 0) // at or before now: released now, as AddRelease records it
-	evs := p.nodes[n]
+	evs := p.nodes[n].releases()
 	p.markStale(n)
 	// The latest release that s had, which bounds the starts the move
 	// can help (Forever when a held GPU of s had none).
 	old, had := time.Duration(0), topology.GPUSet(0)
 	for i := range evs {
-		if !evs[i].reserve {
-			if moved := evs[i].set & s; moved != 0 {
-				p.count(n, evs[i].start, Forever, -(moved & p.ix.Healthy(n)).Len())
-				old, had = max(old, evs[i].start), had|moved
-			}
-			evs[i].set &^= s
+		if moved := evs[i].set & s; moved != 0 {
+			p.count(n, evs[i].start, Forever, -(moved & p.ix.Healthy(n)).Len())
+			old, had = max(old, evs[i].start), had|moved
 		}
+		evs[i].set &^= s
 	}
+	p.nodes[n].releasesChanged()
 	if s&^had&p.ix.Held(n) != 0 {
 		old = Forever
 	}
