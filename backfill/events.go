@@ -143,17 +143,18 @@ func (s *events) Delete(e tev) bool {
 	if i == 0 {
 		s.rekey(r)
 	}
-	if len(r.ev) > 0 {
+	if len(r.ev) > 0 && s.short(r) {
 		s.merge(r)
 	}
 	return true
 }
 
-// merge joins run r with each neighbour when one of the two is short
-// (under a quarter of the limit) and together they hold at most three
-// quarters of it, so that no two neighbouring runs are both short and
-// walks keep calling back about once per R/4 entries or fewer, however
-// many deletes came before. O(log(E/r) + R).
+// merge joins run r, short (under a quarter of the limit), with each
+// neighbour when together they hold at most three quarters of it, so
+// that no two neighbouring runs are both short and walks keep calling
+// back about once per R/4 entries or fewer, however many deletes came
+// before. A delete calls it only when it leaves its run short: a run
+// that is not cannot make a short pair. O(log(E/r) + R).
 func (s *events) merge(r *evRun) {
 	if next := s.after(r); next != nil && s.joinable(r, next) {
 		s.join(r, next)

@@ -115,3 +115,30 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 		}
 	})
 }
+
+// TestEventsDeletesJoinShortRuns thins out many runs, deleting most of
+// the entries of each in turn, and checks after every delete that no two
+// neighbouring runs are both under a quarter of the limit.
+func TestEventsDeletesJoinShortRuns(t *testing.T) {
+	for _, runMax := range []int{4, 8, 16} {
+		s := newEvents(runMax)
+		for i := range 400 {
+			s.Insert(tev{at: time.Duration(i), seq: int32(i)})
+		}
+		for _, keep := range []int{2, 3, 5} {
+			for i := range 400 {
+				if i%keep == 0 || !s.Delete(tev{at: time.Duration(i), seq: int32(i)}) {
+					continue
+				}
+				var prev *evRun
+				s.runs.Ascend(func(r *evRun) bool {
+					if prev != nil && s.short(prev) && s.short(r) {
+						t.Fatalf("limit %d, after deleting %d: neighbouring runs of %d and %d entries", runMax, i, len(prev.ev), len(r.ev))
+					}
+					prev = r
+					return true
+				})
+			}
+		}
+	}
+}
