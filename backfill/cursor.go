@@ -528,7 +528,8 @@ func (p *Profile) preferBusy(c *cursor, pl gang.Placement, r gang.Request, t tim
 	pl.Release(c.ix)
 	g, maxG := r.GPUsPerMember, c.ix.MaxGPUs()
 	busy := func(n topology.NodeID) topology.GPUSet { return c.ix.FreeSet(n) & p.ix.Held(n) }
-	var cs []preferred
+	cs := p.prefBuf[:0]
+	defer func() { p.prefBuf = cs[:0] }()
 	// Nodes that host the most members have at least that many members'
 	// GPUs free at t. When one bucket holds all of them, it lists them in
 	// node order, and enough of them settle the choice without looking

@@ -111,6 +111,7 @@ type Profile struct {
 	stamp   []uint32
 	stampN  uint32
 	nodeBuf []topology.NodeID
+	prefBuf []preferred // preferBusy's candidates
 	// Earliest answers remembered per request shape while the profile
 	// only tightens; see [Profile.Earliest].
 	memo     map[shape][]memoGroup
