@@ -468,8 +468,10 @@ func (p *Profile) flushTimeline() {
 
 // setAgain records againOf for the timeline entry seq.
 func (p *Profile) setAgain(seq int32, at time.Duration) {
-	for int(seq) >= len(p.againOf) {
-		p.againOf = append(p.againOf, 0)
+	if k := int(seq) + 1 - len(p.againOf); k > 0 {
+		// Doubling: append grows a long slice by a quarter, and copies
+		// it each time; seq grows by one or two per event.
+		p.againOf = append(p.againOf, make([]time.Duration, max(k, len(p.againOf)))...)
 	}
 	p.againOf[seq] = at
 }
