@@ -156,39 +156,32 @@ func (s *events) Delete(e tev) bool {
 // before. A delete calls it only when it leaves its run short: a run
 // that is not cannot make a short pair. O(log(E/r) + R).
 func (s *events) merge(r *evRun) {
-	if next := s.after(r); next != nil && s.joinable(r, next) {
+	if next := s.neighbour(r, true); next != nil && s.joinable(r, next) {
 		s.join(r, next)
 	}
-	if prev := s.before(r); prev != nil && s.joinable(prev, r) {
+	if prev := s.neighbour(r, false); prev != nil && s.joinable(prev, r) {
 		s.join(prev, r)
 	}
 }
 
-// after returns the run that follows r, or nil. The B-tree's walks are
-// called directly, not through a func value, so that the callback stays
-// on the stack: merge, which asks for both, runs at every delete.
-func (s *events) after(r *evRun) *evRun {
+// neighbour returns the run that follows r (after) or precedes it, or
+// nil. The B-tree's walks are called directly, not through a func value
+// passed in, so that the callback stays on the stack: merge asks for
+// both neighbours at each delete that leaves a run short.
+func (s *events) neighbour(r *evRun, after bool) *evRun {
 	var got *evRun
-	s.runs.AscendGreaterOrEqual(r, func(x *evRun) bool {
+	next := func(x *evRun) bool {
 		if x == r {
 			return true
 		}
 		got = x
 		return false
-	})
-	return got
-}
-
-// before returns the run that precedes r, or nil.
-func (s *events) before(r *evRun) *evRun {
-	var got *evRun
-	s.runs.DescendLessOrEqual(r, func(x *evRun) bool {
-		if x == r {
-			return true
-		}
-		got = x
-		return false
-	})
+	}
+	if after {
+		s.runs.AscendGreaterOrEqual(r, next)
+	} else {
+		s.runs.DescendLessOrEqual(r, next)
+	}
 	return got
 }
 
