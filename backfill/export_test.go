@@ -67,21 +67,48 @@ func CheckInvariants(p *Profile) error {
 	if err != nil {
 		return err
 	}
+	entries := 0
 	p.timeline.All(func(evs []tev) bool {
 		for _, e := range evs {
+			entries++
+			found := false
 			for _, v := range p.nodes[e.n].ev {
 				if v.seq != e.seq {
 					continue
+				}
+				found = true
+				if v.set != e.set || v.set == 0 {
+					err = fmt.Errorf("node %d, event at %s: its timeline entry frees %v, the event %v", e.n, e.at, e.set.Indices(), v.set.Indices())
+					return false
 				}
 				if truth := againTruth(p, e.n, v.set, e.at); p.againOf[e.seq] < truth {
 					err = fmt.Errorf("node %d, event at %s of %v: againOf %s is earlier than %s", e.n, e.at, v.set.Indices(), p.againOf[e.seq], truth)
 					return false
 				}
 			}
+			if !found {
+				err = fmt.Errorf("node %d: a timeline entry at %s frees %v, but the node has no such event", e.n, e.at, e.set.Indices())
+				return false
+			}
 		}
 		return true
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	// And every event that frees GPUs at some time has its entry.
+	want := 0
+	for _, ne := range p.nodes {
+		for _, v := range ne.ev {
+			if _, ok := v.freedAt(); ok && v.set != 0 {
+				want++
+			}
+		}
+	}
+	if want != entries {
+		return fmt.Errorf("the timeline holds %d entries, the nodes %d events that free GPUs", entries, want)
+	}
+	return nil
 }
 
 // againTruth is againOf by its definition, one GPU at a time.

@@ -86,14 +86,18 @@ func add(a, b time.Duration) time.Duration {
 // Only ready nodes are tracked; GPUs of draining and down nodes never
 // become usable.
 type Profile struct {
-	ix          *topology.Index
-	timeline    *events         // releases and reservation ends
-	pending     []tev           // releases not in the timeline yet: see flushTimeline
-	starts      *events         // reservation starts
-	nodes       []nodeEvents    // per node: its events
-	earliestRel []time.Duration // per node: its earliest release (Forever: none), from dense on; see releasedNone
-	againOf     []time.Duration // by seq: see tev
-	seq         int32
+	ix       *topology.Index
+	timeline *events // releases and reservation ends
+	pending  []tev   // releases not in the timeline yet: see flushTimeline
+	flushed  int32   // seq when pending was last flushed: later releases are pending
+	// shrunkPending says that a move took GPUs from a pending release
+	// (see shrunk).
+	shrunkPending bool
+	starts        *events         // reservation starts
+	nodes         []nodeEvents    // per node: its events
+	earliestRel   []time.Duration // per node: its earliest release (Forever: none), from dense on; see releasedNone
+	againOf       []time.Duration // by seq: see tev
+	seq           int32
 	// Nodes with events, in the order of their first, and per node the
 	// earliest reservation start (nil until the first reservation), which
 	// lets Reserved skip a node no reservation holds in a window, and the
@@ -143,8 +147,8 @@ type Profile struct {
 // let a cursor that passes an entry skip reading the node's events (see
 // [Profile.move]):
 //   - an entry carries the GPUs reserved, released, or freed by the end
-//     of a reservation (set; a release's may be more than it still frees
-//     after [Profile.MoveRelease]);
+//     of a reservation (set: always the GPUs its event frees now; see
+//     shrunk for a release that [Profile.MoveRelease] takes GPUs from);
 //   - for a release or reservation end, againOf[seq] is the moment by
 //     which every GPU it frees is reserved again: the latest, over those
 //     GPUs, of the start of the first reservation of that GPU at or after
@@ -210,12 +214,25 @@ func (ne *nodeEvents) addRelease(e nev) {
 	ne.relLast = max(ne.relLast, e.start)
 }
 
-// releasesChanged recomputes relSet after the sets of releases changed.
+// releasesChanged recomputes relSet and relLast after the releases
+// changed.
 func (ne *nodeEvents) releasesChanged() {
-	ne.relSet = 0
+	ne.relSet, ne.relLast = 0, 0
 	for _, e := range ne.releases() {
 		ne.relSet |= e.set
+		ne.relLast = max(ne.relLast, e.start)
 	}
+}
+
+// releaseSet returns the GPUs of the release with timeline entry seq,
+// and false when the node has no such release any more.
+func (ne *nodeEvents) releaseSet(seq int32) (topology.GPUSet, bool) {
+	for _, e := range ne.releases() {
+		if e.seq == seq {
+			return e.set, true
+		}
+	}
+	return 0, false
 }
 
 // releases returns the releases.
@@ -461,9 +478,22 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 // and asks no query never pays for the B-tree.
 func (p *Profile) flushTimeline() {
 	for _, e := range p.pending {
+		if p.shrunkPending {
+			// A move took GPUs from some of these releases: enter
+			// each as its node's events have it now (see shrunk).
+			set, ok := p.nodes[e.n].releaseSet(e.seq)
+			if !ok {
+				continue // it frees nothing any more
+			}
+			if set != e.set {
+				e.set = set
+				p.againOf[e.seq] = p.again(e.n, set, e.at)
+			}
+		}
 		p.timeline.Insert(e)
 	}
 	p.pending = p.pending[:0]
+	p.flushed, p.shrunkPending = p.seq, false
 }
 
 // setAgain records againOf for the timeline entry seq.

@@ -12,36 +12,61 @@ import (
 // would have ended sooner. A release may move later only if no
 // reservation holds those GPUs before the new time (queries assume no
 // GPU is reserved while it is held). Answers that [Profile.Earliest]
-// remembered survive the move, earlier or later (see there). O(events of
-// n + log E).
+// remembered survive the move, earlier or later (see there). O(e·(e +
+// log E)) for e events of n.
 func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	at = max(at, 0) // at or before now: released now, as AddRelease records it
-	evs := p.nodes[n].releases()
+	ne := &p.nodes[n]
+	evs := ne.releases()
 	p.markStale(n)
 	// The latest release that s had, which bounds the starts the move
 	// can help (Forever when a held GPU of s had none).
 	old, had := time.Duration(0), topology.GPUSet(0)
-	for i := range evs {
-		if moved := evs[i].set & s; moved != 0 {
-			p.count(n, evs[i].start, Forever, -(moved & p.ix.Healthy(n)).Len())
-			old, had = max(old, evs[i].start), had|moved
+	kept := evs[:0]
+	for _, e := range evs {
+		if moved := e.set & s; moved != 0 {
+			p.count(n, e.start, Forever, -(moved & p.ix.Healthy(n)).Len())
+			old, had = max(old, e.start), had|moved
+			e.set &^= s
+			p.shrunk(n, e)
 		}
-		evs[i].set &^= s
+		if e.set != 0 {
+			kept = append(kept, e)
+		}
 	}
-	p.nodes[n].releasesChanged()
+	// Releases left with no GPUs go: slide the reservations down.
+	if gone := len(evs) - len(kept); gone > 0 {
+		ne.ev = append(ne.ev[:len(kept)], ne.ev[len(evs):]...)
+		ne.rel = len(kept)
+	}
+	ne.releasesChanged()
 	if s&^had&p.ix.Held(n) != 0 {
 		old = Forever
 	}
-	// The old timeline entries (in the timeline, or still waiting to
-	// enter it) stay with their old sets and againOf: a cursor that
-	// passes one may recompute the node, which reads the events above,
-	// or skip it, and a sweep may count its GPUs as ones it could free
-	// and try a start in vain. None of that changes an answer, so they
-	// need not be removed.
-	//
 	// Runs from at until the old release may now use s: remembered
 	// answers hold outside that window (see memo.go).
 	if p.addRelease(n, s, at) {
 		p.loosen(n, s, at, old)
 	}
+}
+
+// shrunk brings the timeline entry of release e of node n up to date
+// after a move took GPUs from it: the entry goes when e frees none, and
+// otherwise carries e's GPUs and their againOf. A sweep would otherwise
+// count the moved GPUs as ones the entry could free and try a start in
+// vain, and a cursor that passes it would recompute the node for nothing:
+// preempting thousands of jobs leaves thousands of such entries. An entry
+// still waiting to enter the timeline is brought up to date when it
+// enters (see flushTimeline). O(e + log E).
+func (p *Profile) shrunk(n topology.NodeID, e nev) {
+	if e.seq > p.flushed {
+		p.shrunkPending = true
+		return
+	}
+	if e.set == 0 {
+		p.timeline.Delete(tev{at: e.start, seq: e.seq, n: n})
+		return
+	}
+	p.timeline.Insert(tev{at: e.start, seq: e.seq, n: n, set: e.set})
+	p.againOf[e.seq] = p.again(n, e.set, e.start)
 }
