@@ -997,9 +997,15 @@ func jsonErr(mk mkErr, field string, data []byte, err error) error {
 		if p := valuePath(data, te.Offset, isContainer(te.Type)); p != "" {
 			sub = p // with the indices of the objects in arrays
 		}
-		if n, ok := strings.CutPrefix(te.Value, "number "); ok && kindOf(te.Type) == "a number" {
-			// A number where a number belongs: only its size is wrong.
-			return mk(join(sub), fmt.Sprintf("want a number within ±%v, got %s", math.MaxFloat64, n))
+		if n, ok := strings.CutPrefix(te.Value, "number "); ok {
+			switch {
+			case kindOf(te.Type) == "a number":
+				// A number where a number belongs: only its size is wrong.
+				return mk(join(sub), fmt.Sprintf("want a number within ±%v, got %s", math.MaxFloat64, n))
+			case kindOf(te.Type) == "an integer" && wholeNumber(n):
+				// An integer where one belongs, too large for it.
+				return mk(join(sub), fmt.Sprintf("want an integer from %s, got %s", intRange(te.Type), n))
+			}
 		}
 		return mk(join(sub), fmt.Sprintf("want %s, got %s", kindOf(te.Type), te.Value))
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -1106,6 +1112,27 @@ func isContainer(t reflect.Type) bool {
 }
 
 // kindOf names a Go type by its JSON kind.
+// wholeNumber reports whether n, a JSON number, is written as an
+// integer: digits, with a minus sign perhaps, and no fraction or
+// exponent.
+func wholeNumber(n string) bool {
+	n = strings.TrimPrefix(n, "-")
+	return n != "" && strings.Trim(n, "0123456789") == ""
+}
+
+// intRange describes the values of integer type t: "LO to HI".
+func intRange(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	b := t.Bits()
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprintf("0 to %d", uint64(math.MaxUint64)>>(64-b))
+	}
+	return fmt.Sprintf("%d to %d", int64(-1)<<(b-1), int64(math.MaxInt64)>>(64-b))
+}
+
 func kindOf(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Pointer:
