@@ -16,22 +16,17 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/internal/scenario"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
 )
 
-func main() {
-	if err := run(os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
+func main() { scenario.Main("binpack", run) }
 
 var now = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 

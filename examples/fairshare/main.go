@@ -24,22 +24,17 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/gpusched/gpusched/fairshare"
+	"github.com/gpusched/gpusched/internal/scenario"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
 )
 
-func main() {
-	if err := run(os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
+func main() { scenario.Main("fairshare", run) }
 
 const (
 	nodes     = 32

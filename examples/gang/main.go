@@ -8,20 +8,15 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpusched/gpusched/internal/scenario"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
 )
 
-func main() {
-	if err := run(os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
+func main() { scenario.Main("gang", run) }
 
 func run(w io.Writer) error {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
