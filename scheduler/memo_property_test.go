@@ -30,7 +30,7 @@ func TestPreemptionMemoChangesNothing(t *testing.T) {
 // a small full cluster, running jobs of every tier near their limits and
 // with checkpoint graces, some being evicted, and a queue of a few
 // shapes, mostly of tiers that may preempt, so that jobs of one shape
-// and tier follow one another.
+// and tier follow one another, some packed and some spread.
 func TestPreemptionMemoChangesNothingCrowded(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
@@ -125,6 +125,9 @@ func crowded(t *rapid.T) *scheduler.Snapshot {
 		}
 		if j.TimeLimit == 0 {
 			j.Kind = scheduler.Inference
+		}
+		if rapid.IntRange(0, 2).Draw(t, "spread") == 0 {
+			j.Placement = scheduler.Spread
 		}
 		s.Jobs = append(s.Jobs, j)
 	}

@@ -99,3 +99,34 @@ func TestExplainSeesTheJobsTurn(t *testing.T) {
 	require.NotNil(t, e.Quota)
 	require.Equal(t, 2, e.Quota.InUse, "the team holds A's reservation at J's turn, not L's")
 }
+
+// A packed and a spread job of one shape and tier, waiting for the same
+// GPUs, can fare differently when preempt declines: the packed job's
+// start is placed on GPUs that only a time limit frees (it leaves GPUs
+// free now to backfill), which is no claim, while the spread job's, on
+// two distinct nodes, takes GPUs free now and claims them. So the memo
+// of jobs that waited keys on the placement mode: without it the spread
+// job would be told it waits for GPUs when it may claim them.
+func TestPreemptionMemoKeepsPlacementMode(t *testing.T) {
+	now := spreadNow
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 8}, {Name: "n1", GPUs: 8}, {Name: "n2", GPUs: 8}}}
+	a := runningOn("A", 0, "n0", 4, now.Add(-time.Hour), 0, 0)
+	a.Allocation[0].GPUs = []int{4, 5, 6, 7} // GPUs 0-3 of n0 are free
+	b := runningOn("B", 0, "n1", 8, now.Add(-time.Hour), time.Hour+5*time.Minute, 0)
+	e := runningOn("E", 3, "n2", 8, now.Add(-time.Hour), 0, 10*time.Minute)
+	e.State, e.EvictedAt = Evicting, now
+	job := func(id string, mode PlacementMode, age time.Duration) Job {
+		return Job{ID: id, Tier: 0, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Placement: mode, Submitted: now.Add(-age)}
+	}
+	snap := &Snapshot{Now: now, Cluster: c, Jobs: []Job{a, b, e, job("P", Pack, 2*time.Minute), job("S", Spread, time.Minute)}}
+	// No job may reserve: only a claim on GPUs being freed or free now
+	// would give one, which the policy declines with its own reason.
+	d, err := New(Config{Order: TierOrder{}, Reserve: ReserveFunc(func(*Job, int) bool { return false })}).Step(snap)
+	require.NoError(t, err)
+	require.Empty(t, d.Reservations)
+	require.Len(t, d.Pending, 2)
+	require.Equal(t, "P", d.Pending[0].Job)
+	require.Equal(t, ReasonInsufficientGPUs, d.Pending[0].Reason, d.Pending[0].Message)
+	require.Equal(t, "S", d.Pending[1].Job)
+	require.Equal(t, ReasonAwaitingPreemption, d.Pending[1].Reason, d.Pending[1].Message)
+}

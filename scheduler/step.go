@@ -265,7 +265,7 @@ type delayKey struct {
 // pending job come to feel.
 type shapeKey struct {
 	class  topology.Class
-	mode   int32 // the job's PlacementMode
+	mode   int32 // the job's PlacementMode: the GPUs of a start, so whether preempt claims it, depend on it
 	g      int
 	req    int
 	pre    int
