@@ -41,11 +41,20 @@ func TestPreemptionMemoChangesNothingCrowded(t *testing.T) {
 
 func sameWithoutMemo(t *rapid.T, cfg scheduler.Config, s *scheduler.Snapshot) {
 	cfg.Order = rapid.SampledFrom([]scheduler.Orderer{nil, scheduler.TierOrder{}}).Draw(t, "order")
-	if rapid.IntRange(0, 3).Draw(t, "reservePolicy") == 0 {
+	switch rapid.IntRange(0, 3).Draw(t, "reservePolicy") {
+	case 0:
 		// A ReservationPolicy that declines some: preemptors then wait
 		// with reason awaiting-preemption instead of a claim.
 		least := rapid.SampledFrom([]int{2, 8, 16}).Draw(t, "reserveMinGPUs")
 		cfg.Reserve = scheduler.ReserveFunc(func(j *scheduler.Job, _ int) bool { return j.GPUs() >= least })
+	case 1:
+		// One that declines jobs at random: jobs alike, one after the
+		// other, then differ in whether they may reserve.
+		may := map[string]bool{}
+		for _, j := range s.Jobs {
+			may[j.ID] = rapid.Bool().Draw(t, "mayReserve")
+		}
+		cfg.Reserve = scheduler.ReserveFunc(func(j *scheduler.Job, _ int) bool { return may[j.ID] })
 	}
 	d, err := scheduler.New(cfg).Step(s)
 	if err != nil {

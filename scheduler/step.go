@@ -148,10 +148,10 @@ type run struct {
 	// a window (so that at least the same GPUs are reserved for others)
 	// finds none either.
 	noVictims map[preemptKey][]noVictims
-	// waited remembers, per shape, tier, members, run and mayReserve, the
-	// state (see changes) in which preempt last reported false for such
-	// a job, which it does without changing anything: a job alike, in the
-	// same state, fares the same.
+	// waited remembers, per shape, tier, members and run, the state (see
+	// changes) in which preempt last reported false for such a job, which
+	// it does without changing anything: a job alike, in the same state,
+	// fares the same.
 	waited map[waitKey]int
 	noMemo bool // tests only: search for every job (see Scheduler)
 	// sel is the default victim selector, whose scratch space serves
@@ -200,12 +200,18 @@ type preemptKey struct {
 
 // waitKey identifies the jobs that preempt treats alike in one state of
 // the Step: everything of a job that preempt reads (the run d, or
-// Forever for a run past every reservation's start: see preempt).
+// Forever for a run past every reservation's start: see preempt) but
+// whether it may reserve. That changes only how a claim is recorded (a
+// reservation, or a wait when a ReservationPolicy declines), never
+// whether preempt reports true: every claim is made when the start is
+// claimable whatever mayReserve says, and where mayReserve makes
+// asFastAnyway leave the claim to the search, that search claims the
+// same start (victims found are not worth evicting for it, and without
+// them awaitEvictions finds it).
 type waitKey struct {
 	preemptKey
-	members    int
-	d          time.Duration
-	mayReserve int // 1 if it may, else 0: an int keeps the key free of padding (see shapeKey)
+	members int
+	d       time.Duration
 }
 
 // noVictims is a victim search that failed: for members members whose
@@ -867,19 +873,17 @@ func (r *run) victimGrace(tier int) time.Duration {
 // freed GPUs, or a wait for evictions already under way).
 //
 // Its answer for j depends on the Step's state and on j's shape, tier,
-// members, run and mayReserve; when it is false, preempt changed
-// nothing. So a job alike, while nothing has changed since, gets false
-// at once: in a long queue many jobs of one shape wait in a row. Runs
-// are alike when both reach past the start of every reservation made:
-// the profile, the victim search and the GPUs reserved for others within
-// a window then see the same reservations for either.
+// members and run (mayReserve changes only what it records: see
+// waitKey); when it is false, preempt changed nothing. So a job alike,
+// while nothing has changed since, gets false at once: in a long queue
+// many jobs of one shape wait in a row. Runs are alike when both reach
+// past the start of every reservation made: the profile, the victim
+// search and the GPUs reserved for others within a window then see the
+// same reservations for either.
 func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
 	r.candidates()
 	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: int32(j.Placement)}, tier: j.Tier}
 	wk := waitKey{preemptKey: pk, members: j.Members, d: d}
-	if mayReserve {
-		wk.mayReserve = 1
-	}
 	if n := len(r.starts); n == 0 || d > r.starts[n-1] {
 		// A run from t >= 0 of d, or of d plus a grace, meets every
 		// reservation that has not ended by t: all such runs are alike.
