@@ -130,3 +130,37 @@ func TestPreemptionMemoKeepsPlacementMode(t *testing.T) {
 	require.Equal(t, "S", d.Pending[1].Job)
 	require.Equal(t, ReasonAwaitingPreemption, d.Pending[1].Reason, d.Pending[1].Message)
 }
+
+// The behind-reservation message is formatted once per key, and the key
+// keeps the job's GPUs per member: a job can delay only reservations
+// that hold free GPUs on a node with room for one of its members. Here
+// X1 holds the one free GPU of n0 and X2 the two of n1; a job of one
+// GPU could take either, a job of two only n1's, so their messages
+// differ though they see the same reservations, whichever comes first.
+func TestBehindReservationKeepsMemberSize(t *testing.T) {
+	now := spreadNow
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 4}, {Name: "n1", GPUs: 4}}}
+	h0 := runningOn("H0", 0, "n0", 3, now.Add(-time.Hour), time.Hour+30*time.Minute, 0)
+	h0.Allocation[0].GPUs = []int{1, 2, 3}
+	h1 := runningOn("H1", 0, "n1", 2, now.Add(-time.Hour), time.Hour+40*time.Minute, 0)
+	h1.Allocation[0].GPUs = []int{2, 3}
+	job := func(id string, g int, age time.Duration) Job {
+		return Job{ID: id, Tier: 0, Members: 1, GPUsPerMember: g, TimeLimit: 2 * time.Hour, Submitted: now.Add(-age)}
+	}
+	const both, x2 = `"X1" at 2026-12-02T00:30:00Z, "X2" at 2026-12-02T00:40:00Z`, `"X2" at 2026-12-02T00:40:00Z`
+	for _, first := range []int{1, 2} {
+		second := 3 - first
+		snap := &Snapshot{Now: now, Cluster: c, Jobs: []Job{h0, h1, job("X1", 4, 4*time.Minute), job("X2", 4, 3*time.Minute),
+			job("A", first, 2*time.Minute), job("B", second, time.Minute)}}
+		d, err := New(Config{Reservations: 2, Order: TierOrder{}}).Step(snap)
+		require.NoError(t, err)
+		require.Len(t, d.Reservations, 2)
+		require.Len(t, d.Pending, 2)
+		want := map[int]string{1: both, 2: x2}
+		for i, g := range []int{first, second} {
+			w := d.Pending[i]
+			require.Equal(t, ReasonBehindReservation, w.Reason, "%s: %s", w.Job, w.Message)
+			require.Equal(t, "fits now but would delay the reservation of "+want[g], w.Message, "%s, %d GPUs", w.Job, g)
+		}
+	}
+}

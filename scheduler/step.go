@@ -252,8 +252,11 @@ type turn struct {
 }
 
 // delayKey identifies the behind-reservation messages that are alike:
-// the job's class, and (for that class) how many reservations start
-// within its run out of how many were made.
+// the job's class and GPUs per member (a job can delay only the
+// reservations that hold free GPUs on a node with room for a member: see
+// delays), (for that class) how many reservations start within its run
+// out of how many were made, and how many jobs were placed (which leaves
+// the same GPUs free).
 type delayKey struct {
 	class               topology.Class
 	g                   int32 // not int: the key has no padding (see shapeKey)
