@@ -69,13 +69,17 @@ func sameWithoutMemo(t *rapid.T, cfg scheduler.Config, s *scheduler.Snapshot) {
 	}
 }
 
-// crowded draws a snapshot of 1–6 nodes of 8 GPUs, nearly full.
+// crowded draws a snapshot of 1–6 nodes of 8 GPUs in racks of 1–3,
+// nearly full.
 func crowded(t *rapid.T) *scheduler.Snapshot {
 	now := gen.Now
 	s := &scheduler.Snapshot{Now: now}
+	s.Cluster.Levels = []string{"rack"}
 	nodes := rapid.IntRange(1, 6).Draw(t, "nodes")
+	perRack := rapid.IntRange(1, 3).Draw(t, "perRack")
 	for i := range nodes {
-		s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: 8})
+		s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: 8,
+			Domains: map[string]string{"rack": fmt.Sprintf("r%d", i/perRack)}})
 	}
 	id := 0
 	for i := range nodes {
@@ -137,6 +141,9 @@ func crowded(t *rapid.T) *scheduler.Snapshot {
 		}
 		if rapid.IntRange(0, 2).Draw(t, "spread") == 0 {
 			j.Placement = scheduler.Spread
+			if rapid.Bool().Draw(t, "overRacks") {
+				j.SpreadLevel = "rack"
+			}
 		}
 		s.Jobs = append(s.Jobs, j)
 	}

@@ -164,3 +164,38 @@ func TestBehindReservationKeepsMemberSize(t *testing.T) {
 		}
 	}
 }
+
+// Two spread jobs of one shape and tier that differ only in their
+// spread level place their starts differently, and so fare differently
+// when preempt declines. Spread over nodes, X's start takes the GPUs
+// that a time limit frees on n0 and n1, one rack: no claim. Spread over
+// racks, Y's must take n2's GPUs free now in another rack: a claim on
+// them. So the memo of jobs that waited keys on the spread level: without
+// it Y would be told it waits for GPUs when it may claim them.
+func TestPreemptionMemoKeepsSpreadLevel(t *testing.T) {
+	now := spreadNow
+	node := func(name, rack string) topology.Node {
+		return topology.Node{Name: name, GPUs: 8, Domains: map[string]string{"rack": rack}}
+	}
+	c := topology.Cluster{Levels: []string{"rack"}, Nodes: []topology.Node{node("n0", "r0"), node("n1", "r0"), node("n2", "r1"), node("n3", "r2")}}
+	a := runningOn("A", 0, "n0", 8, now.Add(-time.Hour), time.Hour+5*time.Minute, 0)
+	b := runningOn("B", 0, "n1", 8, now.Add(-time.Hour), time.Hour+5*time.Minute, 0)
+	h := runningOn("H", 0, "n2", 4, now.Add(-time.Hour), 0, 0)
+	h.Allocation[0].GPUs = []int{4, 5, 6, 7} // GPUs 0-3 of n2 are free, the rest held for good
+	e := runningOn("E", 3, "n3", 8, now.Add(-time.Hour), 0, 10*time.Minute)
+	e.State, e.EvictedAt = Evicting, now
+	job := func(id, level string, age time.Duration) Job {
+		j := Job{ID: id, Tier: 0, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Placement: Spread, Submitted: now.Add(-age)}
+		j.SpreadLevel = level
+		return j
+	}
+	snap := &Snapshot{Now: now, Cluster: c, Jobs: []Job{a, b, h, e, job("X", "", 2*time.Minute), job("Y", "rack", time.Minute)}}
+	d, err := New(Config{Order: TierOrder{}, Reserve: ReserveFunc(func(*Job, int) bool { return false })}).Step(snap)
+	require.NoError(t, err)
+	require.Empty(t, d.Reservations)
+	require.Len(t, d.Pending, 2)
+	require.Equal(t, "X", d.Pending[0].Job)
+	require.Equal(t, ReasonInsufficientGPUs, d.Pending[0].Reason, d.Pending[0].Message)
+	require.Equal(t, "Y", d.Pending[1].Job)
+	require.Equal(t, ReasonAwaitingPreemption, d.Pending[1].Reason, d.Pending[1].Message)
+}

@@ -278,6 +278,7 @@ type shapeKey struct {
 	g      int
 	req    int
 	pre    int
+	spread int // the request's SpreadLevel: it too chooses a start's GPUs
 	blocks int
 	resv   int
 }
@@ -638,7 +639,7 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 		return skipped
 	}
 	d := r.hold(j)
-	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: int32(j.Placement), blocks: r.blocks(d), resv: len(r.reserve)}
+	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: int32(j.Placement), spread: req.SpreadLevel, blocks: r.blocks(d), resv: len(r.reserve)}
 	if j.Placement == Spread && j.Group != "" {
 		if pl, ok := r.placeApart(j, req, d); ok {
 			r.placed(j, pl)
@@ -885,7 +886,7 @@ func (r *run) victimGrace(tier int) time.Duration {
 // same reservations for either.
 func (r *run) preempt(j *Job, req gang.Request, d time.Duration, mayReserve bool) bool {
 	r.candidates()
-	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: int32(j.Placement)}, tier: j.Tier}
+	pk := preemptKey{shape: shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: int32(j.Placement), spread: req.SpreadLevel}, tier: j.Tier}
 	wk := waitKey{preemptKey: pk, members: j.Members, d: d}
 	if n := len(r.starts); n == 0 || d > r.starts[n-1] {
 		// A run from t >= 0 of d, or of d plus a grace, meets every
@@ -1450,7 +1451,7 @@ func (r *run) never(j *Job, req gang.Request) string {
 	if j.GPUsPerMember > r.ix.MaxGPUs() {
 		return fmt.Sprintf("needs %d GPUs on one node; the largest node has %d", j.GPUsPerMember, r.ix.MaxGPUs())
 	}
-	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: gang.NoLevel}
+	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: gang.NoLevel, spread: gang.NoLevel}
 	most, ok := r.most[key]
 	if !ok {
 		most = r.mostMembers(req)
