@@ -134,8 +134,8 @@ func Running(t *rapid.T, c topology.Cluster) []scheduler.Job {
 // Pending draws pending jobs for c: gangs and pods of 1–16 members of
 // 1, 2, 4 or 8 GPUs, some asking for a GPU type (rarely one c does not
 // have), some with a required or preferred topology level, most training
-// jobs with a time limit, tiers 0–3, spread over [Teams]. IDs are "p00",
-// "p01", ...
+// jobs with a time limit, some spread over nodes or over the domains of a
+// level, tiers 0–3, spread over [Teams]. IDs are "p00", "p01", ...
 func Pending(t *rapid.T, c topology.Cluster) []scheduler.Job {
 	k := rapid.IntRange(0, 30).Draw(t, "pending")
 	jobs := make([]scheduler.Job, 0, k)
@@ -179,6 +179,9 @@ func Pending(t *rapid.T, c topology.Cluster) []scheduler.Job {
 		}
 		if rapid.IntRange(0, 4).Draw(t, "spread") == 0 {
 			j.Placement = scheduler.Spread
+			if len(c.Levels) > 0 && rapid.Bool().Draw(t, "spreadOverDomains") {
+				j.SpreadLevel = rapid.SampledFrom(c.Levels).Draw(t, "spreadLevel")
+			}
 		}
 		jobs = append(jobs, j)
 	}
