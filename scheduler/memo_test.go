@@ -119,15 +119,23 @@ func TestPreemptionMemoKeepsPlacementMode(t *testing.T) {
 		return Job{ID: id, Tier: 0, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Placement: mode, Submitted: now.Add(-age)}
 	}
 	snap := &Snapshot{Now: now, Cluster: c, Jobs: []Job{a, b, e, job("P", Pack, 2*time.Minute), job("S", Spread, time.Minute)}}
-	// No job may reserve: only a claim on GPUs being freed or free now
-	// would give one, which the policy declines with its own reason.
+	requireWaitsThenClaims(t, snap, "P", "S")
+}
+
+// requireWaitsThenClaims steps snap in tier order with a policy under
+// which no job may reserve (only a claim on GPUs being freed or free now
+// would give a reservation, which the policy declines with its own
+// reason), and requires that the two pending jobs are waits, for GPUs,
+// then claims.
+func requireWaitsThenClaims(t *testing.T, snap *Snapshot, waits, claims string) {
+	t.Helper()
 	d, err := New(Config{Order: TierOrder{}, Reserve: ReserveFunc(func(*Job, int) bool { return false })}).Step(snap)
 	require.NoError(t, err)
 	require.Empty(t, d.Reservations)
 	require.Len(t, d.Pending, 2)
-	require.Equal(t, "P", d.Pending[0].Job)
+	require.Equal(t, waits, d.Pending[0].Job)
 	require.Equal(t, ReasonInsufficientGPUs, d.Pending[0].Reason, d.Pending[0].Message)
-	require.Equal(t, "S", d.Pending[1].Job)
+	require.Equal(t, claims, d.Pending[1].Job)
 	require.Equal(t, ReasonAwaitingPreemption, d.Pending[1].Reason, d.Pending[1].Message)
 }
 
@@ -190,12 +198,5 @@ func TestPreemptionMemoKeepsSpreadLevel(t *testing.T) {
 		return j
 	}
 	snap := &Snapshot{Now: now, Cluster: c, Jobs: []Job{a, b, h, e, job("X", "", 2*time.Minute), job("Y", "rack", time.Minute)}}
-	d, err := New(Config{Order: TierOrder{}, Reserve: ReserveFunc(func(*Job, int) bool { return false })}).Step(snap)
-	require.NoError(t, err)
-	require.Empty(t, d.Reservations)
-	require.Len(t, d.Pending, 2)
-	require.Equal(t, "X", d.Pending[0].Job)
-	require.Equal(t, ReasonInsufficientGPUs, d.Pending[0].Reason, d.Pending[0].Message)
-	require.Equal(t, "Y", d.Pending[1].Job)
-	require.Equal(t, ReasonAwaitingPreemption, d.Pending[1].Reason, d.Pending[1].Message)
+	requireWaitsThenClaims(t, snap, "X", "Y")
 }
