@@ -11,10 +11,13 @@ import (
 
 // CheckInvariants reports the first way p's internal state disagrees
 // with its definitions: a cursor node that is not stale showing other
-// GPUs than the usability rule gives for the cursor's run, a cursor's
+// GPUs than the usability rule gives for the cursor's run; a cursor's
 // per-class counts of GPUs, or of nodes by usable GPUs, that are not
-// what it shows, or a release or reservation end whose againOf is
-// earlier than the truth.
+// what it shows; a node listed twice among the nodes with events, or one
+// with events not listed; a timeline entry that does not free its
+// node's event's GPUs, or an event that frees GPUs without an entry; or
+// a release or reservation end whose againOf is earlier than the truth.
+// It puts waiting releases into the timeline first.
 func CheckInvariants(p *Profile) error {
 	for ci, c := range p.cursors {
 		free := make([]int, len(c.free))
@@ -51,6 +54,18 @@ func CheckInvariants(p *Profile) error {
 			if nodes[i] != c.nodes[i] {
 				return fmt.Errorf("cursor %d: class %d counts %d nodes with %d usable GPUs, shows %d", ci, i/g1, c.nodes[i], i%g1, nodes[i])
 			}
+		}
+	}
+	listed := make([]bool, len(p.nodes))
+	for _, n := range p.eventful {
+		if listed[n] {
+			return fmt.Errorf("node %d is listed twice among the nodes with events", n)
+		}
+		listed[n] = true
+	}
+	for n := range p.nodes {
+		if len(p.nodes[n].ev) > 0 && !listed[n] {
+			return fmt.Errorf("node %d has events but is not listed among the nodes with events", n)
 		}
 	}
 	var err error

@@ -71,7 +71,7 @@ func (o *oracle) fits(r gang.Request, t, d time.Duration) bool {
 	for dom := range topology.DomainID(o.ix.NumDomains(level)) {
 		members := 0
 		for n := range topology.NodeID(o.ix.NumNodes()) {
-			if o.ix.InClass(n, r.Class) && (level == topology.ClusterLevel || o.ix.DomainOf(level, n) == dom) {
+			if o.ix.InClass(n, r.Class) && (level == topology.ClusterLevel || o.ix.DomainOf(level, n) == dom) && (r.Avoid == nil || !r.Avoid(n)) {
 				members += o.usable(n, t, d).Len() / r.GPUsPerMember
 			}
 		}
@@ -113,6 +113,9 @@ func (o *oracle) checkPlacement(t *rapid.T, r gang.Request, pl gang.Placement, a
 		}
 		if !o.ix.InClass(s.Node, r.Class) {
 			t.Fatalf("slot on %s of the wrong class", o.ix.Name(s.Node))
+		}
+		if r.Avoid != nil && r.Avoid(s.Node) {
+			t.Fatalf("slot on %s, which the request avoids", o.ix.Name(s.Node))
 		}
 		if r.Required != gang.NoLevel && o.ix.DomainOf(r.Required, s.Node) != o.ix.DomainOf(r.Required, pl.Slots[0].Node) {
 			t.Fatalf("slots in two domains of level %d", r.Required)
@@ -229,6 +232,12 @@ func drawRequest(t *rapid.T, ix *topology.Index) gang.Request {
 		if rapid.Bool().Draw(t, "prefers") {
 			r.Preferred = rapid.IntRange(r.Required, nl-1).Draw(t, "preferred")
 		}
+	}
+	if rapid.IntRange(0, 5).Draw(t, "avoids") == 0 {
+		// Avoiding nodes: no answer is remembered, and no count of free
+		// GPUs over time need be built before a reservation.
+		avoid := rapid.Uint64().Draw(t, "avoided")
+		r.Avoid = func(n topology.NodeID) bool { return n < 64 && avoid&(1<<n) != 0 }
 	}
 	return r
 }

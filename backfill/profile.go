@@ -204,6 +204,9 @@ type nodeEvents struct {
 	relSet           topology.GPUSet
 	relLast          time.Duration
 	resFirst, resEnd time.Duration
+	// listed says that the node is in Profile.eventful: ev can be empty
+	// again after a move drops its only release (see MoveRelease).
+	listed bool
 }
 
 // addRelease appends release e.
@@ -313,9 +316,7 @@ func (p *Profile) dense() {
 	for i := range nn {
 		p.earliestRel[i] = Forever
 		for _, e := range p.nodes[i].releases() {
-			if e.set != 0 {
-				p.earliestRel[i] = min(p.earliestRel[i], e.start)
-			}
+			p.earliestRel[i] = min(p.earliestRel[i], e.start) // every release frees GPUs: see MoveRelease
 		}
 		n := topology.NodeID(i)
 		p.all[i] = topology.FirstN(p.ix.GPUs(n))
@@ -708,9 +709,10 @@ func (p *Profile) reservations(n topology.NodeID) uint32 {
 	return p.resCount[n]
 }
 
-// noteEvent lists node n among the nodes with events.
+// noteEvent lists node n among the nodes with events, once.
 func (p *Profile) noteEvent(n topology.NodeID) {
-	if len(p.nodes[n].ev) == 0 {
+	if ne := &p.nodes[n]; !ne.listed {
+		ne.listed = true
 		p.eventful = append(p.eventful, n)
 	}
 }

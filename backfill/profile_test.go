@@ -311,3 +311,30 @@ func TestReleaseMovedToForever(t *testing.T) {
 	require.False(t, ok, "fits at %s", st.At)
 	require.NoError(t, backfill.CheckInvariants(p))
 }
+
+// A move that takes every GPU of a node's only release leaves the node
+// without events for a moment; the release it records lists the node
+// again. Listed twice, the node's reservations were counted twice in the
+// free GPUs over time, which then said node 1's GPUs, free now, were not.
+func TestMovedWholeReleaseCountsOnce(t *testing.T) {
+	c := topology.Uniform(2, 8, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	held := topology.SetOf(0, 1, 2, 3)
+	require.NoError(t, ix.TakeSet(0, held))
+	p.AddRelease(0, held, 10*time.Hour)
+	p.MoveRelease(0, held, 20*time.Hour)
+	require.NoError(t, backfill.CheckInvariants(p))
+	// A query that avoids nodes is not remembered and builds no count
+	// of free GPUs over time; the reservation is made before one exists.
+	r := gang.NewRequest(1, 4)
+	r.Avoid = func(n topology.NodeID) bool { return n != 0 }
+	st, ok := p.Earliest(r, 100*time.Hour, nil, 0)
+	require.True(t, ok)
+	p.Reserve(st.Placement, st.At, 100*time.Hour)
+	st, ok = p.Earliest(gang.NewRequest(1, 8), time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, time.Duration(0), st.At, "node 1 is free now")
+	require.NoError(t, backfill.CheckInvariants(p))
+}

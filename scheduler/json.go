@@ -1111,7 +1111,6 @@ func isContainer(t reflect.Type) bool {
 	return false
 }
 
-// kindOf names a Go type by its JSON kind.
 // wholeNumber reports whether n, a JSON number, is written as an
 // integer: digits, with a minus sign perhaps, and no fraction or
 // exponent.
@@ -1133,6 +1132,7 @@ func intRange(t reflect.Type) string {
 	return fmt.Sprintf("%d to %d", int64(-1)<<(b-1), int64(math.MaxInt64)>>(64-b))
 }
 
+// kindOf names a Go type by its JSON kind.
 func kindOf(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Pointer:

@@ -278,7 +278,7 @@ type shapeKey struct {
 	g      int
 	req    int
 	pre    int
-	spread int // the request's SpreadLevel: it too chooses a start's GPUs
+	spread int // the request's SpreadLevel: it too chooses a start's GPUs (for the preemption memos; whether a job fits does not depend on it)
 	blocks int
 	resv   int
 }

@@ -71,9 +71,9 @@ func TestValidationErrors(t *testing.T) {
 		{name: "usage beyond the float range", json: snapWith(`"teams":[{"name":"t","share":1,"usage":-1e400}]`), field: `teams[0] "t": usage`, msg: "want a number within ±1.7976931348623157e+308, got -1e400"},
 		{name: "GPUs written with an exponent", json: `{"cluster":{"nodes":[{"name":"n0","gpus":1e400}]}}`, field: `cluster: nodes[0] "n0": gpus`, msg: "want an integer, got number 1e400"},
 		{name: "GPUs beyond the integer range", json: `{"cluster":{"nodes":[{"name":"n0","gpus":99999999999999999999}]}}`, field: `cluster: nodes[0] "n0": gpus`,
-			msg: "want an integer from -9223372036854775808 to 9223372036854775807, got 99999999999999999999"},
+			msg: fmt.Sprintf("want an integer from %d to %d, got 99999999999999999999", math.MinInt, math.MaxInt)},
 		{name: "members below the integer range", json: snapJSON(`{"id":"A","members":-99999999999999999999,"gpusPerMember":1}`), field: `jobs[0] "A": members`,
-			msg: "want an integer from -9223372036854775808 to 9223372036854775807, got -99999999999999999999"},
+			msg: fmt.Sprintf("want an integer from %d to %d, got -99999999999999999999", math.MinInt, math.MaxInt)},
 		{name: "members with a fraction", json: snapJSON(`{"id":"A","members":1.5,"gpusPerMember":1}`), field: `jobs[0] "A": members`, msg: "want an integer, got number 1.5"},
 		// Escaped, the same two IDs would decode to "\uFFFD" too.
 		{name: "job IDs with lone surrogates", json: snapJSON(`{"id":"\ud800","members":1,"gpusPerMember":1}`, `{"id":"\udc00","members":1,"gpusPerMember":1}`),
