@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -365,5 +366,27 @@ func TestLoneSurrogate(t *testing.T) {
 		`{"id":"\ud80"}`:         -1, // not an escape: for the decoder
 	} {
 		require.Equal(t, want, loneSurrogate([]byte(in)), in)
+	}
+}
+
+// intRange names the range of every integer type a decoded field may
+// have, through pointers; wholeNumber tells an integer written as one
+// from a fraction or an exponent.
+func TestIntRangeAndWholeNumber(t *testing.T) {
+	for _, tt := range []struct {
+		typ  reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[int8](), "-128 to 127"},
+		{reflect.TypeFor[int32](), "-2147483648 to 2147483647"},
+		{reflect.TypeFor[int64](), "-9223372036854775808 to 9223372036854775807"},
+		{reflect.TypeFor[*int16](), "-32768 to 32767"},
+		{reflect.TypeFor[uint8](), "0 to 255"},
+		{reflect.TypeFor[uint64](), "0 to 18446744073709551615"},
+	} {
+		require.Equal(t, tt.want, intRange(tt.typ), tt.typ.String())
+	}
+	for n, whole := range map[string]bool{"12": true, "-12": true, "0": true, "1.5": false, "1e3": false, "-": false, "": false, "1E3": false} {
+		require.Equal(t, whole, wholeNumber(n), n)
 	}
 }
