@@ -1,12 +1,16 @@
 package scheduler
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -199,4 +203,35 @@ func TestPreemptionMemoKeepsSpreadLevel(t *testing.T) {
 	}
 	snap := &Snapshot{Now: now, Cluster: c, Jobs: []Job{a, b, h, e, job("X", "", 2*time.Minute), job("Y", "rack", time.Minute)}}
 	requireWaitsThenClaims(t, snap, "X", "Y")
+}
+
+// A victim selector is the user's: it may answer for one request and
+// not for a look-alike one with more members, so a search that found
+// no victims says nothing about a later job unless the selector is the
+// default, whose answer only gets harder with more members, a longer
+// window and fewer candidates. Here the selector lets only gangs of two
+// or more preempt: A, of one member, finds none, and B, of two, of the
+// same shape and tier, must still be searched for and preempt.
+func TestPreemptionMemoAsksCustomSelector(t *testing.T) {
+	now := spreadNow
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 8}, {Name: "n1", GPUs: 8}}}
+	job := func(id string, members int, age time.Duration) Job {
+		return Job{ID: id, Tier: 1, Members: members, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-age)}
+	}
+	gangsOnly := VictimFunc(func(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
+		if r.Members < 2 {
+			return nil, gang.Placement{}, false
+		}
+		return preempt.Select(ix, r, s, cands)
+	})
+	running := []Job{runningOn("V0", 3, "n0", 8, now.Add(-time.Hour), 0, 0), runningOn("V1", 3, "n1", 8, now.Add(-time.Hour), 0, 0)}
+	for _, pending := range [][]Job{{job("B", 2, time.Minute)}, {job("A", 1, 2*time.Minute), job("B", 2, time.Minute)}} {
+		snap := &Snapshot{Now: now, Cluster: c, Jobs: append(slices.Clone(running), pending...)}
+		d, err := New(Config{Order: TierOrder{}, Victims: gangsOnly}).Step(snap)
+		require.NoError(t, err)
+		require.Len(t, d.Evictions, 2, "%d pending: %+v", len(pending), d)
+		for _, e := range d.Evictions {
+			require.Equal(t, "B", e.By)
+		}
+	}
 }

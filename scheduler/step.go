@@ -146,7 +146,8 @@ type run struct {
 	// noVictims remembers, per shape and tier, the searches that found
 	// no victims: a job with at least as many members and at least as long
 	// a window (so that at least the same GPUs are reserved for others)
-	// finds none either.
+	// finds none either, with the default selector (a custom one is asked
+	// every time: see preemptOnce).
 	noVictims map[preemptKey][]noVictims
 	// waited remembers, per shape, tier, members and run, the state (see
 	// changes) in which preempt last reported false for such a job, which
@@ -929,7 +930,10 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 	// for others within that window are not the victims' to give.
 	most := r.victimGrace(j.Tier)
 	window := addDur(d, most)
-	if !r.noMemo {
+	// Only the default selector is known to find none for more members
+	// or a longer window once it found none: a custom one may answer each
+	// request its own way, so it is asked every time.
+	if !r.noMemo && r.cfg.Victims == nil {
 		for _, f := range r.noVictims[pk] {
 			if j.Members >= f.members && window >= f.window {
 				return r.awaitEvictions(j, req, d, mayReserve)
