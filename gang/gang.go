@@ -57,7 +57,10 @@ type Request struct {
 // GPUs of every node (Avoid is applied after the choice: a domain whose
 // room lies on avoided nodes is then passed over for the next); Choose returns one
 // of them (an answer outside the list counts as fits[0]). It must not
-// change ix and should cost O(len(fits)).
+// change ix, should cost O(len(fits)), and must answer alike for alike
+// arguments, keeping no state that changes an answer: callers such as
+// the scheduler's Step skip the calls for requests that look alike to an
+// earlier one.
 type DomainChooser interface {
 	// Choose returns the domain of level, one of fits, that gang r goes
 	// to.

@@ -70,9 +70,13 @@
 //
 // and [BackfillMode], [BackfillOrder] and Config.Preemption choose the
 // built-in reservation strategy and the preemption matrix. A policy must not
-// modify the snapshot or keep state that changes an answer between Steps
-// (scratch space reused between calls, as a [preempt.Selector] keeps, is
-// fine): when any custom policy
+// modify the snapshot or keep state that changes an answer, between Steps
+// or within one (scratch space reused between calls, as a
+// [preempt.Selector] keeps, is fine): a Step remembers what it learned of
+// a job for the jobs that look alike to it, so it calls a policy fewer
+// times than it has jobs, and an answer that depended on how often it
+// was asked (a round-robin chooser, say) would make decisions depend on
+// the queue's look-alikes. When any custom policy
 // is set, Step fingerprints the snapshot before and after and returns
 // [ErrPolicyModifiedSnapshot] rather than a decision built on changed
 // input, and it checks that an Orderer returns a permutation and that a
