@@ -143,21 +143,23 @@ func (o *oracle) placeNow(t *rapid.T, p *backfill.Profile, r gang.Request, d tim
 	o.checkPlacement(t, r, pl, 0, d)
 	for _, s := range pl.Slots {
 		o.freeNow[s.Node] &^= s.GPUs
-		if d != backfill.Forever {
-			o.releases = append(o.releases, event{n: s.Node, set: s.GPUs, start: d, end: d})
-		}
+		// A release the GPUs still had is of a job that ended early:
+		// the placed job holds them until d.
+		o.moveRelease(s.Node, s.GPUs, d)
 	}
 }
 
 // moveRelease records what MoveRelease(n, s, at) records: s is released
-// at at, and by no earlier release.
+// at at (never, at Forever), and by no earlier release.
 func (o *oracle) moveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	for i := range o.releases {
 		if o.releases[i].n == n {
 			o.releases[i].set &^= s
 		}
 	}
-	o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
+	if at != backfill.Forever {
+		o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
+	}
 }
 
 // query draws a start not before which to look (now, mostly) and, a

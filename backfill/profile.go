@@ -443,8 +443,10 @@ func (p *Profile) Index() *topology.Index { return p.ix }
 // GPUs stay held in the index, so no job is placed on them now, but they
 // are usable for any run from now on (a job being evicted whose grace is
 // over is gone, though its GPUs are not yet seen free). Releases at
-// Forever, or on nodes that are not ready, are ignored. O(e + log E) for
-// e events of the node.
+// Forever, or on nodes that are not ready, are ignored. GPUs that already
+// have a release are free from the earlier of the two: to replace a
+// release (GPUs freed early and taken again), use [Profile.MoveRelease].
+// O(e + log E) for e events of the node.
 func (p *Profile) AddRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	if p.addRelease(n, s, at) {
 		p.forget()
@@ -825,7 +827,8 @@ type Start struct {
 
 // PlaceNow places r for a run of d starting now on GPUs that are free now
 // and reserved by nobody before now+d, holds them in the index, and
-// records their release at d. When r does not fit that way, it returns
+// records their release at d, in place of any release they still had (of
+// a job that ended early). When r does not fit that way, it returns
 // an outcome other than gang.Placed and changes nothing. Cost: O(G) when
 // the free GPUs of r's class cannot hold it; otherwise O(min(F, R)·e·L)
 // for the F nodes with free GPUs and the R reservations that start
@@ -880,8 +883,15 @@ func (p *Profile) cannotFitNow(r gang.Request) bool {
 	return p.ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) < r.Members
 }
 
+// recordRelease records the release at d of the GPUs pl took now. They
+// were free, so a release they still have is of a job that ended early:
+// it goes, or they would count as free from then on while pl holds them
+// until d. Dropping it only tightens the profile.
 func (p *Profile) recordRelease(pl gang.Placement, d time.Duration) {
 	for _, sl := range pl.Slots {
+		if p.nodes[sl.Node].relSet&sl.GPUs != 0 {
+			p.dropReleases(sl.Node, sl.GPUs)
+		}
 		p.addRelease(sl.Node, sl.GPUs, d)
 	}
 }

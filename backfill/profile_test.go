@@ -189,6 +189,24 @@ func TestFreedBeforeItsRelease(t *testing.T) {
 	}
 }
 
+// TestPlaceNowReplacesAnEarlyEndedRelease: a job released at 1h ends
+// early and frees its GPU; PlaceNow puts a job of 2h there. The GPU is
+// held until 2h, not free from the old job's 1h (it was offered for
+// [1h, 2h) while the new job held it).
+func TestPlaceNowReplacesAnEarlyEndedRelease(t *testing.T) {
+	ix, p := oneNode(t, 2, topology.SetOf(0), time.Hour)
+	ix.Release(0, topology.SetOf(0)) // the job ended early
+	require.NoError(t, ix.TakeSet(0, topology.SetOf(1)))
+	one := gang.NewRequest(1, 1)
+	pl, out := p.PlaceNow(one, 2*time.Hour, nil)
+	require.Equal(t, gang.Placed, out)
+	require.Equal(t, topology.SetOf(0), pl.Slots[0].GPUs)
+	st, ok := p.Earliest(one, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, 2*time.Hour, st.At, "held by the job just placed until 2h")
+	require.NoError(t, backfill.CheckInvariants(p))
+}
+
 // TestZeroLengthReservation: runs and reservations of no length are
 // taken to last a nanosecond. A job of no length takes the GPU released at
 // 1h at 1h, and reserved there it holds the GPU for that nanosecond, so

@@ -16,12 +16,26 @@ import (
 // log E)) for e events of n.
 func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	at = max(at, 0) // at or before now: released now, as AddRelease records it
+	// The latest release that s had, which bounds the starts the move
+	// can help (Forever when a held GPU of s had none).
+	old, had := p.dropReleases(n, s)
+	if s&^had&p.ix.Held(n) != 0 {
+		old = Forever
+	}
+	// Runs from at until the old release may now use s: remembered
+	// answers hold outside that window (see memo.go).
+	if p.addRelease(n, s, at) {
+		p.loosen(n, s, at, old)
+	}
+}
+
+// dropReleases takes the GPUs s of node n out of its releases, and
+// returns the latest release that had one of them and the GPUs of s that
+// had one. O(e·(e + log E)) for e events of n.
+func (p *Profile) dropReleases(n topology.NodeID, s topology.GPUSet) (old time.Duration, had topology.GPUSet) {
 	ne := &p.nodes[n]
 	evs := ne.releases()
 	p.markStale(n)
-	// The latest release that s had, which bounds the starts the move
-	// can help (Forever when a held GPU of s had none).
-	old, had := time.Duration(0), topology.GPUSet(0)
 	kept := evs[:0]
 	for _, e := range evs {
 		if moved := e.set & s; moved != 0 {
@@ -40,14 +54,7 @@ func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Dura
 		ne.rel = len(kept)
 	}
 	ne.releasesChanged()
-	if s&^had&p.ix.Held(n) != 0 {
-		old = Forever
-	}
-	// Runs from at until the old release may now use s: remembered
-	// answers hold outside that window (see memo.go).
-	if p.addRelease(n, s, at) {
-		p.loosen(n, s, at, old)
-	}
+	return old, had
 }
 
 // shrunk brings the timeline entry of release e of node n up to date
