@@ -50,23 +50,7 @@ func fewRun(t *rapid.T, label string) time.Duration {
 // that releases also wait to enter the timeline over several).
 func TestInterleavedOperationsAgreeWithOracle(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var c topology.Cluster
-		nl := rapid.IntRange(0, 1).Draw(t, "levels")
-		c.Levels = []string{"leaf"}[:nl]
-		for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
-			nd := topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "g"),
-				GPUType: rapid.SampledFrom([]string{"A", "B"}).Draw(t, "type"), Domains: map[string]string{}}
-			switch rapid.IntRange(0, 9).Draw(t, "state") {
-			case 0:
-				nd.State = topology.Draining
-			case 1:
-				nd.Unhealthy = []int{rapid.IntRange(0, nd.GPUs-1).Draw(t, "sick")}
-			}
-			if nl > 0 {
-				nd.Domains["leaf"] = fmt.Sprintf("l%d", rapid.IntRange(0, 1).Draw(t, "leaf"))
-			}
-			c.Nodes = append(c.Nodes, nd)
-		}
+		c := drawSmallCluster(t, 1, 2, 4, 8)
 		ix, p, o := newWorld(t, &c)
 		ready := func(n topology.NodeID) bool { return ix.State(n) == topology.Ready }
 		// firstReserved is the earliest start of a reservation of a GPU
@@ -123,7 +107,7 @@ func TestInterleavedOperationsAgreeWithOracle(t *testing.T) {
 			if rapid.Bool().Draw(t, "typed") {
 				shapes[i].Class, _ = ix.Class(rapid.SampledFrom(ix.Types()).Draw(t, "ty"))
 			}
-			if nl > 0 && rapid.Bool().Draw(t, "req") {
+			if len(c.Levels) > 0 && rapid.Bool().Draw(t, "req") {
 				shapes[i].Required = 0
 			}
 		}

@@ -1,7 +1,6 @@
 package backfill_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -23,24 +22,7 @@ const quarter = 15 * time.Minute
 // the answers must agree with the oracle's.
 func TestLoosenedWindowsAgreeWithOracle(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var c topology.Cluster
-		nl := rapid.IntRange(0, 1).Draw(t, "levels")
-		c.Levels = []string{"leaf"}[:nl]
-		nn := rapid.IntRange(1, 4).Draw(t, "nodes")
-		for i := range nn {
-			nd := topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: rapid.SampledFrom([]int{2, 4}).Draw(t, "g"),
-				GPUType: rapid.SampledFrom([]string{"A", "B"}).Draw(t, "type"), Domains: map[string]string{}}
-			switch rapid.IntRange(0, 9).Draw(t, "state") {
-			case 0:
-				nd.State = topology.Draining
-			case 1:
-				nd.Unhealthy = []int{rapid.IntRange(0, nd.GPUs-1).Draw(t, "sick")}
-			}
-			if nl > 0 {
-				nd.Domains["leaf"] = fmt.Sprintf("l%d", rapid.IntRange(0, 1).Draw(t, "leaf"))
-			}
-			c.Nodes = append(c.Nodes, nd)
-		}
+		c := drawSmallCluster(t, 2, 4)
 		ix, p, o := newWorld(t, &c)
 		for n := range topology.NodeID(ix.NumNodes()) {
 			all := topology.FirstN(ix.GPUs(n))
@@ -72,7 +54,7 @@ func TestLoosenedWindowsAgreeWithOracle(t *testing.T) {
 			if rapid.Bool().Draw(t, "typed") {
 				shapes[i].Class, _ = ix.Class(rapid.SampledFrom(ix.Types()).Draw(t, "ty"))
 			}
-			if nl > 0 && rapid.Bool().Draw(t, "req") {
+			if len(c.Levels) > 0 && rapid.Bool().Draw(t, "req") {
 				shapes[i].Required = 0
 			}
 		}
