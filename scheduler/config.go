@@ -150,7 +150,8 @@ type Config struct {
 	// the search for its start stops at the horizon. With many blocked
 	// jobs and conservative backfill this bounds the cost of a Step.
 	// Zero plans without limit. Reservations of preemptors on their
-	// victims' GPUs are not affected.
+	// victims' GPUs are not affected, in the Step that evicts the victims
+	// nor in the Steps after it while they checkpoint.
 	//
 	// Whatever the horizon, no start lies after the end of year 9999,
 	// the last time RFC 3339 can write: in UTC, or in the time zone of

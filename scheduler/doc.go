@@ -49,9 +49,11 @@
 //     job is taken to be the one they were evicted for, and a requeued
 //     victim cannot backfill into its GPUs only to be preempted again).
 //     These reservations are made beyond the backfill mode's count, within
-//     its planning horizon. Otherwise give it a reservation if the backfill mode has one
-//     left (EASY: the first K blocked jobs; conservative: all); otherwise
-//     record why it waits.
+//     its planning horizon, except a start on GPUs of jobs being evicted
+//     by the time they are gone, which the horizon does not bound any more
+//     than the preemption that evicted them. Otherwise give it a
+//     reservation if the backfill mode has one left (EASY: the first K
+//     blocked jobs; conservative: all); otherwise record why it waits.
 //     Quotas are checked first, counting running jobs and the jobs placed
 //     or reserved so far but not jobs being evicted; jobs that can never
 //     fit are marked unsatisfiable and block nobody.

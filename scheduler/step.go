@@ -1125,8 +1125,9 @@ func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, end time.Duratio
 // freed, even beyond the backfill mode's reservations, when st holds back
 // GPUs that victims hold or have freed (see holdsBack); when a custom
 // ReservationPolicy declines, it records why j waits instead. A start
-// that holds back nothing, or lies beyond the planning horizon, is not
-// claimed: claim reports false and leaves j to the backfill mode.
+// that holds back nothing, or lies beyond the planning horizon (see
+// claimable), is not claimed: claim reports false and leaves j to the
+// backfill mode.
 func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool, why string) bool {
 	if !r.claimable(st) {
 		return false
@@ -1142,9 +1143,30 @@ func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool,
 
 // claimable reports whether claim would take st: a start within the
 // planning horizon (Config.Horizon, and the end of year 9999) that holds
-// back GPUs being freed or free now.
+// back GPUs being freed or free now. Config.Horizon does not bound a
+// start on GPUs of jobs being evicted by the time they are all gone: Step
+// keeps no state, so that is how the Steps after a preemption see the
+// preemptor's reservation on its victims' GPUs, which the horizon does
+// not bound in the Step that evicts them either. Refused there, it let a
+// requeued victim take back the GPUs it had just left, to be preempted
+// again.
 func (r *run) claimable(st backfill.Start) bool {
-	return st.At <= r.horizon && r.holdsBack(st.Placement)
+	by := r.horizon
+	if r.evicting != nil && st.At <= r.evictingEnd && r.takesEvicting(st.Placement) {
+		by = r.lastStart
+	}
+	return st.At <= by && r.holdsBack(st.Placement)
+}
+
+// takesEvicting reports whether pl takes GPUs that jobs being evicted
+// hold.
+func (r *run) takesEvicting(pl gang.Placement) bool {
+	for _, sl := range pl.Slots {
+		if sl.GPUs&r.evicting[sl.Node] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // reserveAt reserves pl from start for a run of d for j, in the profile
