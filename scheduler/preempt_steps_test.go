@@ -27,15 +27,44 @@ import (
 // last hold is that GPUs an eviction frees are reserved for the first job
 // that can use them, so a requeued victim cannot backfill into them.
 func TestPreemptionOverSteps(t *testing.T) {
-	m := preempt.Ordered(scheduler.DefaultTiers)
+	preemptionOverSteps(t, func(t *rapid.T) (*scheduler.Snapshot, scheduler.Config) {
+		return gen.Snapshot(t), scheduler.Config{Order: scheduler.TierOrder{}}
+	})
+}
+
+// TestPreemptionOverStepsWide is TestPreemptionOverSteps on the worlds
+// and policies of preemptWorld, with jobs tried in priority order and
+// backfill on (the property's notion of a job in its way assumes it),
+// time limits enforced (a job past an ignored limit turns an estimate
+// wrong), and no ReservationPolicy (one that declines lets a requeued
+// victim take back its GPUs, as documented).
+func TestPreemptionOverStepsWide(t *testing.T) {
+	preemptionOverSteps(t, func(t *rapid.T) (*scheduler.Snapshot, scheduler.Config) {
+		s, cfg := preemptWorld(t)
+		cfg.Order, cfg.Reserve, cfg.IgnoreTimeLimits = scheduler.TierOrder{}, nil, false
+		cfg.BackfillOrder = scheduler.ByPriority
+		if cfg.Backfill == scheduler.NoBackfill {
+			cfg.Backfill = scheduler.EASY
+		}
+		return s, cfg
+	})
+}
+
+// preemptionOverSteps checks the property of TestPreemptionOverSteps on
+// the worlds and policies draw gives; the policy must order jobs by
+// TierOrder.
+func preemptionOverSteps(t *testing.T, draw func(t *rapid.T) (*scheduler.Snapshot, scheduler.Config)) {
 	preemptions, checked := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
 		// Several worlds per check: more preemptions per run.
 		for range 5 {
-			s := gen.Snapshot(t)
+			s, cfg := draw(t)
+			m := cfg.Preemption
+			if m == nil {
+				m = preempt.Ordered(scheduler.DefaultTiers)
+			}
 			h := host.New(s.Cluster, slices.Clone(s.Jobs)...)
 			h.Teams = s.Teams
-			cfg := scheduler.Config{Order: scheduler.TierOrder{}}
 			seen := map[[2]string]bool{}        // victim, preemptor
 			ahead := map[string]bool{}          // preemptors overtaken since they preempted
 			waiting := map[string][]string{}    // preemptor -> victims
