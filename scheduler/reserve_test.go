@@ -123,8 +123,11 @@ func TestClaimsStayNarrow(t *testing.T) {
 	require.Contains(t, got, "P0")
 }
 
-// A claim is a reservation like any other: none beyond the planning
-// horizon.
+// A claim on GPUs that a time limit frees, or that a preemption would
+// free after a grace beyond the horizon, is a reservation like any
+// other: none beyond the planning horizon. (A claim on GPUs of jobs
+// already being evicted is not bounded by it: see
+// TestClaimBeyondHorizonWhileVictimsCheckpoint.)
 func TestClaimsWithinHorizon(t *testing.T) {
 	now := spreadNow
 	snap := &Snapshot{Now: now, Cluster: uniformCluster(2, 1, 2), Jobs: []Job{
