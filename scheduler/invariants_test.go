@@ -383,15 +383,7 @@ func checkWorkConserving(w *world) error {
 		if err != nil {
 			return err
 		}
-		take := func(a topology.Allocation) error {
-			for _, ng := range a {
-				n, _ := ix.Lookup(ng.Node)
-				if err := ix.TakeSet(n, topology.SetOf(ng.GPUs...)&^ix.Held(n)); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
+		take := func(a topology.Allocation) error { return takeAllocation(ix, a) }
 		for _, u := range w.uses() {
 			if u.who == "reserved "+j.ID {
 				continue
@@ -633,4 +625,15 @@ func TestReservationAfterSubSecondRelease(t *testing.T) {
 		require.Equal(t, now.Add(500*time.Millisecond), dec.Reservations[0].Start)
 		require.NoError(t, checkReservationsHold(newWorld(snap, dec, cfg)), dump(snap, dec))
 	}
+}
+
+// takeAllocation holds in ix the GPUs of a that it does not hold yet.
+func takeAllocation(ix *topology.Index, a topology.Allocation) error {
+	for _, ng := range a {
+		n, _ := ix.Lookup(ng.Node)
+		if err := ix.TakeSet(n, topology.SetOf(ng.GPUs...)&^ix.Held(n)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

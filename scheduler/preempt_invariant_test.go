@@ -269,15 +269,7 @@ func (w *world) narrowView(pid string, vs []*scheduler.Job, spare *scheduler.Job
 	if err != nil {
 		return nil, err
 	}
-	take := func(a topology.Allocation) error {
-		for _, ng := range a {
-			n, _ := ix.Lookup(ng.Node)
-			if err := ix.TakeSet(n, topology.SetOf(ng.GPUs...)&^ix.Held(n)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	take := func(a topology.Allocation) error { return takeAllocation(ix, a) }
 	for i := range w.s.Jobs {
 		j := &w.s.Jobs[i]
 		if j.State == scheduler.Pending || (slices.Contains(vs, j) && j != spare) {
