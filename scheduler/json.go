@@ -1310,7 +1310,7 @@ func outJob(j *Job) wireJob {
 		t   time.Time
 	}{{&w.Submitted, j.Submitted}, {&w.Started, j.Started}, {&w.EvictedAt, j.EvictedAt}} {
 		if !t.t.IsZero() {
-			*t.dst = ptr(t.t.Format(time.RFC3339Nano))
+			*t.dst = ptr(formatTime(t.t, time.RFC3339Nano))
 		}
 	}
 	if j.TimeLimit != 0 {
@@ -1401,7 +1401,7 @@ func EncodeDecision(w io.Writer, d *Decision) error {
 	}
 	for _, r := range d.Reservations {
 		out.Reservations = append(out.Reservations, outReservation{Job: r.Job,
-			Start: r.Start.Format(time.RFC3339Nano), Allocation: outAlloc(r.Allocation)})
+			Start: wireTime(r.Start).Format(time.RFC3339Nano), Allocation: outAlloc(r.Allocation)})
 	}
 	for _, p := range d.Pending {
 		out.Pending = append(out.Pending, outWait{Job: p.Job, Reason: string(p.Reason), Message: p.Message,
@@ -1426,7 +1426,19 @@ func formatTime(t time.Time, layout string) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.Format(layout)
+	return wireTime(t).Format(layout)
+}
+
+// wireTime is t in a zone RFC 3339 can write: an offset of whole
+// minutes. Its offsets have no seconds, so a zone offset by a number of
+// seconds that is not whole minutes (local mean time, which Go's zone
+// database gives old dates) would be written cut to the minute and read
+// back seconds off; such a time is written in UTC, the same instant.
+func wireTime(t time.Time) time.Time {
+	if _, off := t.Zone(); off%60 != 0 {
+		return t.UTC()
+	}
+	return t
 }
 
 // writeJSON encodes v indented by two spaces, without HTML escaping, and

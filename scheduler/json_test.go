@@ -390,3 +390,41 @@ func TestIntRangeAndWholeNumber(t *testing.T) {
 		require.Equal(t, whole, wholeNumber(n), n)
 	}
 }
+
+// TestEncodeKeepsInstantOfSecondsOffset: RFC 3339 offsets have no
+// seconds, so a time whose zone is offset by a number of seconds that is
+// not whole minutes (local mean time, as Go's zone database gives for
+// old dates) used to be written with its offset cut to the minute, and
+// decoded 21 seconds off. Such times are written in UTC.
+func TestEncodeKeepsInstantOfSecondsOffset(t *testing.T) {
+	for _, loc := range []*time.Location{time.FixedZone("lmt", 9*60+21), time.FixedZone("west", -(9*60 + 21))} {
+		now := time.Date(2026, 12, 2, 0, 0, 0, 7, loc)
+		s := &Snapshot{Now: now, Jobs: []Job{{ID: "a", Tier: 3, Members: 1, GPUsPerMember: 1, Submitted: now.Add(-time.Hour)}}}
+		var buf bytes.Buffer
+		require.NoError(t, EncodeSnapshot(&buf, s))
+		again, err := DecodeSnapshot(&buf)
+		require.NoError(t, err)
+		require.True(t, now.Equal(again.Now), "now %v, decoded %v", now, again.Now)
+		require.True(t, s.Jobs[0].Submitted.Equal(again.Jobs[0].Submitted), "submitted %v, decoded %v", s.Jobs[0].Submitted, again.Jobs[0].Submitted)
+
+		d := &Decision{
+			Reservations: []Reservation{{Job: "a", Start: now.Add(time.Minute)}},
+			Pending:      []Wait{{Job: "b", Reason: ReasonInsufficientGPUs, Start: now.Add(time.Hour)}},
+		}
+		buf.Reset()
+		require.NoError(t, EncodeDecision(&buf, d))
+		var out struct {
+			Reservations []struct{ Start string }
+			Pending      []struct{ Start string }
+		}
+		require.NoError(t, json.Unmarshal(buf.Bytes(), &out))
+		for _, c := range []struct {
+			s    string
+			want time.Time
+		}{{out.Reservations[0].Start, d.Reservations[0].Start}, {out.Pending[0].Start, d.Pending[0].Start}} {
+			got, err := time.Parse(time.RFC3339Nano, c.s)
+			require.NoError(t, err)
+			require.True(t, got.Equal(c.want), "wrote %s for %v", c.s, c.want)
+		}
+	}
+}
