@@ -1134,7 +1134,7 @@ func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool,
 	}
 	if !mayReserve && r.cfg.Reserve != nil {
 		at := r.at(st.At)
-		r.wait(j, ReasonAwaitingPreemption, why+"; expected to start at "+at.Format(time.RFC3339Nano), at)
+		r.wait(j, ReasonAwaitingPreemption, why+"; expected to start at "+wireTime(at).Format(time.RFC3339Nano), at)
 		return true
 	}
 	r.reserveAt(j, st.Placement, st.At, d)
@@ -1394,7 +1394,7 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 			r.wait(j, ReasonBehindReservation, r.delayed(req.Class, req.GPUsPerMember, d), time.Time{})
 			if j.ID == r.target {
 				r.delays(req.Class, req.GPUsPerMember, d, func(rs *resvInfo) {
-					r.turn.delays = append(r.turn.delays, fmt.Sprintf("%s at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
+					r.turn.delays = append(r.turn.delays, fmt.Sprintf("%s at %s", rs.job, wireTime(r.at(rs.start)).Format(time.RFC3339Nano)))
 				})
 			}
 			return
@@ -1456,7 +1456,7 @@ func (r *run) formatDelayed(c topology.Class, g int, d time.Duration) string {
 	blocks := 0
 	r.delays(c, g, d, func(rs *resvInfo) {
 		if blocks++; blocks <= 3 {
-			names = append(names, fmt.Sprintf("%q at %s", rs.job, r.at(rs.start).Format(time.RFC3339Nano)))
+			names = append(names, fmt.Sprintf("%q at %s", rs.job, wireTime(r.at(rs.start)).Format(time.RFC3339Nano)))
 		}
 	})
 	if len(names) == 0 {
