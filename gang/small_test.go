@@ -84,20 +84,7 @@ func smallRequest(t *rapid.T, ix *topology.Index) gang.Request {
 // alike; and Release restores every answer of the index.
 func TestPlaceSmallAgreesWithBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := gen.SmallCluster(t)
-		ix, err := topology.NewIndex(&c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for n := range topology.NodeID(ix.NumNodes()) {
-			if rapid.Bool().Draw(t, "idle") {
-				continue
-			}
-			s := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
-			if err := ix.TakeSet(n, s); err != nil {
-				t.Fatal(err)
-			}
-		}
+		ix := smallHeldIndex(t)
 		for range 6 {
 			placeSmall(t, ix.Clone())
 		}
@@ -381,18 +368,7 @@ func placeSmall(t *rapid.T, ix *topology.Index) {
 // exactly when the domain's usable nodes have room for the gang.
 func TestFillSmallAgreesWithBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := gen.SmallCluster(t)
-		ix, err := topology.NewIndex(&c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for n := range topology.NodeID(ix.NumNodes()) {
-			if rapid.Bool().Draw(t, "idle") {
-				continue
-			}
-			s := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
-			_ = ix.TakeSet(n, s)
-		}
+		ix := smallHeldIndex(t)
 		r := smallRequest(t, ix)
 		l := rapid.IntRange(topology.ClusterLevel, ix.NumLevels()-1).Draw(t, "level")
 		d := topology.DomainID(rapid.IntRange(0, ix.NumDomains(l)-1).Draw(t, "domain"))
@@ -415,4 +391,24 @@ func TestFillSmallAgreesWithBruteForce(t *testing.T) {
 			t.Fatal("Fill then Release changed the index")
 		}
 	})
+}
+
+// smallHeldIndex indexes a small random cluster and holds random GPUs on
+// about half its nodes.
+func smallHeldIndex(t *rapid.T) *topology.Index {
+	c := gen.SmallCluster(t)
+	ix, err := topology.NewIndex(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range topology.NodeID(ix.NumNodes()) {
+		if rapid.Bool().Draw(t, "idle") {
+			continue
+		}
+		s := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
+		if err := ix.TakeSet(n, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ix
 }
