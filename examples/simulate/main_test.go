@@ -311,3 +311,57 @@ func TestWriteFailure(t *testing.T) {
 		require.Equal(t, "simulate: write output: broken pipe\n", errb.String(), "%v", args)
 	}
 }
+
+// TestJSONContractValues checks the documented keys of -json against the
+// hand-worked EASY run of testdata/small.swf on its header's 4 processors:
+// job 1 (3 procs, 10 s) starts at 0, job 2 (2, 10 s) is reserved for 10,
+// job 4 (1, 30 s) backfills at 2, job 3 (4, 5 s) waits until 32. Waits are
+// 0, 10, 31 and 0 s; bounded slowdowns max(1, (wait+run)/max(run, 10)) are
+// 1, 2, 3.6 (job 3 runs 5 s, under the 10 s bound) and 1. The output is
+// one object and every documented key is a number.
+func TestJSONContractValues(t *testing.T) {
+	code, out, stderr := runCLI(t, "-trace", "testdata/small.swf", "-json")
+	require.Equal(t, 0, code, stderr)
+	require.Empty(t, stderr)
+	dec := json.NewDecoder(strings.NewReader(out))
+	var m map[string]any
+	require.NoError(t, dec.Decode(&m))
+	require.False(t, dec.More(), "one object")
+	for _, k := range []string{"jobs", "skipped", "makespan", "utilization", "meanWait", "meanBoundedSlowdown", "maxWait", "stepP50", "stepP99"} {
+		require.IsType(t, float64(0), m[k], k)
+	}
+	require.InDelta(t, 37, m["makespan"], 1e-9)
+	require.InDelta(t, 41.0/4, m["meanWait"], 1e-9)
+	require.InDelta(t, 31, m["maxWait"], 1e-9)
+	require.InDelta(t, (1+2+3.6+1)/4, m["meanBoundedSlowdown"], 1e-9)
+}
+
+// TestSWFFieldFallbacks: without MaxProcs an SWF trace runs on its
+// header's MaxNodes; processors come from field 8 when field 5 is
+// missing, and the time limit is field 9, the run time when missing.
+func TestSWFFieldFallbacks(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		limit  string // field 9 of the second job
+		killed float64
+	}{{"-1", 0}, {"5", 1}} {
+		path := filepath.Join(dir, "fallback.swf")
+		log := "; MaxNodes: 4\n" +
+			"1 0 -1 10 -1 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n" + // 2 procs from field 8
+			"2 0 -1 10 4 -1 -1 -1 " + tc.limit + " -1 1 1 1 -1 -1 -1 -1 -1\n"
+		require.NoError(t, os.WriteFile(path, []byte(log), 0o644))
+		code, out, stderr := runCLI(t, "-trace", path, "-json")
+		require.Equal(t, 0, code, stderr)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &m))
+		require.EqualValues(t, 4, m["gpus"], "MaxNodes when MaxProcs is missing")
+		require.EqualValues(t, 2, m["jobs"])
+		require.EqualValues(t, 0, m["skipped"])
+		require.EqualValues(t, tc.killed, m["killedAtLimit"], "field 9 %s", tc.limit)
+		if tc.limit == "-1" {
+			// 2 + 4 processors on 4: the second job waits for the first.
+			require.InDelta(t, 20, m["makespan"], 1e-9)
+			require.InDelta(t, (2*10+4*10)/(4*20.0), m["utilization"], 1e-9)
+		}
+	}
+}
