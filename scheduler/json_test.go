@@ -428,3 +428,25 @@ func TestEncodeKeepsInstantOfSecondsOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeDesignPolicy reads the design's example policy file with its
+// matrix written out as the tier rules of section 1 (P0 preempts P1..P3,
+// P1 preempts P2 and P3, P2 preempts P3, P3 nothing): every value is a
+// default, and the matrix is the default one.
+func TestDecodeDesignPolicy(t *testing.T) {
+	p, err := DecodePolicy(strings.NewReader(`{"backfill": "easy", "reservations": 1,
+"enforceTimeLimits": true, "backfillOrder": "priority", "fairshare": {"halfLife": "168h", "weights": {"fairshare": 1000,
+"age": 100, "size": 10}, "ageMax": "168h"}, "preemption": {"matrix": [[false, true, true, true],
+[false, false, true, true], [false, false, false, true], [false, false, false, false]]}}`))
+	require.NoError(t, err)
+	require.Equal(t, EASY, p.Backfill)
+	require.Equal(t, 1, p.Reservations)
+	require.True(t, p.EnforceTimeLimits)
+	require.Equal(t, ByPriority, p.BackfillOrder)
+	require.Equal(t, fairshare.DefaultHalfLife, p.FairShare.HalfLife)
+	w := p.FairShare.Weights
+	require.Equal(t, []float64{fairshare.DefaultFairShareWeight, fairshare.DefaultAgeWeight, fairshare.DefaultSizeWeight},
+		[]float64{w.FairShare, w.Age, w.Size})
+	require.Equal(t, 168*time.Hour, w.AgeMax)
+	require.Equal(t, preempt.DefaultMatrix(), p.Preemption)
+}

@@ -225,3 +225,15 @@ func TestExplainNoHTMLEscapes(t *testing.T) {
 	require.Contains(t, out.String(), `"a<b>&c"`)
 	require.NotContains(t, out.String(), `\u003c`)
 }
+
+// TestDesignExampleAsWritten: the design's example snapshot, verbatim, is
+// invalid (job A, a gang of 8×8 GPUs, holds only the 8 GPUs of n0): the
+// command exits 2, writes nothing on standard output and one line on
+// standard error naming the field. testdata/design.json is the copy with
+// the nodes A needs.
+func TestDesignExampleAsWritten(t *testing.T) {
+	code, stdout, stderr := runFile(t, "design-as-written.json")
+	require.Equal(t, 2, code)
+	require.Empty(t, stdout)
+	require.Equal(t, "snapshot: jobs[1] \"A\": allocation: holds 8 GPUs, want members × gpusPerMember = 64\n", stderr)
+}
