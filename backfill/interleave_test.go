@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/internal/gen"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -40,7 +41,8 @@ func fewRun(t *rapid.T, label string) time.Duration {
 }
 
 // TestInterleavedOperationsAgreeWithOracle interleaves every operation
-// of a profile over small worlds: releases added and moved (earlier, and
+// of a profile over small worlds (gen.SmallCluster: draining and down
+// nodes, unhealthy GPUs, up to two levels): releases added and moved (earlier, and
 // later where no reservation holds the GPUs before the new time, to now
 // and to never), PlaceNow, FitsNow, Earliest and EarliestBy with and
 // without a start not before which to look, reservations of their
@@ -50,7 +52,7 @@ func fewRun(t *rapid.T, label string) time.Duration {
 // that releases also wait to enter the timeline over several).
 func TestInterleavedOperationsAgreeWithOracle(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := drawSmallCluster(t, 1, 2, 4, 8)
+		c := gen.SmallCluster(t)
 		ix, p, o := newWorld(t, &c)
 		ready := func(n topology.NodeID) bool { return ix.State(n) == topology.Ready }
 		// firstReserved is the earliest start of a reservation of a GPU

@@ -382,27 +382,3 @@ func TestCrowdedProfileAgreesWithOracle(t *testing.T) {
 		}
 	})
 }
-
-// drawSmallCluster draws 1–4 nodes of one of the given GPU counts and of
-// GPU type A or B, now and then draining or with an unhealthy GPU, and
-// half the time a "leaf" level of two domains.
-func drawSmallCluster(t *rapid.T, gpus ...int) topology.Cluster {
-	var c topology.Cluster
-	nl := rapid.IntRange(0, 1).Draw(t, "levels")
-	c.Levels = []string{"leaf"}[:nl]
-	for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
-		nd := topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: rapid.SampledFrom(gpus).Draw(t, "g"),
-			GPUType: rapid.SampledFrom([]string{"A", "B"}).Draw(t, "type"), Domains: map[string]string{}}
-		switch rapid.IntRange(0, 9).Draw(t, "state") {
-		case 0:
-			nd.State = topology.Draining
-		case 1:
-			nd.Unhealthy = []int{rapid.IntRange(0, nd.GPUs-1).Draw(t, "sick")}
-		}
-		if nl > 0 {
-			nd.Domains["leaf"] = fmt.Sprintf("l%d", rapid.IntRange(0, 1).Draw(t, "leaf"))
-		}
-		c.Nodes = append(c.Nodes, nd)
-	}
-	return c
-}

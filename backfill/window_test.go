@@ -1,6 +1,7 @@
 package backfill_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ const quarter = 15 * time.Minute
 // the answers must agree with the oracle's.
 func TestLoosenedWindowsAgreeWithOracle(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := drawSmallCluster(t, 2, 4)
+		c := windowCluster(t)
 		ix, p, o := newWorld(t, &c)
 		for n := range topology.NodeID(ix.NumNodes()) {
 			all := topology.FirstN(ix.GPUs(n))
@@ -117,4 +118,28 @@ func TestLoosenedWindowsAgreeWithOracle(t *testing.T) {
 			o.query(t, p, r, d)
 		}
 	})
+}
+
+// windowCluster draws 1–4 nodes of 2 or 4 GPUs and of GPU type A or B,
+// now and then draining or with an unhealthy GPU, and half the time a
+// "leaf" level of two domains.
+func windowCluster(t *rapid.T) topology.Cluster {
+	var c topology.Cluster
+	nl := rapid.IntRange(0, 1).Draw(t, "levels")
+	c.Levels = []string{"leaf"}[:nl]
+	for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
+		nd := topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: rapid.SampledFrom([]int{2, 4}).Draw(t, "g"),
+			GPUType: rapid.SampledFrom([]string{"A", "B"}).Draw(t, "type"), Domains: map[string]string{}}
+		switch rapid.IntRange(0, 9).Draw(t, "state") {
+		case 0:
+			nd.State = topology.Draining
+		case 1:
+			nd.Unhealthy = []int{rapid.IntRange(0, nd.GPUs-1).Draw(t, "sick")}
+		}
+		if nl > 0 {
+			nd.Domains["leaf"] = fmt.Sprintf("l%d", rapid.IntRange(0, 1).Draw(t, "leaf"))
+		}
+		c.Nodes = append(c.Nodes, nd)
+	}
+	return c
 }
