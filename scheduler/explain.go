@@ -256,7 +256,7 @@ func (e *Explanation) String() string {
 		fmt.Fprintf(&b, ": %s", e.Message)
 	}
 	if !e.Start.IsZero() {
-		fmt.Fprintf(&b, "; start %s", wireTime(e.Start).Format(time.RFC3339Nano))
+		fmt.Fprintf(&b, "; start %s", formatTime(e.Start, time.RFC3339Nano))
 	}
 	b.WriteByte('\n')
 	typ := ""

@@ -1401,7 +1401,7 @@ func EncodeDecision(w io.Writer, d *Decision) error {
 	}
 	for _, r := range d.Reservations {
 		out.Reservations = append(out.Reservations, outReservation{Job: r.Job,
-			Start: wireTime(r.Start).Format(time.RFC3339Nano), Allocation: outAlloc(r.Allocation)})
+			Start: formatTime(r.Start, time.RFC3339Nano), Allocation: outAlloc(r.Allocation)})
 	}
 	for _, p := range d.Pending {
 		out.Pending = append(out.Pending, outWait{Job: p.Job, Reason: string(p.Reason), Message: p.Message,
@@ -1422,6 +1422,8 @@ func outAlloc(a topology.Allocation) []wireNodeGPUs {
 	return out
 }
 
+// formatTime writes t in layout, in a zone RFC 3339 can write (see
+// wireTime); "" for the zero time.
 func formatTime(t time.Time, layout string) string {
 	if t.IsZero() {
 		return ""

@@ -1092,18 +1092,20 @@ func (r *run) awaitEvictions(j *Job, req gang.Request, d time.Duration, mayReser
 	return r.claim(j, st, d, mayReserve, "waits for GPUs being freed")
 }
 
-// holdsBack reports whether pl takes GPUs that jobs being evicted hold,
-// or GPUs free now: the first are what its victims may still hold, the
-// second what they may have freed already, which a requeued victim would
-// otherwise take back. A start on GPUs that only time limits free is
-// left to the backfill mode.
-func (r *run) holdsBack(pl gang.Placement) bool {
+// holdsBack reports whether pl takes GPUs that jobs being evicted hold
+// (evicting), and whether it takes those or GPUs free now (held): the
+// first are what its victims may still hold, the second what they may
+// have freed already, which a requeued victim would otherwise take back.
+// A start on GPUs that only time limits free is left to the backfill
+// mode.
+func (r *run) holdsBack(pl gang.Placement) (evicting, held bool) {
 	for _, sl := range pl.Slots {
-		if sl.GPUs&(r.evicting[sl.Node]|r.ix.FreeSet(sl.Node)) != 0 {
-			return true
+		if sl.GPUs&r.evicting[sl.Node] != 0 {
+			return true, true
 		}
+		held = held || sl.GPUs&r.ix.FreeSet(sl.Node) != 0
 	}
-	return false
+	return false, held
 }
 
 // addEvicting notes that GPUs s of node n are held by a job being
@@ -1134,7 +1136,7 @@ func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool,
 	}
 	if !mayReserve && r.cfg.Reserve != nil {
 		at := r.at(st.At)
-		r.wait(j, ReasonAwaitingPreemption, why+"; expected to start at "+wireTime(at).Format(time.RFC3339Nano), at)
+		r.wait(j, ReasonAwaitingPreemption, why+"; expected to start at "+formatTime(at, time.RFC3339Nano), at)
 		return true
 	}
 	r.reserveAt(j, st.Placement, st.At, d)
@@ -1151,22 +1153,12 @@ func (r *run) claim(j *Job, st backfill.Start, d time.Duration, mayReserve bool,
 // requeued victim take back the GPUs it had just left, to be preempted
 // again.
 func (r *run) claimable(st backfill.Start) bool {
+	evicting, held := r.holdsBack(st.Placement)
 	by := r.horizon
-	if r.evicting != nil && st.At <= r.evictingEnd && r.takesEvicting(st.Placement) {
+	if evicting && st.At <= r.evictingEnd {
 		by = r.lastStart
 	}
-	return st.At <= by && r.holdsBack(st.Placement)
-}
-
-// takesEvicting reports whether pl takes GPUs that jobs being evicted
-// hold.
-func (r *run) takesEvicting(pl gang.Placement) bool {
-	for _, sl := range pl.Slots {
-		if sl.GPUs&r.evicting[sl.Node] != 0 {
-			return true
-		}
-	}
-	return false
+	return held && st.At <= by
 }
 
 // reserveAt reserves pl from start for a run of d for j, in the profile
@@ -1394,7 +1386,7 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 			r.wait(j, ReasonBehindReservation, r.delayed(req.Class, req.GPUsPerMember, d), time.Time{})
 			if j.ID == r.target {
 				r.delays(req.Class, req.GPUsPerMember, d, func(rs *resvInfo) {
-					r.turn.delays = append(r.turn.delays, fmt.Sprintf("%s at %s", rs.job, wireTime(r.at(rs.start)).Format(time.RFC3339Nano)))
+					r.turn.delays = append(r.turn.delays, fmt.Sprintf("%s at %s", rs.job, formatTime(r.at(rs.start), time.RFC3339Nano)))
 				})
 			}
 			return
@@ -1456,7 +1448,7 @@ func (r *run) formatDelayed(c topology.Class, g int, d time.Duration) string {
 	blocks := 0
 	r.delays(c, g, d, func(rs *resvInfo) {
 		if blocks++; blocks <= 3 {
-			names = append(names, fmt.Sprintf("%q at %s", rs.job, wireTime(r.at(rs.start)).Format(time.RFC3339Nano)))
+			names = append(names, fmt.Sprintf("%q at %s", rs.job, formatTime(r.at(rs.start), time.RFC3339Nano)))
 		}
 	})
 	if len(names) == 0 {
