@@ -49,7 +49,7 @@ func (p *Profile) dropReleases(n topology.NodeID, s topology.GPUSet) (old time.D
 		}
 	}
 	// Releases left with no GPUs go: slide the reservations down.
-	if gone := len(evs) - len(kept); gone > 0 {
+	if len(kept) < len(evs) {
 		ne.ev = append(ne.ev[:len(kept)], ne.ev[len(evs):]...)
 		ne.rel = len(kept)
 	}
