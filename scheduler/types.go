@@ -171,10 +171,15 @@ type Team struct {
 	Name string
 	// Parent names the parent account; empty for a top-level team.
 	Parent string
-	// Share is the team's share among its siblings (any positive scale).
+	// Share is the team's share among its siblings, on any scale; it
+	// must be finite and >= 0, and a share of 0 entitles the team to
+	// nothing (see fairshare.Account).
 	Share float64
-	// Usage is the team's decayed usage in GPU-seconds as of the
-	// snapshot's Now.
+	// Usage is the team's own decayed usage in GPU-seconds as of the
+	// snapshot's Now: the usage of its own jobs, not of its sub-teams,
+	// which Step adds up the tree itself (fairshare.Ledger.Own gives it;
+	// fairshare.Ledger.Usage, which includes the sub-teams, would count
+	// their usage twice).
 	Usage float64
 	// Quota, when non-nil, caps the GPUs of the team's own jobs; the jobs
 	// of its sub-teams do not count against it.
