@@ -2,15 +2,15 @@
 // backfill: which GPUs are free now, which become free when, and which are
 // promised to whom from when on.
 //
-// A [Profile] is layered over a live [topology.Index]. The host (or the
-// scheduler) records when each held GPU is released ([Profile.AddRelease]:
-// a running job at started + time limit (the scheduler adds the grace its
-// eviction at the limit gets), an evicting job after its
-// checkpoint grace; jobs without a limit never release). Then, job by job
-// in priority order:
+// A [Profile] is layered over a live [topology.Index]. Times are offsets
+// from now (0 is now). The host (or the scheduler) records when each held
+// GPU is released ([Profile.AddRelease]: a running job at started + time
+// limit - now (the scheduler adds the grace its eviction at the limit
+// gets), an evicting job once its checkpoint grace is over; jobs without
+// a limit never release). Then, job by job in priority order:
 //
 //	if pl, out := prof.PlaceNow(req, limit, nil); out == gang.Placed {
-//		// start now: it delays no reservation
+//		start(pl.Allocation(prof.Index())) // now: it delays no reservation
 //	} else if st, ok := prof.Earliest(req, limit, nil, 0); ok && reserveMore {
 //		prof.Reserve(st.Placement, st.At, limit) // EASY: first K; conservative: all
 //	}

@@ -20,5 +20,7 @@
 //
 // Cost: O(levels tried × (log D + domains skipped) × G) to choose the
 // domain and O(nodes touched × (G + L)) to take the GPUs; a placement never
-// scans the cluster unless Request.Avoid excludes nodes one by one.
+// scans the cluster unless Request.Avoid excludes nodes one by one. A
+// request with Avoid or a Chooser lists every domain of each level tried,
+// O(D) more per level.
 package gang

@@ -27,10 +27,10 @@
 // with their original submit time. Reservations are advice and change
 // nothing. An eviction with zero grace ends at the instant it was
 // decided, so Step is called once more at that instant (bounded by
-// [Options.MaxStepsPerInstant]). When nothing is pending, a batch of
-// releases or arrivals calls no Step, since Step could only evict and the
-// events that make evictions due (time limits, node changes) always call
-// it. The snapshot's job list is kept incrementally between steps.
+// [Options.MaxStepsPerInstant]). When nothing is pending after an
+// instant's events, releases alone (finished evictions, completions) call
+// no Step, since Step could only evict and the events that make evictions
+// due (time limits, node changes) always call it. The snapshot's job list is kept incrementally between steps.
 //
 // A job runs for its Run time. When that exceeds its Limit it is not
 // completed: an event at start+Limit makes Step see the limit due, the
