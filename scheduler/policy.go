@@ -102,12 +102,15 @@ func (f VictimFunc) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 }
 
 // ReservationPolicy decides which blocked jobs get a reservation: Step
-// asks it, in priority order, for each job that cannot start now, with the
-// number of reservations made so far in this Step. A job that gets one is
+// asks it, in priority order, for each pending job before trying to place
+// it, with the number of reservations made so far in this Step; the
+// answer counts only if the job cannot start now. A job that gets one is
 // promised GPUs at its earliest start and no later job may delay it; a job
 // that does not may still start later by backfill. The built-in rules are
 // Config.Backfill (EASY: made < K; conservative: always). Reserve must be
-// pure and cheap: it is called once per blocked job.
+// pure and cheap: it is called once per pending job, including jobs that
+// then start at once or that the Admitter refuses (with NoBackfill, not
+// for the jobs after the first blocked one).
 type ReservationPolicy interface {
 	// Reserve reports whether blocked job j gets a reservation, made
 	// being the number of reservations made so far in this Step.
