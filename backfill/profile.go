@@ -41,7 +41,7 @@ func add(a, b time.Duration) time.Duration {
 // holds its GPUs at its start.
 //
 // Releases and reservation ends are kept in a time-ordered B-tree
-// (google/btree) of sorted runs of entries (see events), reservation
+// (google/btree) of sorted runs of up to 128 entries, reservation
 // starts in another, and each node keeps the short list of its own events
 // (its releases, then its reservations in order of their ends, so that
 // reading a node for a run stops at the reservations that ended by the
@@ -77,8 +77,8 @@ func add(a, b time.Duration) time.Duration {
 // shapes and b answers remembered per shape. A release moved earlier keeps
 // those answers: a query whose answer was remembered before it first
 // searches the starts at which the moved GPUs are free for its whole run,
-// O(W) for W such moves since, plus a sweep of each span found (see
-// memo.go). A reservation takes its GPUs from each cursor whose run it
+// O(W) for W such moves since, plus a sweep of each span found. A
+// reservation takes its GPUs from each cursor whose run it
 // overlaps; other changes to the profile and to the live index between
 // queries mark the changed nodes stale in each cursor, which recomputes
 // them before use.
