@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 )
+
+// bom is the UTF-8 byte order mark, ignored at the start of the input.
+const bom = "\uFEFF"
 
 // CSV columns, in their positional order.
 const (
@@ -72,7 +76,14 @@ func ReadCSV(r io.Reader) (*Trace, error) { return readCSV(r, 0) }
 
 // readCSV is ReadCSV with room for hint jobs allocated up front.
 func readCSV(r io.Reader, hint int) (*Trace, error) {
-	cr := csv.NewReader(r)
+	// A byte order mark is dropped before the CSV reader sees it: in
+	// front of a comment or a quote it would change how the first line
+	// reads.
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
+		_, _ = br.Discard(len(bom))
+	}
+	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
@@ -102,14 +113,11 @@ func readCSV(r io.Reader, hint int) (*Trace, error) {
 			return nil, fmt.Errorf("csv: %w", err)
 		}
 		line, _ := cr.FieldPos(0)
-		if len(rec) == 1 && strings.TrimSpace(strings.TrimPrefix(rec[0], "\uFEFF")) == "" {
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue // whitespace-only line
 		}
 		if first {
 			first = false
-			if len(rec) > 0 {
-				rec[0] = strings.TrimPrefix(rec[0], "\uFEFF")
-			}
 			if isHeader(rec) {
 				if err := csvHeader(rec, &pos, line); err != nil {
 					return nil, err

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -135,5 +136,23 @@ func TestReadCSVErrors(t *testing.T) {
 				t.Fatalf("error %v is not %v", err, tc.is)
 			}
 		})
+	}
+}
+
+// A byte order mark at the start of a CSV file is ignored whatever the
+// first line holds. It used to be trimmed from the first field only after
+// the CSV reader had split the line, so a file that opened with a mark
+// and a comment, or a mark and a quoted field, failed to read.
+func TestReadCSVByteOrderMarkBeforeCommentOrQuote(t *testing.T) {
+	for _, in := range []string{
+		"\uFEFF# exported by a spreadsheet\na,0,1,10\n",
+		"\uFEFF\"a\",0,1,10\n",
+		"\uFEFF\n\"a\",\"0\",\"1\",\"10\"\n",
+	} {
+		tr, err := ReadCSV(strings.NewReader(in))
+		noErr(t, err)
+		equal(t, 1, len(tr.Jobs), fmt.Sprintf("jobs of %q", in))
+		equal(t, "a", tr.Jobs[0].ID, fmt.Sprintf("id in %q", in))
+		equal(t, int64(10), tr.Jobs[0].Run, fmt.Sprintf("run in %q", in))
 	}
 }

@@ -73,7 +73,8 @@
 // timeLimit is the duration (also when it is <= 0), team is "", tier is
 // DefaultTier, kind is "training". kind must be "training" or "inference"
 // (any case) and tier must be >= 0. Fields may be quoted as in RFC 4180,
-// surrounding spaces are trimmed, and lines starting with '#' are comments.
+// surrounding spaces are trimmed, and lines starting with '#' are comments
+// (also the first line after a byte order mark).
 // IDs are kept as written and are not checked for uniqueness. A row is
 // skipped as "no-processors" when gpus <= 0, otherwise as "no-runtime" when
 // duration <= 0.
