@@ -21,10 +21,7 @@ import (
 func TestPropertyReplayDeterministic(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		w := drawWorld(rt)
-		a, err := sim.Run(w.cluster, w.jobs, w.cfg, w.opt)
-		if err != nil {
-			rt.Fatalf("run: %v", err)
-		}
+		a := runWorld(rt, w)
 		b, err := sim.Run(w.cluster, w.jobs, w.cfg, w.opt)
 		if err != nil {
 			rt.Fatalf("second run: %v", err)
