@@ -106,7 +106,7 @@ func compare(a, b *Candidate, ga, gb int) int {
 }
 
 // hold is a usable part of a candidate's GPUs: held, healthy, on a ready
-// node of the request's class that the request does not avoid.
+// node of the request's class (avoided or not: see Select).
 type hold struct {
 	node topology.NodeID
 	set  topology.GPUSet
@@ -455,9 +455,6 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 				if h.Node < 0 || h.Node >= nn || ix.State(h.Node) != topology.Ready || !ix.InClass(h.Node, r.Class) {
 					continue
 				}
-				if r.Avoid != nil && r.Avoid(h.Node) {
-					continue
-				}
 				if set := h.GPUs & ix.Held(h.Node) & ix.Healthy(h.Node); set != 0 {
 					holds = append(holds, hold{h.Node, set})
 				}
@@ -481,11 +478,15 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 			return nil, gang.Placement{}, false
 		}
 	} else {
+		// Holds on avoided nodes are released too: the gang never lands
+		// there, but their free GPUs count in the best fit of a domain,
+		// so the answer is where the gang lands once the victims stop.
 		v.release(holds)
 		if _, ok := v.fits(r, s); !ok {
 			return nil, gang.Placement{}, false
 		}
-		helps = helpsReleased(ix, r)
+		released := helpsReleased(ix, r)
+		helps = func(n topology.NodeID) bool { return !r.Avoid(n) && released(n) }
 	}
 	order := sc.order[:0]
 	defer func() { sc.order = order[:0] }()

@@ -205,3 +205,36 @@ func TestWorth(t *testing.T) {
 		require.Equal(t, tt.want, Worth(tt.grace, tt.wait, tt.canWait), "%+v", tt)
 	}
 }
+
+func TestSelectPlacementIsWhereGangLandsWithAvoid(t *testing.T) {
+	// Two leaves of two 4-GPU nodes; "a" holds n0, n1 and n2, another job
+	// holds n3. The preemptor needs one node, prefers one leaf and avoids
+	// n1. Once "a" stops, leaf l1 has 4 free GPUs and l0 has 8 (n1's
+	// count though it is avoided): best fit puts the gang in l1, on n2.
+	// The placement Select returns is that one, not one computed as if
+	// n1 stayed held.
+	ix, err := topology.NewIndex(grid(4, 4, 2))
+	require.NoError(t, err)
+	cands := []Candidate{{ID: "a", Tier: 3, Holds: whole(t, ix, "n0", "n1", "n2")}}
+	takeAll(t, ix, cands)
+	n3, _ := ix.Lookup("n3")
+	require.NoError(t, ix.TakeSet(n3, topology.FirstN(4)))
+	n1, _ := ix.Lookup("n1")
+	r := gang.NewRequest(1, 4)
+	r.Preferred = 1
+	r.Avoid = func(n topology.NodeID) bool { return n == n1 }
+	before := snap(ix)
+	victims, pl, ok := Select(ix, r, binpack.Pack{}, cands)
+	require.True(t, ok)
+	require.Equal(t, []string{"a"}, ids(cands, victims))
+	require.Equal(t, before, snap(ix))
+
+	freed := ix.Clone()
+	for _, h := range cands[0].Holds {
+		freed.Release(h.Node, h.GPUs)
+	}
+	want, out := gang.Place(freed, r, binpack.Pack{})
+	require.Equal(t, gang.Placed, out)
+	require.Equal(t, "n2[0-3]", want.Allocation(freed).String())
+	require.Equal(t, want.Allocation(freed).String(), pl.Allocation(ix).String())
+}
