@@ -78,6 +78,14 @@
 // one pass suffices; with a request's Avoid filter the pass repeats until
 // it drops nothing.)
 //
+// The victims are then the cheapest set that makes room when sets are
+// compared by their most expensive victim in the cost order, then their
+// next most expensive, and so on: the greedy pass stops at the cheapest
+// candidate that, stopped with every cheaper one, makes room (so no set
+// of cheaper candidates would do), and the second pass tries the dearer
+// ones first. It is not the set with the least work lost
+// or the fewest GPUs in total: two cheap victims beat one dearer one.
+//
 // The index is restored exactly before Select returns; the placement it
 // returns is where the gang lands on the freed GPUs. The scheduler turns
 // it into a reservation at now + [MaxGrace] of the victims, evicts the
