@@ -20,7 +20,7 @@
 //		for _, e := range d.Evictions {     // stop within e.Grace; requeue if asked
 //			host.Evict(e.Job, e.Grace, e.Requeue)
 //		}
-//		host.Show(d.Reservations, d.Pending) // promised starts, and why others wait
+//		host.Show(d.Reservations, d.Pending) // starts planned this Step, and why others wait
 //		host.WaitForEvent()                 // arrival, completion, node change
 //	}
 //

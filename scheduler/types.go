@@ -249,8 +249,16 @@ type Eviction struct {
 	Requeue bool
 }
 
-// Reservation promises a blocked job the given GPUs from Start on. Later
-// placements never delay it.
+// Reservation promises a blocked job the given GPUs from Start on. No
+// placement or reservation of the same Decision delays it: replayed
+// forward with the time limits and graces it was planned with, the job
+// can start at Start on these GPUs (see the package doc). The promise is
+// the decision's, not the scheduler's: Step keeps no state, so the next
+// Step plans afresh from its own snapshot and may give the job another
+// start or other GPUs. The start can move later when a job of higher
+// priority arrives or is requeued, or when the plan of a job ahead of it
+// changes as the cluster does (its GPUs may then be chosen elsewhere and
+// take this job's); it can move earlier when jobs end before their limits.
 type Reservation struct {
 	// Job is the ID of the pending job the GPUs are promised to.
 	Job string
