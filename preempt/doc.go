@@ -60,7 +60,8 @@
 //  2. then the lowest priority (highest tier number),
 //  3. then the least work lost since the last checkpoint (the newest
 //     start when the checkpoint is unknown),
-//  4. then the fewest GPUs,
+//  4. then the fewest GPUs the job holds (Candidate.Size, when a caller
+//     leaves out of Holds GPUs the request cannot use),
 //  5. then by ID, so the answer does not depend on input order.
 //
 // Their GPUs are added to the free set of a working view of the index,

@@ -29,8 +29,14 @@ type Candidate struct {
 	Tier int
 	// Holds lists the job's GPUs, one entry per node. Candidates must hold
 	// disjoint GPUs, as running jobs do in a valid snapshot. GPUs the index
-	// does not show held are ignored.
+	// does not show held are ignored. A caller may leave out GPUs that
+	// stopping the job would not give to the request (the scheduler leaves
+	// out GPUs reserved for another job); it then sets Size.
 	Holds []Hold
+	// Size is the number of GPUs the job holds, for the cost order's
+	// fewest-GPUs rule: stopping a job loses the work of all its GPUs,
+	// whichever of them the request can use. Zero means the GPUs of Holds.
+	Size int
 	// WorkLost is the work the job would lose if stopped now: the time
 	// since its last checkpoint. When the checkpoint is unknown, use the
 	// time since it started (the newest start loses least); [WorkSince]
@@ -57,6 +63,15 @@ func (c *Candidate) NumGPUs() int {
 	return n
 }
 
+// size is the job's GPUs as the cost order counts them: Size, or the GPUs
+// of Holds when Size is zero.
+func (c *Candidate) size() int {
+	if c.Size > 0 {
+		return c.Size
+	}
+	return c.NumGPUs()
+}
+
 // WorkSince returns the work a job loses when stopped at now: the time
 // since the later of its start and its last checkpoint (the zero time
 // when none is known), and never less than zero.
@@ -81,9 +96,10 @@ func MaxGrace(cands []Candidate, victims []int) time.Duration {
 
 // Compare orders candidates by preemption cost, cheapest first: jobs on
 // borrowed GPUs, then the lowest priority (highest tier number), then the
-// least work lost, then the fewest GPUs, then by ID.
+// least work lost, then the fewest GPUs (Size, or the GPUs of Holds),
+// then by ID.
 func Compare(a, b *Candidate) int {
-	return compare(a, b, a.NumGPUs(), b.NumGPUs())
+	return compare(a, b, a.size(), b.size())
 }
 
 func compare(a, b *Candidate, ga, gb int) int {
@@ -503,7 +519,7 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 	gpus := slices.Grow(sc.gpus[:0], len(cands))[:len(cands)]
 	sc.gpus = gpus[:0]
 	for _, i := range order {
-		gpus[i] = cands[i].NumGPUs()
+		gpus[i] = cands[i].size()
 	}
 	slices.SortFunc(order, func(a, b int) int {
 		if c := compare(&cands[a], &cands[b], gpus[a], gpus[b]); c != 0 {

@@ -83,6 +83,32 @@ func TestSelectFewestGPUs(t *testing.T) {
 	require.Equal(t, []string{"small"}, ids(cands, victims))
 }
 
+func TestSelectFewestGPUsCountsSize(t *testing.T) {
+	// Both jobs offer the preemptor 4 GPUs of n0, but "trimmed" holds 16
+	// GPUs in all (its other GPUs were left out of Holds, as the
+	// scheduler leaves out GPUs reserved for others): stopping it loses
+	// more work, so the 8-GPU job goes.
+	ix, err := topology.NewIndex(grid(3, 8, 3))
+	require.NoError(t, err)
+	cands := []Candidate{
+		{ID: "a-trimmed", Tier: 3, Holds: []Hold{holdOn(t, ix, "n0", 0, 1, 2, 3)}, Size: 16},
+		{ID: "b-whole", Tier: 3, Holds: []Hold{holdOn(t, ix, "n0", 4, 5, 6, 7)}, Size: 8},
+		{ID: "c-other", Tier: 3, Holds: whole(t, ix, "n1")},
+	}
+	takeAll(t, ix, cands)
+	require.NoError(t, ix.TakeSet(2, topology.FirstN(8)))
+	victims, _, ok := Select(ix, gang.NewRequest(1, 4), binpack.Pack{}, cands)
+	require.True(t, ok)
+	require.Equal(t, []string{"b-whole"}, ids(cands, victims))
+
+	// Without Size, the GPUs of Holds decide: 4 against 4, then the ID.
+	cands[0].Size, cands[1].Size = 0, 0
+	victims, _, ok = Select(ix, gang.NewRequest(1, 4), binpack.Pack{}, cands)
+	require.True(t, ok)
+	require.Equal(t, []string{"a-trimmed"}, ids(cands, victims))
+	require.Equal(t, -1, Compare(&Candidate{ID: "z", Size: 2, Holds: whole(t, ix, "n1")}, &Candidate{ID: "a", Size: 3}))
+}
+
 func TestSelectMinimalityDropsUselessVictims(t *testing.T) {
 	// Two leaves of two nodes. The cheap P3 job sits alone in leaf l0,
 	// which also holds a P0 job; the preemptor needs a whole leaf. Cheap

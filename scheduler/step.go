@@ -971,8 +971,11 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 			cc.Borrowed = r.borrowing(r.candJobs[i].Team)
 		}
 		// Leave out GPUs reserved for others; copy the holds only then.
+		// The job still loses the work of all its GPUs: Size keeps
+		// their count for the cost order.
 		for k, h := range c.Holds {
 			if res := r.prof.Reserved(h.Node, 0, window); h.GPUs&res != 0 {
+				cc.Size = c.NumGPUs()
 				cc.Holds = slices.Clone(c.Holds[:k])
 				for _, h := range c.Holds[k:] {
 					if free := h.GPUs &^ r.prof.Reserved(h.Node, 0, window); free != 0 {
