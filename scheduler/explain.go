@@ -230,14 +230,19 @@ func (r *run) funnel(e *Explanation, j *Job, req gang.Request, typeKnown bool) {
 			e.Nodes.FreeEnough++
 		}
 	}
-	if !typeKnown || g > r.ix.MaxGPUs() {
-		return
+	// Capacity counts no member larger than the largest node; members of
+	// a type the cluster lacks fit nowhere (req.Class is then AnyType).
+	capacity := func(level int, d topology.DomainID) int {
+		if !typeKnown {
+			return 0
+		}
+		return r.ix.Capacity(level, d, req.Class, g)
 	}
-	e.MembersFitNow = r.ix.Capacity(topology.ClusterLevel, 0, req.Class, g)
+	e.MembersFitNow = capacity(topology.ClusterLevel, 0)
 	if req.Required != gang.NoLevel {
 		df := &DomainFit{Level: j.Topology.Required, Domains: r.ix.NumDomains(req.Required)}
 		for dm := range df.Domains {
-			if c := r.ix.Capacity(req.Required, topology.DomainID(dm), req.Class, g); c > df.BestFit || df.Best == "" {
+			if c := capacity(req.Required, topology.DomainID(dm)); c > df.BestFit || df.Best == "" {
 				df.Best, df.BestFit = r.ix.DomainName(req.Required, topology.DomainID(dm)), c
 			}
 		}

@@ -73,3 +73,21 @@ func TestExplain(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), `no job "nope"`))
 }
+
+// TestExplainTopologyWhenNoNodeCanHoldAMember: a job that requires a
+// level gets its Topology even when no node of the cluster can hold one
+// of its members (too large a member, a GPU type the cluster lacks):
+// every domain then holds 0 members, and the best is the first.
+func TestExplainTopologyWhenNoNodeCanHoldAMember(t *testing.T) {
+	now := spreadNow
+	snap := &Snapshot{Now: now, Cluster: uniformCluster(4, 8, 2), Jobs: []Job{
+		{ID: "wide", Members: 2, GPUsPerMember: 16, Topology: TopologySpec{Required: "rack"}, Submitted: now},
+		{ID: "v100", Members: 2, GPUsPerMember: 8, GPUType: "V100", Topology: TopologySpec{Required: "rack"}, Submitted: now},
+	}}
+	for _, id := range []string{"wide", "v100"} {
+		e, err := New(Config{}).Explain(snap, id)
+		require.NoError(t, err)
+		require.Equal(t, &DomainFit{Level: "rack", Domains: 2, Best: "r0", BestFit: 0}, e.Topology, id)
+		require.Equal(t, 0, e.MembersFitNow, id)
+	}
+}
