@@ -39,8 +39,9 @@ type Explanation struct {
 	// Pending is the number of pending jobs Step ordered (0 when the job
 	// is not pending).
 	Pending int `json:"pending,omitempty"`
-	// Priority holds the multifactor priority and its factors; nil when a
-	// custom Orderer ranks jobs.
+	// Priority holds the multifactor priority and its factors; nil when
+	// the job is not pending or another Orderer (TierOrder, or a custom
+	// one) ranks jobs.
 	Priority *PriorityFactors `json:"priority,omitempty"`
 	// Members is the number of members of the job's gang.
 	Members int `json:"members"`
