@@ -37,14 +37,20 @@ type Request struct {
 	Avoid func(topology.NodeID) bool
 	// Distinct puts the members of a scored (non-consolidating) gang on
 	// different nodes, or different domains of SpreadLevel when that is
-	// not NoLevel; members double up only when no unused node (or
-	// domain) has room. Without it, each member goes to the best-scoring
+	// not NoLevel, and off Occupied ones; members double up only when no
+	// unused node (or domain) has room. Without it, each member goes to the best-scoring
 	// node, which may be the one the previous member took.
 	Distinct bool
 	// SpreadLevel, when not NoLevel, is the declared level whose domains
 	// Distinct spreads the members over instead of nodes. Zero is the
 	// outermost level, as for Required.
 	SpreadLevel int
+	// Occupied, when set with Distinct, reports the nodes whose place
+	// (the node, or its SpreadLevel domain) already holds a member of
+	// the same service, such as another replica: members go first to
+	// places neither occupied nor holding a member of the gang. It must
+	// answer alike for every node of one SpreadLevel domain.
+	Occupied func(topology.NodeID) bool
 	// Chooser, when set, picks the domain of each level tried instead of
 	// the best-fit rule. Place then visits every domain of the level with
 	// enough free GPUs, so it costs O(D) per level.
@@ -341,13 +347,16 @@ func firstUsable(ix *topology.Index, r Request, l int, d topology.DomainID, need
 }
 
 // pickSpread picks a node for the next member of a scored gang, first
-// among nodes (or SpreadLevel domains) that hold no member of it yet,
-// then among all.
+// among nodes (or SpreadLevel domains) that hold no member of it yet and
+// are not Occupied, then among all.
 func pickSpread(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer, taken []Slot) (topology.NodeID, bool) {
-	if len(taken) > 0 {
+	if len(taken) > 0 || r.Occupied != nil {
 		fresh := r
 		fresh.Avoid = func(n topology.NodeID) bool {
 			if r.Avoid != nil && r.Avoid(n) {
+				return true
+			}
+			if r.Occupied != nil && r.Occupied(n) {
 				return true
 			}
 			for _, t := range taken {
