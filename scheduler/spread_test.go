@@ -169,3 +169,24 @@ func TestSpreadGroupWithRequiredLevel(t *testing.T) {
 	require.Len(t, d.Placements, 1)
 	require.Equal(t, "b1", d.Placements[0].Allocation[0].Node, "%v", d.Placements)
 }
+
+// TestSpreadReplicaTakesFreeNodeBeforeDoublingUp: a replica too big for
+// the nodes free of its group still puts what it can there. web-0 and
+// web-1 run on n00 and n01; web-2 has two members and only n02, with room
+// for one, holds no replica: one member goes there, the other doubles up,
+// and the group sits on three nodes rather than two.
+func TestSpreadReplicaTakesFreeNodeBeforeDoublingUp(t *testing.T) {
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "n00", GPUs: 4}, {Name: "n01", GPUs: 4}, {Name: "n02", GPUs: 1}}}
+	replica := func(id, node string) Job {
+		return Job{ID: id, Kind: Inference, Members: 1, GPUsPerMember: 1, Placement: Spread, Group: "web", State: Running,
+			Started: spreadNow.Add(-time.Hour), Allocation: topology.Allocation{{Node: node, GPUs: []int{0}}}}
+	}
+	snap := &Snapshot{Now: spreadNow, Cluster: c, Jobs: []Job{replica("web-0", "n00"), replica("web-1", "n01"),
+		{ID: "web-2", Kind: Inference, Members: 2, GPUsPerMember: 1, Placement: Spread, Group: "web", Submitted: spreadNow}}}
+	d, err := New(Config{}).Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Placements, 1)
+	a := d.Placements[0].Allocation
+	require.Len(t, a, 2, "%v", a)
+	require.Equal(t, "n02", a[1].Node, "%v", a)
+}

@@ -718,9 +718,10 @@ func (r *run) addGroup(group string, n topology.NodeID, members int) {
 // placeApart places a spread job of a group away from the group's other
 // members: first on nodes (or domains of its spread level) holding none
 // of them, then on those holding at most one, and so on, so replicas
-// double up as little as capacity allows. It reports false when even the
-// most crowded place would be needed; Step then places the job without
-// the constraint.
+// double up as little as capacity allows. Within each try, its members
+// go first to places holding no member of the group (gang.Request
+// Occupied), so the group sits on as many places as capacity allows. It
+// reports false when the job does not fit now at all.
 func (r *run) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placement, bool) {
 	nodes := r.groups[j.Group]
 	if len(nodes) == 0 {
@@ -743,8 +744,12 @@ func (r *run) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placem
 		}
 		count = func(n topology.NodeID) int { return doms[r.ix.DomainOf(lvl, n)] }
 	}
-	for k := 1; k <= most; k++ {
+	req.Occupied = func(n topology.NodeID) bool { return count(n) > 0 }
+	for k := 1; k <= most+1; k++ {
 		req.Avoid = func(n topology.NodeID) bool { return count(n) >= k }
+		if k > most {
+			req.Avoid = nil // every place, still off the group's first
+		}
 		if pl, out := r.prof.PlaceNow(req, d, r.scorer(j)); out == gang.Placed {
 			return pl, true
 		}
