@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -59,6 +60,9 @@ func drawSpreadWorld(t *rapid.T) spreadWorld {
 		if rapid.IntRange(0, 3).Draw(t, "typed") == 0 {
 			j.GPUType = c.Nodes[rapid.IntRange(0, len(c.Nodes)-1).Draw(t, "typeOf")].GPUType
 		}
+		if len(c.Levels) > 0 && rapid.IntRange(0, 2).Draw(t, "topology") == 0 {
+			j.Topology.Required = rapid.SampledFrom(c.Levels).Draw(t, "required")
+		}
 		jobs = append(jobs, j)
 	}
 	return spreadWorld{snap: &scheduler.Snapshot{Now: gen.Now, Cluster: c, Jobs: jobs}, level: level}
@@ -81,14 +85,42 @@ func (w spreadWorld) unit(n *topology.Node) string {
 	panic("unknown level")
 }
 
+// domain names the domain of node n at level l by its path, "" for no
+// level.
+func (w spreadWorld) domain(n *topology.Node, l string) string {
+	p := ""
+	for _, x := range w.snap.Cluster.Levels {
+		if l == "" {
+			break
+		}
+		p += "/" + n.Domains[x]
+		if x == l {
+			break
+		}
+	}
+	return p
+}
+
 // mostPlaces is the brute-force answer: the most distinct places that
 // the members of j and the replicas already in group (a set of places)
 // can sit on, over every way to put j's members on the free GPUs
-// (free[i] on node i of the cluster), or -1 when j fits nowhere.
-func (w spreadWorld) mostPlaces(j *scheduler.Job, free []int, group map[string]bool) int {
+// (free[i] on node i of the cluster) of domain dom of its required level
+// (any domain when dom is nil), or -1 when j fits nowhere.
+func (w spreadWorld) mostPlaces(j *scheduler.Job, free []int, group map[string]bool, dom *string) int {
 	nodes := w.snap.Cluster.Nodes
+	if dom == nil && j.Topology.Required != "" {
+		best := -1
+		for i := range nodes {
+			d := w.domain(&nodes[i], j.Topology.Required)
+			best = max(best, w.mostPlaces(j, free, group, &d))
+		}
+		return best
+	}
 	var usable []int
 	for i, n := range nodes {
+		if dom != nil && w.domain(&nodes[i], j.Topology.Required) != *dom {
+			continue
+		}
 		if n.State == topology.Ready && (j.GPUType == "" || n.GPUType == j.GPUType) && free[i] >= j.GPUsPerMember {
 			usable = append(usable, i)
 		}
@@ -131,7 +163,8 @@ func (w spreadWorld) mostPlaces(j *scheduler.Job, free []int, group map[string]b
 // replica of a group that Step places puts its members and the group's
 // replicas (running, and placed earlier in the same Step) on as many
 // distinct nodes, or domains of the spread level, as any placement on
-// the free GPUs could; and a replica that Step does not place fits
+// the free GPUs of the domain of its required level it went to could;
+// and a replica that Step does not place fits
 // nowhere. Replicas are checked in priority order up to the first one
 // not placed (its reservation, if any, is not modelled).
 func TestSpreadGroupPlacesAsFarAsCapacityAllows(t *testing.T) {
@@ -178,14 +211,16 @@ func TestSpreadGroupPlacesAsFarAsCapacityAllows(t *testing.T) {
 			if j.State != scheduler.Pending {
 				continue
 			}
-			best := w.mostPlaces(j, free, group)
 			a, ok := placed[j.ID]
 			if !ok {
-				if best >= 0 {
+				if best := w.mostPlaces(j, free, group, nil); best >= 0 {
 					t.Fatalf("%s fits (on %d places) but is not placed\n%s", j.ID, best, dump(s, d))
 				}
 				return
 			}
+			// Within the domain of its required level that it went to.
+			dom := w.domain(&s.Cluster.Nodes[byName[a[0].Node]], j.Topology.Required)
+			best := w.mostPlaces(j, free, group, &dom)
 			for _, ng := range a {
 				group[w.unit(&s.Cluster.Nodes[byName[ng.Node]])] = true
 			}
@@ -193,6 +228,43 @@ func TestSpreadGroupPlacesAsFarAsCapacityAllows(t *testing.T) {
 				t.Fatalf("%s: group on %d places after placing it on %v, %d possible\n%s", j.ID, len(group), a, best, dump(s, d))
 			}
 			take(a)
+		}
+	})
+}
+
+// withGroups gives some jobs of s a group ("a" or "b"), running or
+// pending, spread or packed, and makes some more pending ones spread, so
+// that replicas meet in one Step.
+func withGroups(t *rapid.T, s *scheduler.Snapshot) *scheduler.Snapshot {
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		switch rapid.IntRange(0, 3).Draw(t, "group") {
+		case 0:
+			j.Group = "a"
+		case 1:
+			j.Group = "b"
+		}
+		if j.Group != "" && j.State == scheduler.Pending && rapid.Bool().Draw(t, "spreadGroup") {
+			j.Placement = scheduler.Spread
+		}
+	}
+	return s
+}
+
+// TestSpreadGroupsKeepInvariants runs invariants 1–3, 5 and 6 and
+// determinism (7) on random snapshots whose jobs form groups: spreading
+// replicas apart never breaks gang rules, delays a reservation or leaves
+// a fitting job waiting, and does not depend on input order.
+func TestSpreadGroupsKeepInvariants(t *testing.T) {
+	forModes(t, func(t *rapid.T, cfg scheduler.Config) {
+		s := withGroups(t, gen.Snapshot(t))
+		d := step(t, cfg, s)
+		if err := checkAll(newWorld(s, d, cfg), checkNoDoubleAllocation, checkGangs, checkNoJobLost,
+			checkReservationsHold, checkWorkConserving); err != nil {
+			t.Fatalf("%v\n%s", err, dump(s, d))
+		}
+		if d2 := step(t, cfg, gen.Shuffle(t, s)); !reflect.DeepEqual(d, d2) {
+			t.Fatalf("decision depends on input order:\n%+v\nvs shuffled\n%+v", d, d2)
 		}
 	})
 }
