@@ -62,7 +62,12 @@ const (
 	// Pack fills the fullest nodes that fit. It is the zero value.
 	Pack PlacementMode = iota
 	// Spread puts members (and jobs of one Group) on different nodes, or
-	// different domains of SpreadLevel, as far as capacity allows.
+	// different domains of SpreadLevel, as far as capacity allows: a job
+	// placed now puts its members and the group's running and newly
+	// placed jobs on as many places as any placement on the free GPUs
+	// could, within the domain its Topology leads to (a required or
+	// preferred level is honoured first). A reservation spreads the
+	// job's own members but does not look at its group.
 	Spread
 )
 
@@ -132,10 +137,15 @@ type Job struct {
 	// Placement packs the members onto the fullest nodes (Pack, the zero
 	// value) or spreads them out (Spread).
 	Placement PlacementMode
-	// Group names the replicas of one service, for spread placement.
+	// Group names the replicas of one service, for spread placement: a
+	// Spread job avoids the places of the group's running jobs (evicting
+	// ones are leaving) and of those placed earlier in the same Step,
+	// whatever their own Placement. A Pack job of a group is placed as
+	// any Pack job.
 	Group string
 	// SpreadLevel, when set, spreads across domains of that level rather
-	// than across nodes.
+	// than across nodes. It must be a level of the cluster; a Pack job
+	// ignores it.
 	SpreadLevel string
 	// State is pending (the zero value), running or evicting. Running and
 	// evicting jobs must carry an Allocation; pending jobs carry none.
