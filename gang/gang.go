@@ -38,8 +38,9 @@ type Request struct {
 	// Distinct puts the members of a scored (non-consolidating) gang on
 	// different nodes, or different domains of SpreadLevel when that is
 	// not NoLevel, and off Occupied ones; members double up only when no
-	// unused node (or domain) has room. Without it, each member goes to the best-scoring
-	// node, which may be the one the previous member took.
+	// unused node (or domain) has room. Without it, each member goes to
+	// the best-scoring node, which may be the one the previous member
+	// took.
 	Distinct bool
 	// SpreadLevel, when not NoLevel, is the declared level whose domains
 	// Distinct spreads the members over instead of nodes. Zero is the
