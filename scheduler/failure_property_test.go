@@ -17,12 +17,16 @@ import (
 // failureWorld draws a snapshot of gen.Snapshot with the edge cases of
 // failures and ends of jobs made common: running jobs exactly at their
 // limit, running jobs the host gives no start, evicting jobs with and
-// without an eviction time; and a policy of modes, with time limits
+// without an eviction time, some after now; and a policy of modes, with time limits
 // enforced or ignored.
 func failureWorld(t *rapid.T) (*scheduler.Snapshot, scheduler.Config) {
 	s := gen.Snapshot(t)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
+		if j.State == scheduler.Evicting && rapid.IntRange(0, 3).Draw(t, "evictedLater") == 0 {
+			// Told to stop after now, as a host whose clocks disagree may say.
+			j.EvictedAt = s.Now.Add(time.Duration(rapid.IntRange(1, 20).Draw(t, "evictedIn")) * time.Minute)
+		}
 		if j.State != scheduler.Running {
 			continue
 		}

@@ -150,12 +150,24 @@ type Job struct {
 	// State is pending (the zero value), running or evicting. Running and
 	// evicting jobs must carry an Allocation; pending jobs carry none.
 	State JobState
-	// Started is when a running job started.
+	// Started is when a running job started; its time limit counts from
+	// it, and it is past its limit once Started + TimeLimit is not after
+	// Now. Zero means the host does not know: the limit then counts from
+	// Now, so such a job is never evicted at its limit. A time after Now
+	// is taken as given.
 	Started time.Time
-	// EvictedAt is when an evicting job was told to stop.
+	// EvictedAt is when an evicting job was told to stop. Step expects
+	// it gone, and its GPUs free, at EvictedAt + CheckpointGrace, or at
+	// Now when that has passed or EvictedAt is zero; a time after Now is
+	// taken as given (the GPUs free up that much later). An evicting job
+	// is never evicted again, not even on a down node.
 	EvictedAt time.Time
 	// Allocation is what a running or evicting job holds; it must hold
-	// exactly Members × GPUsPerMember GPUs.
+	// exactly Members × GPUsPerMember GPUs. It may name GPUs that have
+	// turned unhealthy and nodes that are draining or down since: Step
+	// evicts a running job with GPUs on a down node (reason node-down),
+	// while one on unhealthy GPUs or a draining node keeps running; no
+	// placement or reservation ever takes such GPUs, held or not.
 	Allocation topology.Allocation
 }
 
@@ -236,7 +248,10 @@ const (
 	// checkpoint grace and is not requeued.
 	EvictTimeLimit EvictReason = "time-limit"
 	// EvictNodeDown: a node it holds GPUs on is down. It gets no grace
-	// and is requeued.
+	// and is requeued. A host that still lists it as evicting in a later
+	// snapshot should leave its EvictedAt zero: with EvictedAt set, Step
+	// expects it to keep its GPUs for its CheckpointGrace like any
+	// evicting job.
 	EvictNodeDown EvictReason = "node-down"
 )
 
