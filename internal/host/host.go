@@ -25,13 +25,14 @@ type Host struct {
 	// Arrive are future submissions, by Submitted.
 	Arrive  []scheduler.Job
 	requeue map[string]bool
+	grace   map[string]time.Duration // of each eviction applied
 }
 
 // New returns a host with the given cluster and jobs, all of them known
 // from the start whatever their Submitted time; put future submissions in
 // Arrive instead, where they wait until Advance reaches their time.
 func New(c topology.Cluster, jobs ...scheduler.Job) *Host {
-	return &Host{Cluster: c, Jobs: jobs, Actual: map[string]time.Duration{}, requeue: map[string]bool{}}
+	return &Host{Cluster: c, Jobs: jobs, Actual: map[string]time.Duration{}, requeue: map[string]bool{}, grace: map[string]time.Duration{}}
 }
 
 // Job returns the job with the given ID, or nil.
@@ -53,7 +54,9 @@ func (h *Host) Snapshot(now time.Time) *scheduler.Snapshot {
 // Advance brings the host to now: jobs whose real run has ended leave,
 // evicting jobs whose grace is over (or that have no eviction time) are
 // gone or back in the queue when their eviction said requeue, and jobs
-// submitted by now arrive. It returns what happened, as text.
+// submitted by now arrive. The grace is the one of the eviction Apply
+// carried out (none for node-down), else the job's checkpoint grace. It
+// returns what happened, as text.
 func (h *Host) Advance(now time.Time) []string {
 	var events []string
 	kept := h.Jobs[:0]
@@ -63,7 +66,8 @@ func (h *Host) Advance(now time.Time) []string {
 		case j.State == scheduler.Running && known && !j.Started.Add(run).After(now):
 			events = append(events, fmt.Sprintf("%s finished at %s", j.ID, j.Started.Add(run).Format("15:04")))
 			continue
-		case j.State == scheduler.Evicting && (j.EvictedAt.IsZero() || !j.EvictedAt.Add(j.CheckpointGrace).After(now)):
+		case j.State == scheduler.Evicting && (j.EvictedAt.IsZero() || !h.gone(j).After(now)):
+			delete(h.grace, j.ID)
 			if !h.requeue[j.ID] {
 				events = append(events, fmt.Sprintf("%s is gone (killed)", j.ID))
 				continue
@@ -95,14 +99,27 @@ func (h *Host) Apply(now time.Time, d *scheduler.Decision) {
 		if j := h.Job(e.Job); j != nil {
 			j.State, j.EvictedAt = scheduler.Evicting, now
 			h.requeue[e.Job] = e.Requeue
+			h.grace[e.Job] = e.Grace
 		}
 	}
+}
+
+// gone is when evicting job j is gone: at its eviction time plus the
+// grace of the eviction Apply carried out, or its checkpoint grace when
+// the eviction came with the job.
+func (h *Host) gone(j scheduler.Job) time.Time {
+	if g, ok := h.grace[j.ID]; ok {
+		return j.EvictedAt.Add(g)
+	}
+	return j.EvictedAt.Add(j.CheckpointGrace)
 }
 
 // Next returns the first moment after now at which something happens
 // without a new decision: a real run ends, a time limit passes, an
 // eviction's grace ends, a job arrives or a reservation starts; or
-// now+limit when nothing does.
+// now+limit when nothing does. It returns now itself when an evicting
+// job is gone already (an eviction without grace, for a down node):
+// Advance(now) then drops it.
 func (h *Host) Next(now time.Time, d *scheduler.Decision, limit time.Duration) time.Time {
 	at := now.Add(limit)
 	soonest := func(t time.Time) {
@@ -113,7 +130,10 @@ func (h *Host) Next(now time.Time, d *scheduler.Decision, limit time.Duration) t
 	for _, j := range h.Jobs {
 		switch j.State {
 		case scheduler.Evicting:
-			soonest(j.EvictedAt.Add(j.CheckpointGrace))
+			if j.EvictedAt.IsZero() || !h.gone(j).After(now) {
+				return now
+			}
+			soonest(h.gone(j))
 		case scheduler.Running:
 			if run, ok := h.Actual[j.ID]; ok {
 				soonest(j.Started.Add(run))

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpusched/gpusched/internal/host"
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // TestDuration: only zero minutes and seconds after a larger unit are
@@ -46,4 +48,31 @@ func TestDuration(t *testing.T) {
 			require.Equal(t, tc.d, back, "%q does not parse back", got)
 		})
 	}
+}
+
+// TestNodeDownEvictionFreesAtOnce: a job evicted because a node is down
+// gets no grace, so the host drops it (and requeues it) at the next
+// Advance, whatever its checkpoint grace; it kept its GPUs on the nodes
+// still up for its checkpoint grace, though the decision had promised
+// them to others at once.
+func TestNodeDownEvictionFreesAtOnce(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "up", GPUs: 1}, {Name: "down", GPUs: 1, State: topology.Down}}}
+	run := func(id string) scheduler.Job {
+		return scheduler.Job{ID: id, Members: 2, GPUsPerMember: 1, State: scheduler.Running, Started: now.Add(-time.Hour),
+			CheckpointGrace: 10 * time.Minute, Allocation: topology.Allocation{{Node: "down", GPUs: []int{0}}, {Node: "up", GPUs: []int{0}}}}
+	}
+	h := host.New(c, run("A"))
+	h.Apply(now, &scheduler.Decision{Evictions: []scheduler.Eviction{{Job: "A", Reason: scheduler.EvictNodeDown, Requeue: true}}})
+	require.Equal(t, now, h.Next(now, nil, time.Hour), "A is gone already")
+	require.Equal(t, []string{"A is gone and requeued"}, h.Advance(now))
+	require.Equal(t, now.Add(time.Hour), h.Next(now, nil, time.Hour))
+	require.Equal(t, scheduler.Pending, h.Job("A").State)
+
+	// A preempted job keeps its grace.
+	h = host.New(c, run("B"))
+	h.Apply(now, &scheduler.Decision{Evictions: []scheduler.Eviction{{Job: "B", Reason: scheduler.EvictPreempted, By: "X", Grace: 10 * time.Minute, Requeue: true}}})
+	require.Equal(t, now.Add(10*time.Minute), h.Next(now, nil, time.Hour))
+	require.Empty(t, h.Advance(now.Add(time.Second)))
+	require.Equal(t, []string{"B is gone and requeued"}, h.Advance(now.Add(10*time.Minute)))
 }
