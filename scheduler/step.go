@@ -919,13 +919,15 @@ func (r *run) changes() int {
 // preemptOnce is preempt for one job.
 //
 // Preempting pays only when waiting is slower: when j can start by
-// waiting no later than max(grace, evictEnd), for grace the largest
-// checkpoint grace of its victims, it waits (see [preempt.Worth]). So j's
-// start by waiting is sought first, and only up to the latest that bound
-// can be (the largest grace of the candidates j may preempt): past it,
-// any victims found are worth evicting. A start by evictEnd is as fast as
-// any preemption, whatever the victims; then, when the victims would not
-// change what j is given, no victim search is made. Whether waiting is
+// waiting no later than grace, the largest checkpoint grace of its
+// victims, it waits (see [preempt.Worth]); a start on GPUs of jobs being
+// evicted counts as fast until evictEnd too (see asFastBy). So j's start
+// by waiting is sought first, and only up to the latest that bound can
+// be (the largest grace of the candidates j may preempt, or evictEnd):
+// past it, any victims found are worth evicting. A start on evicting GPUs
+// by evictEnd is as fast as any preemption, whatever the victims; then,
+// when the victims would not change what j is given, no victim search is
+// made. Whether waiting is
 // as fast is judged for each job on its own shape, members and run, on
 // the Step as it is at its turn: carried over from an earlier job of the
 // shape, it left a job unpreempted when the one before it had taken the
@@ -951,7 +953,7 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 	if !r.noMemo {
 		st, canWait = r.prof.EarliestBy(req, d, sc, 0, max(most, r.evictEnd))
 		sought = true
-		if canWait && st.At <= r.evictEnd {
+		if canWait && st.At <= r.asFastBy(st) {
 			if done, sure := r.asFastAnyway(j, st, d, mayReserve); sure {
 				return done
 			}
@@ -1025,12 +1027,13 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 	}
 	// Preempt only when waiting would be worse: the start without
 	// preemption, judged by time limits and the evictions already under
-	// way, is later than the victims' grace. (A start sought only up to
-	// max(most, evictEnd) and not found is later than that.)
+	// way, is later than the victims' grace (or, on GPUs being evicted,
+	// than evictEnd). (A start sought only up to max(most, evictEnd) and
+	// not found is later than that.)
 	if !sought {
 		st, canWait = r.prof.Earliest(req, d, sc, 0)
 	}
-	if !preempt.Worth(max(grace, r.evictEnd), st.At, canWait) {
+	if !preempt.Worth(max(grace, r.asFastBy(st)), st.At, canWait) {
 		// It has the right to these GPUs and waits only because that is
 		// as fast: reserve them, or a lower tier would backfill into them
 		// and be preempted when they are due.
@@ -1052,12 +1055,28 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 	return true
 }
 
+// asFastBy is the moment until which j's start by waiting, st, counts as
+// fast as any preemption on account of the evictions under way: the end
+// of the last of them when st takes GPUs of jobs being evicted, else
+// none (0). Step keeps no state, so a preemptor of an earlier Step is
+// pending again while its victims checkpoint; waiting for their GPUs is
+// then as fast, and preempting again would stop more jobs for nothing.
+// Evictions elsewhere (a job checkpointing on a down node, say) do not
+// make a start on other GPUs any faster.
+func (r *run) asFastBy(st backfill.Start) time.Duration {
+	if evicting, _ := r.holdsBack(st.Placement); evicting {
+		return r.evictEnd
+	}
+	return 0
+}
+
 // asFastMsg is why a job that may preempt waits for GPUs being freed
 // instead.
 const asFastMsg = "could preempt, but GPUs being freed start it as soon"
 
-// asFastAnyway decides for j, which can start by waiting at st, no later
-// than the evictions under way end (evictEnd), without a victim search
+// asFastAnyway decides for j, which can start by waiting at st, on GPUs
+// of jobs being evicted, no later than the evictions under way end
+// (evictEnd), without a victim search
 // when it can: no preemption would start j sooner, so with victims j
 // would claim st (as fast as preempting), and without, awaitEvictions
 // would decide. When the two come to the same, sure is true and done is
