@@ -150,6 +150,29 @@ func TestSpreadAvoidsRunningReplicas(t *testing.T) {
 	require.Equal(t, "n01", d.Placements[0].Allocation[0].Node)
 }
 
+// A replica that the Step evicts at its time limit is leaving: its node
+// does not count as a place of the group. web-0 on n00 is past its
+// limit; web-1 runs on n01, which has more room. web-2 goes to n00, the
+// node the group is leaving, not next to web-1. (It used to count web-0,
+// find both nodes taken, and double up on the emptier n01.)
+func TestSpreadIgnoresReplicasEvictedInTheStep(t *testing.T) {
+	run := func(id, node string, limit time.Duration) Job {
+		return Job{ID: id, Members: 1, GPUsPerMember: 4, Placement: Spread, Group: "web", State: Running, Tier: 1,
+			Started: spreadNow.Add(-time.Hour), TimeLimit: limit, Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1, 2, 3}}}}
+	}
+	snap := &Snapshot{Now: spreadNow, Cluster: topology.Cluster{Nodes: []topology.Node{{Name: "n00", GPUs: 8}, {Name: "n01", GPUs: 16}}},
+		Jobs: []Job{
+			run("web-0", "n00", time.Hour), run("web-1", "n01", 0),
+			{ID: "web-2", Members: 1, GPUsPerMember: 4, Placement: Spread, Group: "web", Tier: 1, Submitted: spreadNow},
+		}}
+	d, err := New(Config{}).Step(snap)
+	require.NoError(t, err)
+	require.Equal(t, []Eviction{{Job: "web-0", Reason: EvictTimeLimit}}, d.Evictions)
+	require.Len(t, d.Placements, 1)
+	require.Equal(t, "web-2", d.Placements[0].Job)
+	require.Equal(t, "n00", d.Placements[0].Allocation[0].Node)
+}
+
 // A replica of a group that must sit in one rack goes to a rack where no
 // replica runs when one has room, even when the best-fit rack's room is
 // next to a replica.

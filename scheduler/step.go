@@ -310,11 +310,6 @@ func newRun(cfg *Config, snap *Snapshot, c checked) (*run, error) {
 		if j.State == Running {
 			r.inUse[j.Team] += j.GPUs() // evicting jobs are leaving
 		}
-		if j.Group != "" && j.State == Running {
-			for _, hd := range h.holds {
-				r.addGroup(j.Group, hd.Node, hd.GPUs.Len()/j.GPUsPerMember)
-			}
-		}
 	}
 	// Hold running allocations with one TakeSet per node.
 	for n, s := range c.held {
@@ -409,8 +404,9 @@ func (r *run) graceAtLimit(j *Job) time.Duration {
 	return j.CheckpointGrace
 }
 
-// evict evicts running jobs on down nodes and past their time limit, and
-// tells the profile when every held GPU frees up.
+// evict evicts running jobs on down nodes and past their time limit,
+// tells the profile when every held GPU frees up, and counts the places
+// of the service groups' running jobs that stay.
 func (r *run) evict() {
 	for _, h := range r.held {
 		j := h.Job
@@ -451,6 +447,10 @@ func (r *run) evict() {
 			r.prof.AddRelease(hd.Node, hd.GPUs, end)
 			if leaving {
 				r.addEvicting(hd.Node, hd.GPUs, end)
+			} else if j.Group != "" {
+				// A replica that stays keeps its place in the group; one
+				// evicted now is leaving, as evicting ones are.
+				r.addGroup(j.Group, hd.Node, hd.GPUs.Len()/j.GPUsPerMember)
 			}
 		}
 	}

@@ -139,7 +139,8 @@ type Job struct {
 	Placement PlacementMode
 	// Group names the replicas of one service, for spread placement: a
 	// Spread job avoids the places of the group's running jobs (evicting
-	// ones are leaving) and of those placed earlier in the same Step,
+	// ones, and those the same Step evicts on a down node or at their
+	// time limit, are leaving) and of those placed earlier in the Step,
 	// whatever their own Placement. A Pack job of a group is placed as
 	// any Pack job.
 	Group string
