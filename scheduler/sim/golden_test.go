@@ -170,6 +170,24 @@ func TestGoldenNodeFailure(t *testing.T) {
 	require.ElementsMatch(t, []time.Duration{10 * s, 17 * s}, finishes)
 }
 
+// Of two changes to one node at one instant, the later in the list
+// stays: down then ready leaves the node up and its job running; ready
+// then down takes it down.
+func TestNodeEventsAtOneInstantLaterWins(t *testing.T) {
+	jobs := []sim.Job{job("A", 0, 1, 10, 10)}
+	down := sim.NodeEvent{At: 4 * s, Node: "n0", State: topology.Down}
+	up := sim.NodeEvent{At: 4 * s, Node: "n0", State: topology.Ready}
+	res, err := sim.Run(sim.Uniform(1, 1), jobs, fcfs(scheduler.EASY), sim.Options{NodeEvents: []sim.NodeEvent{down, up}})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.Summary.NodeDown)
+	require.Equal(t, 10*s, res.Jobs[0].Finish)
+
+	res, err = sim.Run(sim.Uniform(1, 1), jobs, fcfs(scheduler.EASY), sim.Options{NodeEvents: []sim.NodeEvent{up, down}})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Summary.NodeDown)
+	require.Equal(t, sim.Unfinished, res.Jobs[0].Outcome) // requeued, and the only node stays down
+}
+
 func TestGoldenPreemption(t *testing.T) {
 	// 2 one-GPU nodes. V (tier 3, 2 GPUs, run 10, limit 20, grace 1 s)
 	// starts at 0. P (tier 0, 2 GPUs, 3 s) arrives at 2 and preempts V,
@@ -186,7 +204,7 @@ func TestGoldenPreemption(t *testing.T) {
 	}
 	checkSchedule(t, res, map[string]want{"V": {0, 16}, "P": {3, 6}})
 	require.Equal(t, 1, res.Jobs[0].Preemptions)
-	require.Equal(t, 2, res.Jobs[0].Attempts)
+	require.Equal(t, sim.Unfinished, res.Jobs[0].Outcome) // requeued, and the only node stays down
 	require.Equal(t, 6*s, res.Jobs[0].Wait)
 }
 

@@ -61,7 +61,9 @@ type Options struct {
 	// Start is the absolute time of offset 0; the zero value means
 	// 2000-01-01T00:00:00Z.
 	Start time.Time
-	// NodeEvents are node failures, drains and repairs, in any order.
+	// NodeEvents are node failures, drains and repairs, in any order of
+	// time; of two changes to one node at one instant, the later in the
+	// list is the one that stays.
 	NodeEvents []NodeEvent
 	// CheckpointInterval, when positive, is how often training jobs
 	// checkpoint: an evicted and requeued training job keeps its work up
