@@ -213,3 +213,32 @@ func TestSpreadReplicaTakesFreeNodeBeforeDoublingUp(t *testing.T) {
 	require.Len(t, a, 2, "%v", a)
 	require.Equal(t, "n02", a[1].Node, "%v", a)
 }
+
+// TestSpreadLevelReplicaTakesFreeDomainBeforeDoublingUp is
+// TestSpreadReplicaTakesFreeNodeBeforeDoublingUp over racks: web-0 and
+// web-1 run in racks r1 and r2, whose other nodes are empty; web-2 has
+// two members and only rack r3, with room for one, holds no replica. One
+// member goes to r3, though the empty nodes of r1 and r2 score better:
+// a rack holding a replica is occupied whichever of its nodes a member
+// takes.
+func TestSpreadLevelReplicaTakesFreeDomainBeforeDoublingUp(t *testing.T) {
+	node := func(name, rack string, gpus int) topology.Node {
+		return topology.Node{Name: name, GPUs: gpus, Domains: map[string]string{"rack": rack}}
+	}
+	c := topology.Cluster{Levels: []string{"rack"}, Nodes: []topology.Node{
+		node("a1", "r1", 2), node("a2", "r1", 2), node("b1", "r2", 2), node("b2", "r2", 2), node("c1", "r3", 1)}}
+	replica := func(id, node string) Job {
+		return Job{ID: id, Kind: Inference, Members: 1, GPUsPerMember: 1, Placement: Spread, SpreadLevel: "rack", Group: "web",
+			State: Running, Started: spreadNow.Add(-time.Hour), Allocation: topology.Allocation{{Node: node, GPUs: []int{0}}}}
+	}
+	snap := &Snapshot{Now: spreadNow, Cluster: c, Jobs: []Job{replica("web-0", "a1"), replica("web-1", "b1"),
+		{ID: "web-2", Kind: Inference, Members: 2, GPUsPerMember: 1, Placement: Spread, SpreadLevel: "rack", Group: "web", Submitted: spreadNow}}}
+	d, err := New(Config{}).Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Placements, 1)
+	nodes := []string{}
+	for _, ng := range d.Placements[0].Allocation {
+		nodes = append(nodes, ng.Node)
+	}
+	require.Contains(t, nodes, "c1")
+}
