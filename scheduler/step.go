@@ -929,9 +929,8 @@ func (r *run) changes() int {
 // that bound can be (the largest grace of the candidates j may preempt,
 // or evictEnd): past it, any victims found are worth evicting. A start
 // on evicting GPUs by the end of their evictions is as fast as any
-// preemption, whatever the victims; then,
-// when the victims would not change what j is given, no victim search is
-// made. Whether waiting is
+// preemption, whatever the victims; then, when the victims would not
+// change what j is given, no victim search is made. Whether waiting is
 // as fast is judged for each job on its own shape, members and run, on
 // the Step as it is at its turn: carried over from an earlier job of the
 // shape, it left a job unpreempted when the one before it had taken the
@@ -1032,8 +1031,8 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 	// Preempt only when waiting would be worse: the start without
 	// preemption, judged by time limits and the evictions already under
 	// way, is later than the victims' grace (or, on GPUs being evicted,
-	// than the end of their evictions). (A start sought only up to max(most, evictEnd) and
-	// not found is later than that.)
+	// than the end of their evictions). (A start sought only up to
+	// max(most, evictEnd) and not found is later than that.)
 	if !sought {
 		st, canWait = r.prof.Earliest(req, d, sc, 0)
 	}
@@ -1093,11 +1092,11 @@ const asFastMsg = "could preempt, but GPUs being freed start it as soon"
 
 // asFastAnyway decides for j, which can start by waiting at st, on GPUs
 // of jobs being evicted, no later than their evictions end (asFastBy),
-// without a victim search
-// when it can: no preemption would start j sooner, so with victims j
-// would claim st (as fast as preempting), and without, awaitEvictions
-// would decide. When the two come to the same, sure is true and done is
-// what preempt reports; else the victims must be searched for.
+// without a victim search when it can: no preemption would start j
+// sooner, so with victims j would claim st (as fast as preempting), and
+// without, awaitEvictions would decide. When the two come to the same,
+// sure is true and done is what preempt reports; else the victims must
+// be searched for.
 func (r *run) asFastAnyway(j *Job, st backfill.Start, d time.Duration, mayReserve bool) (done, sure bool) {
 	if !r.claimable(st) {
 		return false, true // neither claims st; awaitEvictions finds no earlier start
