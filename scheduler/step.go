@@ -1060,13 +1060,13 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 
 // asFastBy is the moment until which j's start by waiting, st, counts as
 // fast as any preemption on account of the evictions under way: the
-// latest end of those whose GPUs st takes, else none (0). Step keeps no state, so a preemptor of an earlier Step is
-// pending again while its victims checkpoint; waiting for their GPUs is
-// then as fast, and preempting again would stop more jobs for nothing.
-// Evictions elsewhere (a job checkpointing on a down node, say) do not
-// make a start on other GPUs any faster.
-// A start that also waits for GPUs freed later (at a time limit, say) is
-// held back by those, not by the evictions.
+// latest end of those whose GPUs st takes, else none (0). Step keeps no
+// state, so a preemptor of an earlier Step is pending again while its
+// victims checkpoint; waiting for their GPUs is then as fast, and
+// preempting again would stop more jobs for nothing. Evictions elsewhere
+// (a job checkpointing on a down node, say) do not make a start on other
+// GPUs any faster, and a start that also waits for GPUs freed later (at
+// a time limit, say) is held back by those, not by the evictions.
 func (r *run) asFastBy(st backfill.Start) time.Duration {
 	by := time.Duration(0)
 	for _, sl := range st.Placement.Slots {
