@@ -23,7 +23,11 @@ type Usage struct {
 	// (other than this Step's preemption victims, whose GPUs go to their
 	// preemptors) that no reservation has taken: those are idle once
 	// their grace ends, and a job waiting for them must not be refused
-	// borrowing while they checkpoint.
+	// borrowing while they checkpoint. GPUs held by running jobs are not
+	// idle, even those of a job backfilled into GPUs reserved for a
+	// later start, which it leaves before then: while it runs, a
+	// borrowing job that holds that reservation may be refused, and
+	// may have to preempt again once it is admitted.
 	IdleGPUs int
 }
 

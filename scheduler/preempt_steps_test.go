@@ -114,6 +114,17 @@ func preemptionOverSteps(t *testing.T, draw func(t *rapid.T) (*scheduler.Snapsho
 					}
 					return claimed[pid].overlaps(a) && (!known || from.Before(w[1]) && runEnd(from, j).After(w[0]))
 				}
+				// A borrowing preemptor may also be refused by its quota
+				// while it waits: the idle GPUs its borrowing is judged
+				// against are those idle now, and a job backfilled into
+				// its claim, which ends before its start, holds some of
+				// them (see Usage.IdleGPUs). Another job may then take
+				// the GPUs it was promised.
+				for _, w := range d.Pending {
+					if _, ok := waiting[w.Job]; ok && w.Reason == scheduler.ReasonQuota {
+						ahead[w.Job] = true
+					}
+				}
 				for pid := range waiting {
 					for _, pl := range d.Placements {
 						if overtakes(pl.Job, pid, pl.Allocation, s.Now) {
