@@ -61,30 +61,3 @@ func TestPreemptionIgnoresUnrelatedEvictions(t *testing.T) {
 		}
 	})
 }
-
-// A start that takes GPUs being evicted and GPUs a running job holds
-// until its limit counts as fast as preempting only until the evictions
-// of the GPUs it takes end. Here P could wait 30 minutes for a (E1 is
-// gone in a minute, V reaches its limit at 30), or stop W (no grace) and
-// start on c now. It must preempt: E2, checkpointing for an hour on b,
-// which P does not take, must not make the 30 minutes count as fast.
-func TestPreemptionMixedStartOnEvictingGPUs(t *testing.T) {
-	now := gen.Now
-	on := func(node string, gpus ...int) topology.Allocation {
-		return topology.Allocation{{Node: node, GPUs: gpus}}
-	}
-	cluster := topology.Cluster{Nodes: []topology.Node{{Name: "a", GPUs: 2}, {Name: "b", GPUs: 2}, {Name: "c", GPUs: 2}}}
-	snap := &scheduler.Snapshot{Now: now, Cluster: cluster, Jobs: []scheduler.Job{
-		{ID: "E1", Tier: 3, Members: 1, GPUsPerMember: 1, State: scheduler.Evicting, EvictedAt: now, CheckpointGrace: time.Minute, Allocation: on("a", 0)},
-		{ID: "E2", Tier: 3, Members: 1, GPUsPerMember: 2, State: scheduler.Evicting, EvictedAt: now, CheckpointGrace: time.Hour, Allocation: on("b", 0, 1)},
-		{ID: "P", Tier: 0, Members: 1, GPUsPerMember: 2, Submitted: now},
-		{ID: "V", Tier: 0, Members: 1, GPUsPerMember: 1, State: scheduler.Running, Started: now.Add(-time.Hour), TimeLimit: 90 * time.Minute, Allocation: on("a", 1)},
-		{ID: "W", Tier: 3, Members: 1, GPUsPerMember: 2, State: scheduler.Running, Started: now.Add(-time.Hour), Allocation: on("c", 0, 1)},
-	}}
-	for _, mode := range []scheduler.BackfillMode{scheduler.EASY, scheduler.Conservative} {
-		d, err := scheduler.New(scheduler.Config{Backfill: mode}).Step(snap)
-		require.NoError(t, err)
-		require.Equal(t, []scheduler.Eviction{{Job: "W", Reason: scheduler.EvictPreempted, By: "P", Requeue: true}}, d.Evictions, mode)
-		require.Equal(t, []scheduler.Reservation{{Job: "P", Start: now, Allocation: on("c", 0, 1)}}, d.Reservations, mode)
-	}
-}

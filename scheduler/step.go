@@ -179,9 +179,6 @@ type run struct {
 	// the window in which awaitEvictions reserves for waiting preemptors.
 	evicting    map[topology.NodeID]topology.GPUSet
 	evictingEnd time.Duration
-	// evictingParts holds, by node, the GPUs of evicting with the offset
-	// at which each part of them is gone, for asFastBy.
-	evictingParts map[topology.NodeID][]evictingPart
 	// promised holds the GPUs of evicting that a reservation has taken.
 	promised map[topology.NodeID]topology.GPUSet
 	// pending jobs' places in ID order, and their waits in that order.
@@ -924,17 +921,16 @@ func (r *run) changes() int {
 // Preempting pays only when waiting is slower: when j can start by
 // waiting no later than grace, the largest checkpoint grace of its
 // victims, it waits (see [preempt.Worth]); a start on GPUs of jobs being
-// evicted counts as fast until those evictions end too (see asFastBy).
-// So j's start by waiting is sought first, and only up to the latest
-// that bound can be (the largest grace of the candidates j may preempt,
-// or evictEnd): past it, any victims found are worth evicting. A start
-// on evicting GPUs by the end of their evictions is as fast as any
-// preemption, whatever the victims; then, when the victims would not
-// change what j is given, no victim search is made. Whether waiting is
-// as fast is judged for each job on its own shape, members and run, on
-// the Step as it is at its turn: carried over from an earlier job of the
-// shape, it left a job unpreempted when the one before it had taken the
-// GPUs it would have waited for.
+// evicted counts as fast until evictEnd too (see asFastBy). So j's start
+// by waiting is sought first, and only up to the latest that bound can
+// be (the largest grace of the candidates j may preempt, or evictEnd):
+// past it, any victims found are worth evicting. A start on evicting GPUs
+// by evictEnd is as fast as any preemption, whatever the victims; then,
+// when the victims would not change what j is given, no victim search is
+// made. Whether waiting is as fast is judged for each job on its own
+// shape, members and run, on the Step as it is at its turn: carried over
+// from an earlier job of the shape, it left a job unpreempted when the
+// one before it had taken the GPUs it would have waited for.
 func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve bool, pk preemptKey) bool {
 	// The reservation made below runs from grace for d; GPUs reserved
 	// for others within that window are not the victims' to give.
@@ -1031,8 +1027,8 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 	// Preempt only when waiting would be worse: the start without
 	// preemption, judged by time limits and the evictions already under
 	// way, is later than the victims' grace (or, on GPUs being evicted,
-	// than the end of their evictions). (A start sought only up to
-	// max(most, evictEnd) and not found is later than that.)
+	// than evictEnd). (A start sought only up to max(most, evictEnd) and
+	// not found is later than that.)
 	if !sought {
 		st, canWait = r.prof.Earliest(req, d, sc, 0)
 	}
@@ -1059,31 +1055,22 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 }
 
 // asFastBy is the moment until which j's start by waiting, st, counts as
-// fast as any preemption on account of the evictions under way: the
-// latest end of those whose GPUs st takes, else none (0). Step keeps no
-// state, so a preemptor of an earlier Step is pending again while its
-// victims checkpoint; waiting for their GPUs is then as fast, and
-// preempting again would stop more jobs for nothing. Evictions elsewhere
-// (a job checkpointing on a down node, say) do not make a start on other
-// GPUs any faster, and a start that also waits for GPUs freed later (at
-// a time limit, say) is held back by those, not by the evictions.
+// fast as any preemption on account of the evictions under way: the end
+// of the last of them when st takes GPUs of jobs being evicted, else
+// none (0). Step keeps no state, so a preemptor of an earlier Step is
+// pending again while its victims checkpoint; waiting for their GPUs is
+// then as fast, and preempting again would stop more jobs for nothing.
+// Evictions elsewhere (a job checkpointing on a down node, say) do not
+// make a start on other GPUs any faster. A start on evicting GPUs waits
+// for the last eviction anywhere, not only for those whose GPUs it
+// takes: Step cannot tell its own victims from others, and the narrower
+// rule let a preemptor stop the same victim twice (see
+// TestPreemptionOverSteps).
 func (r *run) asFastBy(st backfill.Start) time.Duration {
-	by := time.Duration(0)
-	for _, sl := range st.Placement.Slots {
-		for _, g := range r.evictingParts[sl.Node] {
-			if sl.GPUs&g.gpus != 0 {
-				by = max(by, g.end)
-			}
-		}
+	if evicting, _ := r.holdsBack(st.Placement); evicting {
+		return r.evictEnd
 	}
-	return by
-}
-
-// evictingPart is GPUs of one node that a job being evicted holds, and
-// the offset at which they are gone.
-type evictingPart struct {
-	gpus topology.GPUSet
-	end  time.Duration
+	return 0
 }
 
 // asFastMsg is why a job that may preempt waits for GPUs being freed
@@ -1091,12 +1078,12 @@ type evictingPart struct {
 const asFastMsg = "could preempt, but GPUs being freed start it as soon"
 
 // asFastAnyway decides for j, which can start by waiting at st, on GPUs
-// of jobs being evicted, no later than their evictions end (asFastBy),
-// without a victim search when it can: no preemption would start j
-// sooner, so with victims j would claim st (as fast as preempting), and
-// without, awaitEvictions would decide. When the two come to the same,
-// sure is true and done is what preempt reports; else the victims must
-// be searched for.
+// of jobs being evicted, no later than the evictions under way end
+// (evictEnd), without a victim search
+// when it can: no preemption would start j sooner, so with victims j
+// would claim st (as fast as preempting), and without, awaitEvictions
+// would decide. When the two come to the same, sure is true and done is
+// what preempt reports; else the victims must be searched for.
 func (r *run) asFastAnyway(j *Job, st backfill.Start, d time.Duration, mayReserve bool) (done, sure bool) {
 	if !r.claimable(st) {
 		return false, true // neither claims st; awaitEvictions finds no earlier start
@@ -1164,10 +1151,6 @@ func (r *run) addEvicting(n topology.NodeID, s topology.GPUSet, end time.Duratio
 	}
 	r.evicting[n] |= s
 	r.evictingEnd = max(r.evictingEnd, end)
-	if r.evictingParts == nil {
-		r.evictingParts = map[topology.NodeID][]evictingPart{}
-	}
-	r.evictingParts[n] = append(r.evictingParts[n], evictingPart{s, end})
 }
 
 // claim reserves st for j, which may preempt but waits for GPUs being
