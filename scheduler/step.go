@@ -1079,11 +1079,11 @@ const asFastMsg = "could preempt, but GPUs being freed start it as soon"
 
 // asFastAnyway decides for j, which can start by waiting at st, on GPUs
 // of jobs being evicted, no later than the evictions under way end
-// (evictEnd), without a victim search
-// when it can: no preemption would start j sooner, so with victims j
-// would claim st (as fast as preempting), and without, awaitEvictions
-// would decide. When the two come to the same, sure is true and done is
-// what preempt reports; else the victims must be searched for.
+// (evictEnd), without a victim search when it can: no preemption would
+// start j sooner, so with victims j would claim st (as fast as
+// preempting), and without, awaitEvictions would decide. When the two
+// come to the same, sure is true and done is what preempt reports; else
+// the victims must be searched for.
 func (r *run) asFastAnyway(j *Job, st backfill.Start, d time.Duration, mayReserve bool) (done, sure bool) {
 	if !r.claimable(st) {
 		return false, true // neither claims st; awaitEvictions finds no earlier start
