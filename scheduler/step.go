@@ -641,21 +641,19 @@ func (r *run) try(j *Job, mayReserve bool) outcome {
 	}
 	d := r.hold(j)
 	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: int32(j.Placement), spread: req.SpreadLevel, blocks: r.blocks(d), resv: len(r.reserve)}
-	if j.Placement == Spread && j.Group != "" {
-		if pl, ok := r.placeApart(j, req, d); ok {
-			r.placed(j, pl)
-			return placed
-		}
-	}
 	if m, known := r.noFit[key]; !known || j.Members < m {
-		pl, out := r.prof.PlaceNow(req, d, r.scorer(j))
+		var pl gang.Placement
+		var out gang.Outcome
+		if j.Placement == Spread && j.Group != "" {
+			pl, out = r.placeApart(j, req, d)
+		} else {
+			pl, out = r.prof.PlaceNow(req, d, r.scorer(j))
+		}
 		if out == gang.Placed {
 			r.placed(j, pl)
 			return placed
 		}
-		if !known || j.Members < m {
-			r.noFit[key] = j.Members
-		}
+		r.noFit[key] = j.Members
 	}
 	if r.preempts(j) {
 		if done := r.preempt(j, req, d, mayReserve); done {
@@ -720,12 +718,13 @@ func (r *run) addGroup(group string, n topology.NodeID, members int) {
 // of them, then on those holding at most one, and so on, so replicas
 // double up as little as capacity allows. Within each try, its members
 // go first to places holding no member of the group (gang.Request
-// Occupied), so the group sits on as many places as capacity allows. It
-// reports false when the job does not fit now at all.
-func (r *run) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placement, bool) {
+// Occupied), so the group sits on as many places as capacity allows. Its
+// last try may use every place, so it fails exactly when a placement
+// without the group in view would, and it reports that try's outcome.
+func (r *run) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placement, gang.Outcome) {
 	nodes := r.groups[j.Group]
 	if len(nodes) == 0 {
-		return gang.Placement{}, false
+		return r.prof.PlaceNow(req, d, r.scorer(j))
 	}
 	lvl := req.SpreadLevel
 	count := func(n topology.NodeID) int { return nodes[n] }
@@ -745,16 +744,14 @@ func (r *run) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placem
 		count = func(n topology.NodeID) int { return doms[r.ix.DomainOf(lvl, n)] }
 	}
 	req.Occupied = func(n topology.NodeID) bool { return count(n) > 0 }
-	for k := 1; k <= most+1; k++ {
+	for k := 1; k <= most; k++ {
 		req.Avoid = func(n topology.NodeID) bool { return count(n) >= k }
-		if k > most {
-			req.Avoid = nil // every place, still off the group's first
-		}
 		if pl, out := r.prof.PlaceNow(req, d, r.scorer(j)); out == gang.Placed {
-			return pl, true
+			return pl, out
 		}
 	}
-	return gang.Placement{}, false
+	req.Avoid = nil // every place, still off the group's first
+	return r.prof.PlaceNow(req, d, r.scorer(j))
 }
 
 // preempts reports whether j's tier may preempt any tier at all.
