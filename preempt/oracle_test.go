@@ -56,30 +56,15 @@ func genDenseWorld(t *rapid.T) *world {
 			Borrowed: rapid.IntRange(0, 5).Draw(t, "borrowed") == 0,
 		})
 	}
-	for n := topology.NodeID(0); int(n) < ix.NumNodes(); n++ {
-		byOwner := map[int]topology.GPUSet{}
-		for g := 0; g < ix.GPUs(n); {
-			run := rapid.IntRange(1, min(2, ix.GPUs(n)-g)).Draw(t, "run")
-			// Mostly candidates; now and then free (-2) or another job's (-1).
-			o := rapid.IntRange(-2, 2*k-1).Draw(t, "owner")
-			if o >= k {
-				o -= k
-			}
-			if o >= -1 {
-				byOwner[o] |= topology.FirstN(g+run) &^ topology.FirstN(g)
-			}
-			g += run
+	// Runs of one or two GPUs: mostly candidates', now and then free (-2)
+	// or another job's (-1).
+	w.cutIntoHolds(t, ix, 2, func() int {
+		o := rapid.IntRange(-2, 2*k-1).Draw(t, "owner")
+		if o >= k {
+			o -= k
 		}
-		for o := -1; o < k; o++ {
-			if set := byOwner[o]; set != 0 {
-				if o < 0 {
-					w.other = append(w.other, Hold{n, set})
-				} else {
-					w.cands[o].Holds = append(w.cands[o].Holds, Hold{n, set})
-				}
-			}
-		}
-	}
+		return o
+	})
 	w.r = gang.NewRequest(rapid.IntRange(1, 4).Draw(t, "members"), rapid.SampledFrom([]int{1, 2, 2, 3, 4}).Draw(t, "per"))
 	if typ := rapid.SampledFrom(append([]string{""}, types...)).Draw(t, "want"); typ != "" {
 		w.r.Class, _ = ix.Class(typ)

@@ -25,6 +25,35 @@ type world struct {
 	m     Matrix
 }
 
+// cutIntoHolds cuts each node of ix into runs of GPUs, of at most maxRun
+// GPUs each (0: any length), and gives each run to owner(): candidate
+// k >= 0, another job (-1, into w.other), or nobody (-2).
+func (w *world) cutIntoHolds(t *rapid.T, ix *topology.Index, maxRun int, owner func() int) {
+	for n := topology.NodeID(0); int(n) < ix.NumNodes(); n++ {
+		byOwner := map[int]topology.GPUSet{}
+		for g := 0; g < ix.GPUs(n); {
+			hi := ix.GPUs(n) - g
+			if maxRun > 0 {
+				hi = min(hi, maxRun)
+			}
+			run := rapid.IntRange(1, hi).Draw(t, "run")
+			if o := owner(); o >= -1 {
+				byOwner[o] |= topology.FirstN(g+run) &^ topology.FirstN(g)
+			}
+			g += run
+		}
+		for o := -1; o < len(w.cands); o++ {
+			if set := byOwner[o]; set != 0 {
+				if o < 0 {
+					w.other = append(w.other, Hold{n, set})
+				} else {
+					w.cands[o].Holds = append(w.cands[o].Holds, Hold{n, set})
+				}
+			}
+		}
+	}
+}
+
 func genWorld(t *rapid.T) *world {
 	w := &world{c: &topology.Cluster{}}
 	nl := rapid.IntRange(0, 2).Draw(t, "levels")
@@ -67,27 +96,9 @@ func genWorld(t *rapid.T) *world {
 			Borrowed: rapid.IntRange(0, 4).Draw(t, "borrowed") == 0,
 		})
 	}
-	// Each node is cut into up to four runs of GPUs; each run is free,
-	// held by a candidate, or held by some other job.
-	for n := topology.NodeID(0); int(n) < ix.NumNodes(); n++ {
-		byOwner := map[int]topology.GPUSet{}
-		for g := 0; g < ix.GPUs(n); {
-			run := rapid.IntRange(1, ix.GPUs(n)-g).Draw(t, "run")
-			if o := rapid.IntRange(-2, k-1).Draw(t, "owner"); o >= -1 {
-				byOwner[o] |= topology.FirstN(g+run) &^ topology.FirstN(g)
-			}
-			g += run
-		}
-		for o := -1; o < k; o++ {
-			if set := byOwner[o]; set != 0 {
-				if o < 0 {
-					w.other = append(w.other, Hold{n, set})
-				} else {
-					w.cands[o].Holds = append(w.cands[o].Holds, Hold{n, set})
-				}
-			}
-		}
-	}
+	// Each node is cut into runs of GPUs; each run is free, held by a
+	// candidate, or held by some other job.
+	w.cutIntoHolds(t, ix, 0, func() int { return rapid.IntRange(-2, k-1).Draw(t, "owner") })
 
 	w.r = gang.NewRequest(rapid.IntRange(1, min(6, nn)).Draw(t, "members"), rapid.SampledFrom([]int{1, 2, 3, 4, 8}).Draw(t, "per"))
 	if typ := rapid.SampledFrom(append([]string{""}, types...)).Draw(t, "want"); typ != "" {
