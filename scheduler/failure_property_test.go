@@ -101,39 +101,6 @@ func checkFailureEvictions(w *world) error {
 	return nil
 }
 
-// release is when the GPUs of held job j are free, as the Step was told:
-// after the grace of its eviction by this decision; for an evicting job
-// at evictedAt + checkpointGrace, or now when that has passed or there is
-// no eviction time; for a running job at its limit (from now when it has
-// no start) plus, when limits are enforced, the grace of the eviction at
-// the limit; never without a limit or past an ignored one.
-func (w *world) release(j *scheduler.Job) time.Time {
-	now := w.s.Now
-	if e, ok := w.evict[j.ID]; ok {
-		return now.Add(e.Grace)
-	}
-	if j.State == scheduler.Evicting {
-		if j.EvictedAt.IsZero() {
-			return now
-		}
-		return maxTime(now, j.EvictedAt.Add(j.CheckpointGrace))
-	}
-	if j.TimeLimit <= 0 {
-		return forever
-	}
-	at := j.Started.Add(j.TimeLimit)
-	if j.Started.IsZero() {
-		at = now.Add(j.TimeLimit)
-	}
-	if !at.After(now) {
-		return forever // past a limit that is ignored
-	}
-	if w.cfg.IgnoreTimeLimits {
-		return at
-	}
-	return at.Add(j.CheckpointGrace)
-}
-
 // checkFailureUsable: placements and reservations use only healthy GPUs
 // of ready nodes; a placement no GPU that a running or evicting job
 // holds; a reservation a held GPU only from its release on.
@@ -162,7 +129,7 @@ func checkFailureUsable(w *world) error {
 				if what == "placement" {
 					return fmt.Errorf("placement %s on GPU %s/%d held by %s job %s", job, n.Name, g, h.State, h.ID)
 				}
-				if rel := w.release(h); from.Before(rel) {
+				if rel := w.heldEnd(h); from.Before(rel) {
 					return fmt.Errorf("reservation %s at %s on GPU %s/%d that %s job %s releases at %s",
 						job, from.Format(time.RFC3339Nano), n.Name, g, h.State, h.ID, rel.Format(time.RFC3339Nano))
 				}

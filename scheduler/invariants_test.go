@@ -78,7 +78,8 @@ func (w *world) holdEnd(start time.Time, j *scheduler.Job) time.Time {
 // heldEnd is when a running or evicting job's GPUs are free again,
 // replaying the decision: evictions end after their grace, evicting jobs
 // at evictedAt+grace (now if that passed or is unknown), running jobs at
-// holdEnd or never.
+// holdEnd from their start (from now when they have none), and never
+// past a limit that is ignored.
 func (w *world) heldEnd(j *scheduler.Job) time.Time {
 	now := w.s.Now
 	if e, ok := w.evict[j.ID]; ok {
@@ -90,7 +91,14 @@ func (w *world) heldEnd(j *scheduler.Job) time.Time {
 		}
 		return maxTime(now, j.EvictedAt.Add(j.CheckpointGrace))
 	}
-	return w.holdEnd(j.Started, j)
+	start := j.Started
+	if start.IsZero() {
+		start = now
+	}
+	if at := limitEnd(start, j.TimeLimit); !at.After(now) {
+		return forever // past a limit that is ignored
+	}
+	return w.holdEnd(start, j)
 }
 
 func maxTime(a, b time.Time) time.Time {
