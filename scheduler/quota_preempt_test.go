@@ -324,3 +324,40 @@ func TestSpareVictimsOfCustomSelectorStay(t *testing.T) {
 	require.Len(t, d.Reservations, 1)
 	require.Equal(t, "P", d.Reservations[0].Job)
 }
+
+// A team runs on borrowed GPUs only when the GPUs it holds exceed its
+// nominal quota, not when a reservation of its own promises it more
+// later: team a holds its nominal 8 GPUs and has a job reserved for an
+// hour from now on another GPU type, so a preemptor takes the lower
+// tier b3, as it does without that reservation, not a's tier-2 job.
+func TestReservationIsNotBorrowing(t *testing.T) {
+	cl := topology.Cluster{Nodes: []topology.Node{
+		{Name: "n00", GPUs: 8, GPUType: "H"}, {Name: "n01", GPUs: 8, GPUType: "H"},
+		{Name: "n02", GPUs: 8, GPUType: "X"}, {Name: "n03", GPUs: 8, GPUType: "Y"}}}
+	step := func(reserved bool) *Decision {
+		jobs := []Job{runningWhole("a2", "a", 2, "n00", time.Hour), runningWhole("b3", "b", 3, "n01", time.Hour),
+			{ID: "z0", Team: "z", Tier: 0, Members: 1, GPUsPerMember: 8, State: Running, Started: quotaNow.Add(-time.Hour),
+				TimeLimit: 2 * time.Hour, Allocation: topology.Allocation{{Node: "n02", GPUs: eight}}},
+			{ID: "p0", Team: "c", Tier: 0, Members: 1, GPUsPerMember: 8, GPUType: "H", Submitted: quotaNow}}
+		if reserved {
+			// Ahead of p0 (older), blocked behind z0's tier 0 on the only
+			// node of its type, admitted on n03's idle GPUs.
+			jobs = append(jobs, Job{ID: "ap", Team: "a", Tier: 0, Members: 1, GPUsPerMember: 8, GPUType: "X",
+				Submitted: quotaNow.Add(-time.Hour)})
+		}
+		snap := &Snapshot{Now: quotaNow, Cluster: cl, Jobs: jobs,
+			Teams: []Team{{Name: "a", Share: 1, Quota: &Quota{GPUs: 8, BorrowLimit: 8}}, {Name: "b", Share: 1},
+				{Name: "c", Share: 1}, {Name: "z", Share: 1}}}
+		d, err := New(Config{}).Step(snap)
+		require.NoError(t, err)
+		return d
+	}
+	d := step(false)
+	require.Len(t, d.Evictions, 1)
+	require.Equal(t, "b3", d.Evictions[0].Job)
+	d = step(true)
+	require.Len(t, d.Reservations, 2)
+	require.Equal(t, "ap", d.Reservations[0].Job, "a's job is reserved first")
+	require.Len(t, d.Evictions, 1)
+	require.Equal(t, "b3", d.Evictions[0].Job, "a holds no more than its nominal quota")
+}

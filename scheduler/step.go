@@ -122,9 +122,11 @@ type run struct {
 	// memo of shapes known not to fit now, by shape and blocking class.
 	noFit map[shapeKey]int
 	// quotas by team, and GPUs each team holds or was promised: running
-	// jobs not being evicted, this Step's placements and reservations.
-	quotas map[string]*Quota
-	inUse  map[string]int
+	// jobs not being evicted, this Step's placements and reservations;
+	// reserved is the part of inUse that this Step's reservations promise.
+	quotas   map[string]*Quota
+	inUse    map[string]int
+	reserved map[string]int
 	// most members of a shape that fit the empty cluster.
 	most map[shapeKey]int
 	// memo of shapes known not to fit now even ignoring reservations.
@@ -825,13 +827,15 @@ func (r *run) candidates() {
 
 // borrowing reports whether team holds more GPUs than its nominal quota
 // (a zero quota limits nothing): its jobs then run on borrowed GPUs, the
-// first reclaimed by preemption.
+// first reclaimed by preemption. GPUs reserved for the team's jobs in
+// this Step count against its quota but are not held: a promise of more
+// later does not put the jobs it runs now on borrowed GPUs.
 func (r *run) borrowing(team string) bool {
 	if len(r.quotas) == 0 {
 		return false // the common case, asked once per candidate per search
 	}
 	q := r.quotas[team]
-	return q != nil && fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}.Borrowed(r.inUse[team]) > 0
+	return q != nil && fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}.Borrowed(r.inUse[team]-r.reserved[team]) > 0
 }
 
 // limitAt is when running job j reaches its time limit: started plus
@@ -1306,6 +1310,12 @@ func (r *run) blocks(d time.Duration) int {
 // cannot use up the quota the reserved job will need when it starts.
 func (r *run) addReservation(j *Job, rs resvInfo, pl gang.Placement) {
 	r.inUse[j.Team] += j.GPUs()
+	if len(r.quotas) > 0 {
+		if r.reserved == nil {
+			r.reserved = map[string]int{}
+		}
+		r.reserved[j.Team] += j.GPUs()
+	}
 	k := int32(len(r.reserve))
 	r.reserve = append(r.reserve, rs)
 	r.starts = insertSorted(r.starts, rs.start)
