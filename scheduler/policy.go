@@ -35,8 +35,11 @@ type Usage struct {
 // any placement is tried: quotas, budgets, maintenance windows. A job it
 // refuses waits with reason quota and the message it returns, and blocks
 // no other job. Admit must be a pure function of its arguments and must
-// not modify them; it is called once per pending job per Step, so it
-// should cost O(1). The default is [QuotaAdmitter].
+// not modify them; it is called at most once per pending job per Step,
+// so it should cost O(1). It is not asked about a job that asks for a
+// GPU type the cluster lacks or that can never fit the cluster: that job
+// waits with reason gpu-type or unsatisfiable whatever Admit would say.
+// The default is [QuotaAdmitter].
 type Admitter interface {
 	// Admit reports whether j may start now; when it may not, why says
 	// so for the job's wait message.

@@ -361,3 +361,28 @@ func TestReservationIsNotBorrowing(t *testing.T) {
 	require.Len(t, d.Evictions, 1)
 	require.Equal(t, "b3", d.Evictions[0].Job, "a holds no more than its nominal quota")
 }
+
+// The Admitter is asked at most once per pending job, and not about a
+// job of a GPU type the cluster lacks or one that can never fit: those
+// wait with reasons of their own, as its doc says.
+func TestAdmitterAskedOnlyAboutJobsThatCanFit(t *testing.T) {
+	calls := map[string]int{}
+	cfg := Config{Admit: AdmitFunc(func(_ *Snapshot, j *Job, _ Usage) (bool, string) {
+		calls[j.ID]++
+		return j.ID != "refused", "no budget"
+	})}
+	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(2, 8, 1), Jobs: []Job{
+		{ID: "huge", Tier: 1, Members: 3, GPUsPerMember: 8, Submitted: quotaNow},
+		{ID: "odd", Tier: 1, Members: 1, GPUsPerMember: 8, GPUType: "Z", Submitted: quotaNow},
+		{ID: "refused", Tier: 1, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
+		{ID: "runs", Tier: 1, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
+	}}
+	d, err := New(cfg).Step(snap)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"refused": 1, "runs": 1}, calls)
+	reasons := map[string]Reason{}
+	for _, w := range d.Pending {
+		reasons[w.Job] = w.Reason
+	}
+	require.Equal(t, map[string]Reason{"huge": ReasonUnsatisfiable, "odd": ReasonGPUType, "refused": ReasonQuota}, reasons)
+}
