@@ -386,3 +386,46 @@ func TestAdmitterAskedOnlyAboutJobsThatCanFit(t *testing.T) {
 	}
 	require.Equal(t, map[string]Reason{"huge": ReasonUnsatisfiable, "odd": ReasonGPUType, "refused": ReasonQuota}, reasons)
 }
+
+// The Usage an Admitter sees, worked by hand. Free now: the healthy free
+// GPUs of ready nodes (n0: 2–5, GPU 7 being sick and 0, 1, 6 held; n2:
+// 4–7), 8, not those of draining n1 or down n3. Being freed: E1's 4 GPUs
+// on ready n2 and R1's 2, stopped at its time limit, on ready n0 (not E2's
+// on draining n1, nor R2's on down n3), 6. The team holds R3's 2 GPUs (R1
+// and R2 are leaving). Each job placed or reserved then counts: P1 takes
+// one free GPU; P2's reservation takes E1's GPUs and n2's free ones.
+func TestAdmitterUsageByHand(t *testing.T) {
+	cl := topology.Cluster{Nodes: []topology.Node{
+		{Name: "n0", GPUs: 8, Unhealthy: []int{7}}, {Name: "n1", GPUs: 8, State: topology.Draining},
+		{Name: "n2", GPUs: 8}, {Name: "n3", GPUs: 8, State: topology.Down}}}
+	got := map[string]Usage{}
+	cfg := Config{Admit: AdmitFunc(func(_ *Snapshot, j *Job, u Usage) (bool, string) {
+		got[j.ID] = u
+		return true, ""
+	})}
+	held := func(id string, state JobState, node string, gpus ...int) Job {
+		return Job{ID: id, Team: "t", Tier: 3, Members: 1, GPUsPerMember: len(gpus), State: state,
+			Allocation: topology.Allocation{{Node: node, GPUs: gpus}}}
+	}
+	e1 := held("E1", Evicting, "n2", 0, 1, 2, 3)
+	e1.EvictedAt, e1.CheckpointGrace = quotaNow.Add(-time.Minute), 5*time.Minute
+	r1 := held("R1", Running, "n0", 0, 1)
+	r1.Started, r1.TimeLimit, r1.CheckpointGrace = quotaNow.Add(-2*time.Hour), time.Hour, time.Minute
+	snap := &Snapshot{Now: quotaNow, Cluster: cl, Jobs: []Job{e1, held("E2", Evicting, "n1", 0, 1), r1,
+		held("R2", Running, "n3", 0, 1), held("R3", Running, "n0", 6, 7),
+		{ID: "P1", Team: "t", Tier: 1, Members: 1, GPUsPerMember: 1, Submitted: quotaNow},
+		{ID: "P2", Team: "t", Tier: 2, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
+		{ID: "P3", Team: "t", Tier: 3, Members: 1, GPUsPerMember: 1, Submitted: quotaNow},
+	}}
+	d, err := New(cfg).Step(snap)
+	require.NoError(t, err)
+	require.Equal(t, []Placement{{Job: "P1", Allocation: topology.Allocation{{Node: "n0", GPUs: []int{2}}}},
+		{Job: "P3", Allocation: topology.Allocation{{Node: "n0", GPUs: []int{3}}}}}, d.Placements)
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, topology.Allocation{{Node: "n2", GPUs: eight}}, d.Reservations[0].Allocation)
+	require.Equal(t, map[string]Usage{
+		"P1": {TeamGPUs: 2, IdleGPUs: 8 + 6},
+		"P2": {TeamGPUs: 2 + 1, IdleGPUs: 7 + 6},
+		"P3": {TeamGPUs: 2 + 1 + 8, IdleGPUs: 7 + 2},
+	}, got)
+}
