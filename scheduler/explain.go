@@ -57,7 +57,8 @@ type Explanation struct {
 	// Topology, when the job requires a level, says how its best domain
 	// measures up.
 	Topology *DomainFit `json:"topology,omitempty"`
-	// Quota, when its team has one, gives the numbers the quota checks.
+	// Quota, when its team has one, gives the numbers the quota checks;
+	// nil for a zero quota, which limits nothing.
 	Quota *QuotaUse `json:"quota,omitempty"`
 	// Delays lists, for a job waiting behind reservations, the ones it
 	// could delay if it started now, as its message names them: those
@@ -181,7 +182,7 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 	}
 	req, ok := r.request(j)
 	r.funnel(e, j, req, ok)
-	if q := r.quotas[j.Team]; q != nil {
+	if q := r.quotas[j.Team]; q != nil && *q != (Quota{}) { // a zero quota limits nothing
 		// What the team held when the job's turn came: a pending job's
 		// own reservation, and those of jobs after it, do not count.
 		inUse := r.inUse[j.Team]

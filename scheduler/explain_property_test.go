@@ -437,7 +437,7 @@ func (x *explainRef) checkQuota(e *scheduler.Explanation, j *scheduler.Job) erro
 			q = tm.Quota
 		}
 	}
-	if q == nil {
+	if q == nil || *q == (scheduler.Quota{}) { // a zero quota limits nothing
 		if e.Quota != nil {
 			return fmt.Errorf("quota %+v for a team without one", *e.Quota)
 		}

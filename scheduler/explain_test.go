@@ -91,3 +91,24 @@ func TestExplainTopologyWhenNoNodeCanHoldAMember(t *testing.T) {
 		require.Equal(t, 0, e.MembersFitNow, id)
 	}
 }
+
+// A zero quota limits nothing (see QuotaAdmitter), so Explain gives no
+// quota figures for its team's jobs, as for a team without a quota,
+// rather than show the team holding GPUs "of 0 nominal + 0 borrowable".
+func TestExplainZeroQuotaIsNoQuota(t *testing.T) {
+	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(2, 8, 1),
+		Teams: []Team{{Name: "z", Share: 1, Quota: &Quota{}}, {Name: "q", Share: 1, Quota: &Quota{BorrowLimit: 8}}},
+		Jobs: []Job{runningWhole("r", "z", 3, "n00", time.Hour),
+			{ID: "p", Team: "z", Tier: 3, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
+			{ID: "b", Team: "q", Tier: 3, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
+	for _, id := range []string{"r", "p"} {
+		e, err := New(Config{}).Explain(snap, id)
+		require.NoError(t, err)
+		require.Nil(t, e.Quota, id)
+		require.NotContains(t, e.String(), "quota:", id)
+	}
+	// A quota of borrowing alone limits the team: it is shown.
+	e, err := New(Config{}).Explain(snap, "b")
+	require.NoError(t, err)
+	require.Equal(t, &QuotaUse{Team: "q", BorrowLimit: 8}, e.Quota)
+}
