@@ -36,8 +36,12 @@ func (q Quota) Validate() error {
 }
 
 // Limit returns the most GPUs the team may hold: GPUs + BorrowLimit,
-// or math.MaxInt when that sum exceeds the int range.
+// or math.MaxInt when that sum exceeds the int range or q is the zero
+// Quota, which limits nothing.
 func (q Quota) Limit() int {
+	if q.IsZero() {
+		return math.MaxInt
+	}
 	nominal, borrow := max(q.GPUs, 0), max(q.BorrowLimit, 0)
 	if borrow > math.MaxInt-nominal {
 		return math.MaxInt

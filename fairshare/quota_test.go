@@ -74,3 +74,20 @@ func TestQuotaNearIntRange(t *testing.T) {
 	ok, _ = Quota{GPUs: 4, BorrowLimit: math.MaxInt}.Admit(0, 8, 3)
 	require.False(t, ok, "4 borrowed, 3 idle")
 }
+
+// TestQuotaLimitIsWhatAdmitAllows: Limit is the most GPUs a team may
+// hold, so a job that brings the team to Limit (with enough idle GPUs) is
+// admitted and one more GPU is not. The zero Quota admits everything: its
+// limit is math.MaxInt (it was 0, which Admit does not enforce).
+func TestQuotaLimitIsWhatAdmitAllows(t *testing.T) {
+	for _, q := range []Quota{{}, {GPUs: 8}, {BorrowLimit: 4}, {GPUs: 8, BorrowLimit: 4}, {GPUs: -1}} {
+		l := q.Limit()
+		ok, why := q.Admit(0, l, math.MaxInt)
+		require.True(t, ok, "%+v: limit %d: %s", q, l, why)
+		if l < math.MaxInt {
+			ok, _ = q.Admit(0, l+1, math.MaxInt)
+			require.False(t, ok, "%+v: limit %d", q, l)
+		}
+	}
+	require.Equal(t, math.MaxInt, Quota{}.Limit())
+}
