@@ -99,3 +99,21 @@ func TestMultifactorOrderAsCompared(t *testing.T) {
 		require.Equal(t, want, jobs, "round %d", round)
 	}
 }
+
+// A job without a submit time counts as submitted at the earliest time,
+// as its doc says: the full age factor, and first among equals under both
+// built-in orders.
+func TestZeroSubmittedIsOldest(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	s := &Snapshot{Now: now, Cluster: topology.Uniform(1, 8, ""), Jobs: []Job{
+		{ID: "a", Tier: 2, Members: 1, GPUsPerMember: 1, Submitted: now.Add(-time.Hour)},
+		{ID: "b", Tier: 2, Members: 1, GPUsPerMember: 1}}}
+	for _, o := range []Orderer{Multifactor{}, Multifactor{Weights: fairshare.Weights{Explicit: true}}, TierOrder{}} {
+		jobs := []*Job{&s.Jobs[0], &s.Jobs[1]}
+		o.Order(s, jobs)
+		require.Equal(t, "b", jobs[0].ID, "%T %+v", o, o)
+	}
+	e, err := New(Config{}).Explain(s, "b")
+	require.NoError(t, err)
+	require.Equal(t, 1.0, e.Priority.Age)
+}

@@ -116,6 +116,8 @@ type Job struct {
 	Kind Kind
 	// Submitted is when the job was submitted. The default orders count
 	// its age from it and serve earlier submissions first among equals.
+	// Zero (a JSON job without "submitted") counts as the earliest time:
+	// such a job has the full age factor and goes first among equals.
 	Submitted time.Time
 	// Members is the number of members of the gang, 1 to 2^20; each
 	// member sits whole on one node.
