@@ -166,6 +166,9 @@ func (c *Cluster) validate(order []int) ([]string, error) {
 				}
 			}
 			slices.Sort(keys)
+			if len(c.Levels) == 0 {
+				return nil, fmt.Errorf("%s: domains: unknown level %q (the cluster declares no levels)", where(), keys[0])
+			}
 			return nil, fmt.Errorf("%s: domains: unknown level %q (cluster levels are %s)", where(), keys[0], strings.Join(c.Levels, ", "))
 		}
 		var bad uint64

@@ -85,3 +85,25 @@ func TestValidateRefusesTooManyGPUTypes(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ix.Types(), topology.MaxGPUTypes)
 }
+
+// TestValidateUnknownLevelNamesTheLevels: a node that names a level the
+// cluster does not declare is told which levels it does declare, and a
+// flat cluster says it declares none rather than listing nothing.
+func TestValidateUnknownLevelNamesTheLevels(t *testing.T) {
+	for _, tc := range []struct {
+		levels []string
+		want   string
+	}{
+		{nil, `nodes[0] "n0": domains: unknown level "rack" (the cluster declares no levels)`},
+		{[]string{"spine", "leaf"}, `nodes[0] "n0": domains: unknown level "rack" (cluster levels are spine, leaf)`},
+	} {
+		domains := map[string]string{"rack": "r0"}
+		for _, l := range tc.levels {
+			domains[l] = l + "0"
+		}
+		c := &topology.Cluster{Levels: tc.levels, Nodes: []topology.Node{{Name: "n0", GPUs: 8, Domains: domains}}}
+		require.EqualError(t, c.Validate(), tc.want)
+		_, err := topology.NewIndex(c)
+		require.EqualError(t, err, tc.want)
+	}
+}
