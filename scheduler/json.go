@@ -1379,9 +1379,9 @@ func formatDuration(d time.Duration) string {
 // by two spaces and followed by a newline: the keys placements,
 // evictions, reservations and pending, each a list (`[]` when empty) in
 // the order of d. Times are RFC 3339 (a pending job's start is omitted
-// when zero), graces are Go duration strings without zero units ("5m",
-// "1h30m", "0s"; see [formatDuration]) and an eviction's "by" is
-// omitted when empty.
+// when zero), graces are Go duration strings without zero units ("5m"
+// for 5m0s, "1h30m", "0s"), which time.ParseDuration reads back, and an
+// eviction's "by" is omitted when empty.
 func EncodeDecision(w io.Writer, d *Decision) error {
 	if d == nil {
 		return errors.New("decision: nil decision")
