@@ -30,7 +30,12 @@ func (f ScorerFunc) Score(c Candidate) int64 { return f(c) }
 
 // Consolidator is implemented by scorers that want the members of one gang
 // on as few nodes as possible. The gang placer then uses its fewest-nodes
-// rule instead of scoring member by member.
+// rule instead of scoring member by member: it does not call Score at all,
+// so every consolidating scorer places as [Pack] does. A scorer that is
+// not a Consolidator (a [ScorerFunc], for one) is asked for each member in
+// turn and may split a gang that Pack keeps whole: with Pack's scores, two
+// members of 4 GPUs go to a node with 4 free GPUs and then to another
+// node, where Pack puts both on one node with 8 free.
 type Consolidator interface {
 	// Consolidate reports whether the fewest-nodes rule applies; a scorer
 	// that returns false is used member by member.

@@ -363,3 +363,34 @@ func TestAllocationIsCanonical(t *testing.T) {
 		}
 	})
 }
+
+// consolidating is a scorer whose scores say the opposite of Pack's but
+// which asks for the fewest-nodes rule.
+type consolidating struct{}
+
+func (consolidating) Score(c binpack.Candidate) int64 { return int64(c.Free) }
+func (consolidating) Consolidate() bool               { return true }
+
+// TestScorerFuncSplitsWhatPackKeepsWhole pins the binpack.Consolidator
+// doc: a function with Pack's scores places member by member and puts
+// two members of 4 GPUs on the node with 4 free and on an empty one,
+// where Pack puts both on the empty node; a Consolidator places as Pack
+// does whatever its scores.
+func TestScorerFuncSplitsWhatPackKeepsWhole(t *testing.T) {
+	c := topology.Uniform(2, 8, "H100")
+	for _, tc := range []struct {
+		s    binpack.Scorer
+		want string
+	}{
+		{binpack.Pack{}, "n01[0-7]"},
+		{consolidating{}, "n01[0-7]"},
+		{binpack.ScorerFunc(binpack.Pack{}.Score), "n00[4-7] n01[0-3]"},
+	} {
+		ix, err := topology.NewIndex(&c)
+		require.NoError(t, err)
+		require.NoError(t, ix.TakeSet(0, topology.FirstN(4)))
+		pl, out := gang.Place(ix, gang.NewRequest(2, 4), tc.s)
+		require.Equal(t, gang.Placed, out)
+		require.Equal(t, tc.want, pl.Allocation(ix).String(), "%T", tc.s)
+	}
+}
