@@ -312,3 +312,51 @@ func ExampleConfig_domains() {
 	// start g on n01[0-7]
 	// start g on n02[0-7]
 }
+
+// A node scorer for Config.Pack: small pods go to the older A100 node and
+// whole-node members to the H100s, so that the H100s stay whole for
+// gangs. The default packs the pods onto the first H100 node (nodes tie,
+// and the lowest name wins), which leaves the gang an H100 and the A100.
+// A function scorer is asked member by member; it is not a
+// binpack.Consolidator, so it may split a gang over more nodes than
+// binpack.Pack would (see there).
+func ExampleConfig_pack() {
+	c := topology.Cluster{Nodes: []topology.Node{
+		{Name: "n0", GPUs: 8, GPUType: "H100"},
+		{Name: "n1", GPUs: 8, GPUType: "H100"},
+		{Name: "n2", GPUs: 8, GPUType: "A100"},
+	}}
+	pod := func(id string) scheduler.Job {
+		j := polPending(id, "web", 1, 1, 0, time.Hour)
+		j.GPUsPerMember, j.Kind = 1, scheduler.Inference
+		return j
+	}
+	snap := &scheduler.Snapshot{Now: policyNow, Cluster: c, Jobs: []scheduler.Job{
+		pod("pod-1"), pod("pod-2"), polPending("train", "research", 2, 2, 4*time.Hour, 0),
+	}}
+	oldForSmall := binpack.ScorerFunc(func(c binpack.Candidate) int64 {
+		score := binpack.Pack{}.Score(c) // the fullest node that fits...
+		if (c.GPUType == "A100") == (c.Request < 8) {
+			score += 100 // ...of the right generation
+		}
+		return score
+	})
+	for _, cfg := range []scheduler.Config{{}, {Pack: oldForSmall}} {
+		d, err := scheduler.New(cfg).Step(snap)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println("custom:", cfg.Pack != nil)
+		polPrint(d)
+	}
+	// Output:
+	// custom: false
+	// start pod-1 on n0[0]
+	// start pod-2 on n0[1]
+	// start train on n1[0-7] n2[0-7]
+	// custom: true
+	// start pod-1 on n2[0]
+	// start pod-2 on n2[1]
+	// start train on n0[0-7] n1[0-7]
+}
