@@ -92,6 +92,16 @@ func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
 // required level, on GPUs free in ix or held by the victims) and treats
 // one that fails as no answer; it evicts only the victims that hold GPUs
 // of the placement, so a victim chosen for nothing stays running.
+//
+// Each candidate is a running job as Step sees it: ID is the job's ID,
+// Tier its tier, Grace its CheckpointGrace, WorkLost and Ran the time
+// since its Started (a snapshot knows no checkpoints; a zero Started
+// counts as the longest time), Borrowed whether its team holds more than
+// its nominal quota, and Holds its GPUs less those reserved for other
+// jobs (Size then counts them all). Select is not shown the snapshot; a
+// rule on other fields of a job finds the job by its ID. To rule some
+// candidates out, pass [preempt.Select] the others and map the indices it
+// returns back to cands (examples/custompolicy's minRuntime does so).
 type VictimSelector interface {
 	// Select returns the indices in cands of the jobs to preempt, the
 	// placement r gets once they are gone, and whether any choice makes
