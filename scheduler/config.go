@@ -102,7 +102,7 @@ type Config struct {
 	// Backfill is the reservation strategy (default EASY).
 	Backfill BackfillMode
 	// Reservations is K for EASY: how many blocked jobs get a reservation.
-	// Zero means 1.
+	// Zero or less means 1.
 	Reservations int
 	// IgnoreTimeLimits keeps running jobs past their time limit instead of
 	// evicting them with reason time-limit. A limit still estimates when
@@ -125,8 +125,8 @@ type Config struct {
 	// Spread scores nodes for jobs with placement spread (default
 	// binpack.Spread).
 	Spread binpack.Scorer
-	// Tiers is the number of priority tiers (default 4, or the size of
-	// Preemption when that is set).
+	// Tiers is the number of priority tiers; zero or less means 4, or
+	// the size of Preemption when that is set.
 	Tiers int
 	// Preemption is the preemption matrix: Preemption[p][v] lets a pending
 	// job of tier p preempt a running job of tier v. Nil means

@@ -120,7 +120,8 @@ type Job struct {
 	// such a job has the full age factor and goes first among equals.
 	Submitted time.Time
 	// Members is the number of members of the gang, 1 to 2^20; each
-	// member sits whole on one node.
+	// member sits whole on one node. Set it to 1 for a job of one node:
+	// the JSON form defaults to 1, but in Go 0 is invalid.
 	Members int
 	// GPUsPerMember is the number of GPUs each member needs on its node,
 	// 1 to topology.MaxGPUsPerNode.
