@@ -134,10 +134,23 @@ func configErr(field, msg string) error {
 // that is not UTF-8 and escapes of half a surrogate pair ("\ud800") give
 // the line, column and byte offset.
 //
+// The keys are the names of the fields of [Snapshot], [topology.Cluster],
+// [topology.Node], [Team], [Quota], [Job], [TopologySpec] and
+// [topology.NodeGPUs] in lower camel case ("now", "gpusPerMember",
+// "checkpointGrace", "evictedAt", "borrowLimit", "id"), except a node's
+// Unhealthy, which is "unhealthyGPUs"; enums are the strings their String
+// methods return ("running", "inference", "spread", "draining").
+// The step command's testdata/mixed.json uses every key.
+//
 // Defaults, for keys left out (a key given as null is an error, not a
 // default): members 1, tier 3, kind training, state pending, placement
 // pack, node state ready; no time limit, no checkpoint grace, no quota,
-// no unhealthy GPUs, and no teams or jobs.
+// no unhealthy GPUs, and no teams or jobs. A team's "share" and "usage"
+// default to 0, and a share of 0 entitles a listed team to nothing (a
+// team that jobs name but the list leaves out gets share 1). "now" and a
+// job's "id" and
+// "gpusPerMember" have no default. A job without "submitted" counts as
+// submitted at the zero time, before every other.
 func DecodeSnapshot(r io.Reader) (*Snapshot, error) { return decodeSnapshot(r, DefaultTiers) }
 
 // DecodeSnapshot is the package's [DecodeSnapshot], validating with

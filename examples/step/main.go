@@ -10,6 +10,11 @@
 // best topology domain, its team's quota and the reservations it would
 // delay (JSON, or text with -text).
 //
+// The formats are documented where they are read and written:
+// scheduler.DecodeSnapshot (the snapshot, with its defaults),
+// scheduler.DecodePolicy and PolicyFile (the policy file) and
+// scheduler.EncodeDecision (the decision); testdata holds samples of each.
+//
 // It exits 0 on success. On invalid input (bad JSON, an unknown or
 // repeated field, a null, a bad policy file, a snapshot that fails
 // validation) or a usage error it
