@@ -61,14 +61,16 @@
 //
 // # Extension points
 //
-// Each is a small interface with a default and a function adapter:
+// Each is a small interface, set in a field of [Config], with a default
+// and a function adapter:
 //
-//	Orderer        Order(s, jobs)             ranks pending jobs     default Multifactor
-//	Admitter       Admit(s, job, usage)       quota / admission      default QuotaAdmitter
-//	binpack.Scorer Score(candidate)           chooses nodes          default binpack.Pack
-//	VictimSelector Select(ix, req, sc, cands) chooses victims        default preempt.Select
-//	ReservationPolicy Reserve(job, made)      who gets a reservation default from BackfillMode
-//	gang.DomainChooser Choose(ix, l, r, fits) topology domain        default best fit
+//	field         interface and method                       decides                 adapter; default
+//	Order         Orderer.Order(s, jobs)                     the queue's order       OrderFunc; Multifactor
+//	Admit         Admitter.Admit(s, job, usage)              admission (quotas)      AdmitFunc; QuotaAdmitter
+//	Pack, Spread  binpack.Scorer.Score(candidate)            nodes                   binpack.ScorerFunc; Pack, Spread
+//	Victims       VictimSelector.Select(ix, r, sc, cands)    preemption victims      VictimFunc; preempt.Select
+//	Reserve       ReservationPolicy.Reserve(job, made)       who gets a reservation  ReserveFunc; by Backfill
+//	Domains       gang.DomainChooser.Choose(ix, l, r, fits)  the topology domain     gang.ChooserFunc; best fit
 //
 // and [BackfillMode], [BackfillOrder] and Config.Preemption choose the
 // built-in reservation strategy and the preemption matrix. A policy must not
