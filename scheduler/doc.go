@@ -38,25 +38,27 @@
 //     at the limit gets its grace too), or after an eviction's grace.
 //  4. Order the pending jobs (Config.Order; default [Multifactor]: tier,
 //     then fair-share, age and size).
-//  5. For each job in order: place it now if it fits on GPUs that no
-//     reservation needs before it would end (time limit plus grace);
-//     otherwise, if its tier may preempt, evict the cheapest set of
-//     lower-tier jobs that makes room and reserve the freed GPUs for it,
-//     or, when waiting for GPUs already being freed is as fast, reserve
-//     those; if it may preempt but finds no victims, reserve for it all
-//     the same when it can start before the jobs being evicted are gone
-//     on GPUs they hold or that are free now (Step keeps no state: such a
-//     job is taken to be the one they were evicted for, and a requeued
-//     victim cannot backfill into its GPUs only to be preempted again).
-//     These reservations are made beyond the backfill mode's count, within
-//     its planning horizon, except a start on GPUs of jobs being evicted
-//     by the time they are gone, which the horizon does not bound any more
-//     than the preemption that evicted them. Otherwise give it a
-//     reservation if the backfill mode has one left (EASY: the first K
-//     blocked jobs; conservative: all); otherwise record why it waits.
-//     Quotas are checked first, counting running jobs and the jobs placed
-//     or reserved so far but not jobs being evicted; jobs that can never
-//     fit are marked unsatisfiable and block nobody.
+//  5. For each job in order, first the checks that concern it alone: a
+//     GPU type the cluster has, a shape the cluster can ever hold, and its
+//     team's quota (counting running jobs and the jobs placed or reserved
+//     so far, not jobs being evicted). A job that fails one waits (reason
+//     gpu-type, unsatisfiable or quota) and blocks nobody. Then place it
+//     now if it fits on GPUs that no reservation needs before it would end
+//     (time limit plus grace). Otherwise, if its tier may preempt, evict
+//     the cheapest set of lower-tier jobs that makes room and reserve the
+//     freed GPUs for it, or, when waiting for GPUs already being freed is
+//     as fast, reserve those. If it may preempt but finds no victims, it
+//     gets a reservation all the same when it can start, on GPUs the jobs
+//     being evicted hold or on GPUs free now, by the time those jobs are
+//     gone: Step keeps no state, so such a job is taken to be the one they
+//     were evicted for, and a requeued victim cannot backfill into its
+//     GPUs only to be preempted again. These reservations of preempting
+//     jobs do not count against the backfill mode's; the planning horizon
+//     bounds them, except a start on the GPUs of jobs being evicted at the
+//     time they are gone, which it bounds no more than the preemption that
+//     evicted them. Otherwise give the job a reservation if the backfill
+//     mode has one left (EASY: the first K blocked jobs; conservative:
+//     all); otherwise record why it waits.
 //  6. Return every list sorted by job ID.
 //
 // # Extension points
