@@ -80,7 +80,10 @@ func ExampleScheduler_Step_hostLoop() {
 		for _, e := range d.Evictions {
 			fmt.Printf("  evict %s (%s by %s), grace %s, requeue %t\n", e.Job, e.Reason, e.By, e.Grace, e.Requeue)
 			j := find(e.Job)
-			j.State, j.EvictedAt = scheduler.Evicting, snap.Now
+			j.State = scheduler.Evicting
+			if e.Reason != scheduler.EvictNodeDown { // it has no grace (see there)
+				j.EvictedAt = snap.Now
+			}
 		}
 		for _, r := range d.Reservations {
 			fmt.Printf("  reserve %s from %s on %s\n", r.Job, r.Start.Format("15:04"), r.Allocation)
