@@ -131,7 +131,10 @@ type Config struct {
 	// Preemption is the preemption matrix: Preemption[p][v] lets a pending
 	// job of tier p preempt a running job of tier v. Nil means
 	// preempt.Ordered(Tiers): each tier preempts every lower one, and tier
-	// 0 is never preempted.
+	// 0 is never preempted. Step does not validate a matrix set here (a
+	// policy file's is checked; call preempt.Matrix.Validate yourself); it
+	// reads each cell through preempt.Matrix.CanPreempt, which ignores the
+	// cells that break the rules.
 	Preemption preempt.Matrix
 	// DisablePreemption turns preemption off.
 	DisablePreemption bool
