@@ -22,8 +22,9 @@ import (
 // Explain and Validate only read the Scheduler and the snapshot, so
 // several goroutines may call them at once on one Scheduler, even with
 // one snapshot, when the configured policies are safe for that. The
-// built-in policies are; a [preempt.Selector] set as Config.Victims is
-// not.
+// built-in policies are safe; a [preempt.Selector] set as Config.Victims
+// is not (it keeps scratch space), while the function [preempt.Select]
+// is.
 type Scheduler struct {
 	cfg Config
 	// noMemo turns off the shortcuts of preemption (the memos of failed
