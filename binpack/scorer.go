@@ -14,7 +14,8 @@ type Candidate struct {
 }
 
 // A Scorer rates a candidate for one member; the placer picks the highest
-// score, breaking ties by fewer free GPUs and then by GPU type. Score must
+// score, breaking ties by fewer free GPUs, then by GPU type, and takes the
+// node of the winning class with the lowest name. Score must
 // be a pure function of its argument: it is called many times per Step and
 // may be called in any order.
 type Scorer interface {
