@@ -12,12 +12,12 @@
 //
 // The formats are documented where they are read and written:
 // scheduler.DecodeSnapshot (the snapshot, with its defaults),
-// scheduler.DecodePolicy and PolicyFile (the policy file) and
+// scheduler.DecodePolicy and scheduler.PolicyFile (the policy file) and
 // scheduler.EncodeDecision (the decision); testdata holds samples of each.
 //
-// It exits 0 on success. On invalid input (bad JSON, an unknown or
-// repeated field, a null, a bad policy file, a snapshot that fails
-// validation) or a usage error it
+// It exits 0 on success, and after -h, which prints the usage on standard
+// error. On invalid input (bad JSON, an unknown or repeated field, a null,
+// a bad policy file, a snapshot that fails validation) or a usage error it
 // exits 2, writes nothing on standard output and one line on standard
 // error naming the offending field.
 package main
