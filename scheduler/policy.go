@@ -60,12 +60,12 @@ type QuotaAdmitter struct {
 	quotas map[string]*Quota
 }
 
-// Admit applies j's team quota.
+// Admit applies j's team quota. A nil snapshot has no teams.
 func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
 	var q *Quota
 	if a.quotas != nil {
 		q = a.quotas[j.Team]
-	} else {
+	} else if s != nil {
 		for i := range s.Teams {
 			if s.Teams[i].Name == j.Team {
 				q = s.Teams[i].Quota

@@ -25,7 +25,11 @@ type Multifactor struct {
 
 // Factors computes the fair-share factors of the snapshot's teams.
 // O(T log T) for T teams, plus O(J) to find teams named only by jobs.
+// A nil snapshot has no teams.
 func Factors(s *Snapshot) *fairshare.Factors {
+	if s == nil {
+		s = &Snapshot{}
+	}
 	accts := make([]fairshare.Account, 0, len(s.Teams))
 	own := make(map[string]float64, len(s.Teams))
 	for _, t := range s.Teams {
@@ -58,8 +62,12 @@ func Factors(s *Snapshot) *fairshare.Factors {
 
 // Order sorts jobs by tier, then multifactor priority, then submit time,
 // then ID (jobs that share an ID keep their order). O(T log T + n), plus
-// O(k log k) for each run of k jobs equal in tier and priority.
+// O(k log k) for each run of k jobs equal in tier and priority. A nil
+// snapshot is taken as an empty one.
 func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
+	if s == nil {
+		s = &Snapshot{}
+	}
 	fs := Factors(s)
 	total := 0
 	for _, n := range s.Cluster.Nodes {

@@ -53,6 +53,9 @@ func Validate(s *Snapshot) error { return validateTiers(s, DefaultTiers) }
 func (s *Scheduler) Validate(snap *Snapshot) error { return validateTiers(snap, s.cfg.tiers()) }
 
 func validateTiers(s *Snapshot, tiers int) error {
+	if s == nil {
+		return verr("snapshot", "is nil") // the library never panics on input
+	}
 	if s.Now.IsZero() {
 		return verr("now", "is missing")
 	}
@@ -83,6 +86,9 @@ type checked struct {
 // Step: it builds the cluster's index, which checks the cluster and finds
 // the nodes that allocations name, and returns what it learned.
 func validate(s *Snapshot, tiers int) (checked, error) {
+	if s == nil {
+		return checked{}, verr("snapshot", "is nil")
+	}
 	if s.Now.IsZero() {
 		return checked{}, verr("now", "is missing")
 	}
