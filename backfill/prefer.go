@@ -16,9 +16,13 @@ import (
 // soonest-needed first, and only then GPUs nobody reserved. Those stay
 // free for jobs that run past the reservations: on a flat pool this is
 // exactly EASY's rule that a backfilled job which ends before the shadow
-// time does not use up the extra processors. The index holds the result.
-// Cost: O(R' log E) for the R' reservation starts at or after d visited
-// until enough GPUs are found, plus one gang.Fill.
+// time does not use up the extra processors. Among nodes whose
+// reservations start together, it takes the fullest first (or, for a
+// scorer asked member by member, the best scored), so that the job does
+// not break into an emptier node that a later job could fill whole. The
+// index holds the result. Cost: O(R' log E) for the R' reservation
+// starts at or after d visited until enough GPUs are found (and the rest
+// of those at the start where they were), plus one gang.Fill.
 func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Duration, s binpack.Scorer) gang.Placement {
 	if d == Forever {
 		return pl // a job without a limit cannot end before any reservation
@@ -28,8 +32,12 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 	var cs []preferred
 	seen := map[topology.NodeID]bool{}
 	capacity := 0
+	enough := Forever // the start at which the candidates first had room for every member
 	p.starts.From(tev{at: d, seq: -1}, func(evs []tev) bool {
 		for _, e := range evs {
+			if e.at > enough {
+				return false // every node reserved from then on is collected
+			}
 			n := e.n
 			if seen[n] {
 				continue
@@ -40,11 +48,11 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 			}
 			later := p.ix.FreeSet(n) & p.Reserved(n, d, Forever)
 			if later.Len() >= g {
-				cs = append(cs, preferred{n: n, at: e.at, set: later})
+				cs = append(cs, preferred{n: n, at: e.at, set: later, rank: p.rank(n, g, s)})
 				capacity += later.Len() / g
 			}
-			if capacity >= r.Members {
-				return false
+			if capacity >= r.Members && enough == Forever {
+				enough = e.at
 			}
 		}
 		return true
@@ -57,17 +65,42 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 		if c := cmp.Compare(a.at, b.at); c != 0 {
 			return c
 		}
+		if c := cmp.Compare(b.rank, a.rank); c != 0 {
+			return c
+		}
 		return cmp.Compare(a.n, b.n)
 	})
 	return p.takePreferred(p.ix, pl, r, cs, s)
 }
 
-// preferred is a node whose GPUs set a placement should use first; at
-// orders candidates where that matters.
+// preferred is a node whose GPUs set a placement should use first; at,
+// then rank (higher first), then n order candidates where that matters.
 type preferred struct {
-	n   topology.NodeID
-	at  time.Duration
-	set topology.GPUSet
+	n    topology.NodeID
+	at   time.Duration
+	set  topology.GPUSet
+	rank int64
+}
+
+// rank rates node n as a place for members of g GPUs, as the gang placer
+// would among nodes otherwise alike: by the scorer's score of the node's
+// free GPUs when it is asked member by member, else (Pack, and the
+// default) by fewest free GPUs, so that a job backfilled onto GPUs
+// reserved for later leaves the emptiest nodes whole. O(T) for T GPU
+// types when the scorer is asked.
+func (p *Profile) rank(n topology.NodeID, g int, s binpack.Scorer) int64 {
+	free := p.ix.Free(n)
+	if c, ok := s.(binpack.Consolidator); s == nil || ok && c.Consolidate() {
+		return -int64(free)
+	}
+	typ := ""
+	for i := range p.ix.NumTypes() {
+		if c, t := p.ix.TypeClass(i); c == p.ix.NodeClass(n) {
+			typ = t
+			break
+		}
+	}
+	return s.Score(binpack.Candidate{Free: free, Request: g, GPUType: typ})
 }
 
 // takePreferred places r in ix inside pl's domain taking members from the

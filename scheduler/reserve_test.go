@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpusched/gpusched/binpack"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -142,4 +143,35 @@ func TestClaimsWithinHorizon(t *testing.T) {
 		require.Len(t, d.Pending, 1)
 		require.Contains(t, d.Pending[0].Message, "no start within the 1h planning horizon")
 	}
+}
+
+// A job that backfills onto GPUs reserved for later takes the fullest of
+// the nodes whose reservations start together, not the lowest-named:
+// small (4 GPUs, 2 h) goes beside run on n01, so that n00 stays whole and
+// mid (8 GPUs, 1 h, ending before big's reservation too) starts now.
+// With Spread, which scores emptier nodes higher, small takes n00.
+func TestBackfillTakesFullestReservedNode(t *testing.T) {
+	now := spreadNow
+	snap := func() *Snapshot {
+		return &Snapshot{Now: now, Cluster: topology.Uniform(2, 8, "H100"), Jobs: []Job{
+			{ID: "run", Tier: 3, Members: 1, GPUsPerMember: 4, State: Running, Started: now.Add(-6 * time.Hour), TimeLimit: 12 * time.Hour,
+				Allocation: topology.Allocation{{Node: "n01", GPUs: []int{0, 1, 2, 3}}}},
+			{ID: "big", Tier: 3, Members: 2, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-3 * time.Minute)},
+			{ID: "small", Tier: 3, Members: 1, GPUsPerMember: 4, TimeLimit: 2 * time.Hour, Submitted: now.Add(-2 * time.Minute)},
+			{ID: "mid", Tier: 3, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+		}}
+	}
+	d, err := New(Config{Order: TierOrder{}}).Step(snap())
+	require.NoError(t, err)
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, "big", d.Reservations[0].Job)
+	require.Equal(t, now.Add(6*time.Hour), d.Reservations[0].Start)
+	require.Len(t, d.Placements, 2)
+	require.Equal(t, Placement{Job: "mid", Allocation: topology.Allocation{{Node: "n00", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}}, d.Placements[0])
+	require.Equal(t, Placement{Job: "small", Allocation: topology.Allocation{{Node: "n01", GPUs: []int{4, 5, 6, 7}}}}, d.Placements[1])
+
+	d, err = New(Config{Order: TierOrder{}, Pack: binpack.Spread{}}).Step(snap())
+	require.NoError(t, err)
+	require.Len(t, d.Placements, 1)
+	require.Equal(t, Placement{Job: "small", Allocation: topology.Allocation{{Node: "n00", GPUs: []int{0, 1, 2, 3}}}}, d.Placements[0])
 }
