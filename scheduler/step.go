@@ -226,9 +226,9 @@ type noVictims struct {
 }
 
 type msgKey struct {
-	why           Reason
-	m, g, free    int
-	typ, required string
+	why              Reason
+	m, g, free, room int
+	typ, required    string
 }
 
 type resvInfo struct {
@@ -1442,12 +1442,19 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 	if out == gang.NoDomain {
 		why = ReasonTopology
 	}
-	mk := msgKey{why: why, m: j.Members, g: j.GPUsPerMember, free: free, typ: j.GPUType, required: j.Topology.Required}
+	room := -1 // enough GPUs are free, but on too few nodes with room for a member
+	if why == ReasonInsufficientGPUs && free >= j.GPUs() {
+		room = r.ix.Capacity(topology.ClusterLevel, 0, req.Class, j.GPUsPerMember)
+	}
+	mk := msgKey{why: why, m: j.Members, g: j.GPUsPerMember, free: free, room: room, typ: j.GPUType, required: j.Topology.Required}
 	msg, ok := r.msgs[mk]
 	if !ok {
-		if why == ReasonTopology {
+		switch {
+		case why == ReasonTopology:
 			msg = fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", j.Members, j.GPUsPerMember, typ, j.Topology.Required, free, j.Topology.Required)
-		} else {
+		case room >= 0:
+			msg = fmt.Sprintf("needs %d×%d%s GPUs, %d free but split across nodes: room for %s", j.Members, j.GPUsPerMember, typ, free, members(room))
+		default:
 			msg = fmt.Sprintf("needs %d×%d%s GPUs, %d free", j.Members, j.GPUsPerMember, typ, free)
 		}
 		r.msgs[mk] = msg
@@ -1516,10 +1523,30 @@ func (r *run) never(j *Job, req gang.Request) string {
 	if j.Members <= most {
 		return ""
 	}
-	if req.Required != gang.NoLevel {
-		return fmt.Sprintf("needs %d×%d GPUs in one %s; no %s of this cluster holds more than %d such members", j.Members, j.GPUsPerMember, j.Topology.Required, j.Topology.Required, most)
+	typ := ""
+	if j.GPUType != "" {
+		typ = " " + j.GPUType
 	}
-	return fmt.Sprintf("needs %d×%d GPUs; this cluster holds at most %d such members", j.Members, j.GPUsPerMember, most)
+	if req.Required != gang.NoLevel {
+		return fmt.Sprintf("needs %d×%d%s GPUs in one %s; no %s of this cluster holds more than %s", j.Members, j.GPUsPerMember, typ, j.Topology.Required, j.Topology.Required, suchMembers(most))
+	}
+	return fmt.Sprintf("needs %d×%d%s GPUs; this cluster holds at most %s", j.Members, j.GPUsPerMember, typ, suchMembers(most))
+}
+
+// members is "1 member" or "n members".
+func members(n int) string {
+	if n == 1 {
+		return "1 member"
+	}
+	return fmt.Sprintf("%d members", n)
+}
+
+// suchMembers is "1 such member" or "n such members".
+func suchMembers(n int) string {
+	if n == 1 {
+		return "1 such member"
+	}
+	return fmt.Sprintf("%d such members", n)
 }
 
 // mostMembers is the largest gang of req's member size, class and required
