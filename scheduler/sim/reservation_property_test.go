@@ -69,7 +69,7 @@ func TestPropertyReservationsHonoured(t *testing.T) {
 			first := slices.MinFunc(d.Reservations, func(a, b scheduler.Reservation) int {
 				return cmp.Or(submitted[a.Job].Compare(submitted[b.Job]), cmp.Compare(a.Job, b.Job))
 			})
-			promised[first.Job] = append(promised[first.Job], promise{snap.Now.Sub(sim.DefaultStart), first.Start.Sub(sim.DefaultStart)})
+			promised[first.Job] = append(promised[first.Job], promise{snap.Now.Sub(sim.DefaultStart()), first.Start.Sub(sim.DefaultStart())})
 		}}
 		res, err := sim.Run(sim.Uniform(nodes, per), jobs, cfg, opt)
 		if err != nil {

@@ -115,9 +115,10 @@ type Options struct {
 // ends of runs and graces as the run reaches them.
 var ErrTimeRange = errors.New("time out of range: past the last time a time.Duration holds")
 
-// DefaultStart is the absolute time of offset 0 when [Options.Start] is
-// zero.
-var DefaultStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+// DefaultStart returns the absolute time of offset 0 when [Options.Start]
+// is zero: 2000-01-01 00:00 UTC. (A function, not a variable, so that no
+// caller can change it for every other.)
+func DefaultStart() time.Time { return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // Outcome is how a job's simulation ended.
 type Outcome uint8
@@ -308,7 +309,7 @@ func newRunner(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options
 	}
 	start := opt.Start
 	if start.IsZero() {
-		start = DefaultStart
+		start = DefaultStart()
 	}
 	r := &runner{
 		jobs: jobs, cfg: cfg, sched: scheduler.New(cfg), opt: opt, start: start,
