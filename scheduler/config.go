@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -97,7 +98,9 @@ func (TierOrder) Order(_ *Snapshot, jobs []*Job) {
 // Config is the scheduling policy. The zero value schedules sensibly:
 // EASY backfill with one reservation, time limits enforced, jobs ordered
 // by tier and then multifactor fair-share priority, gangs packed onto the
-// fullest nodes.
+// fullest nodes. Step returns an error, not a decision, for a Backfill,
+// BackfillOrder or FairShare.Algorithm that is none of the package's
+// constants.
 type Config struct {
 	// Backfill is the reservation strategy (default EASY).
 	Backfill BackfillMode
@@ -185,6 +188,24 @@ type FairShare struct {
 	// usage ledger (zero: 7 days). Step itself reads decayed usage from
 	// the snapshot.
 	HalfLife time.Duration
+}
+
+// checkModes refuses a Backfill, BackfillOrder or FairShare.Algorithm
+// outside the package's constants, which would otherwise act as the
+// default without a word. Other fields are not checked: a number of
+// tiers or reservations of zero or less means the default, and a
+// malformed preemption matrix counts for nothing where it is malformed
+// (see preempt.Matrix.CanPreempt).
+func (c *Config) checkModes() error {
+	switch {
+	case c.Backfill > NoBackfill:
+		return configErr("backfill", fmt.Sprintf("unknown mode %d", c.Backfill))
+	case c.BackfillOrder > ShortestFirst:
+		return configErr("backfillOrder", fmt.Sprintf("unknown order %d", c.BackfillOrder))
+	case c.FairShare.Algorithm != fairshare.FairTree && c.FairShare.Algorithm != fairshare.Classic:
+		return configErr("fairshare.algorithm", fmt.Sprintf("unknown algorithm %d", c.FairShare.Algorithm))
+	}
+	return nil
 }
 
 // order is the Orderer in force: Order, or the default multifactor

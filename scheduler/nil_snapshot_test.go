@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/fairshare"
 )
 
 // TestNilSnapshotIsAnError: every entry point that takes a snapshot
@@ -33,4 +35,32 @@ func TestNilSnapshotIsAnError(t *testing.T) {
 	require.Equal(t, []string{"c", "a", "b"}, []string{jobs[0].ID, jobs[1].ID, jobs[2].ID})
 	ok, why := QuotaAdmitter{}.Admit(nil, &Job{ID: "a", Team: "t", Members: 1, GPUsPerMember: 8}, Usage{})
 	require.True(t, ok, why)
+}
+
+// A Config whose modes are none of the package's constants is an error
+// from Step and Explain, not EASY, priority order or Fair Tree in
+// silence.
+func TestUnknownModesAreErrors(t *testing.T) {
+	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(1, 8, 1),
+		Jobs: []Job{{ID: "a", Tier: 3, Members: 1, GPUsPerMember: 1, Submitted: quotaNow}}}
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Backfill: NoBackfill + 1}, "config: backfill: unknown mode 3"},
+		{Config{BackfillOrder: ShortestFirst + 1}, "config: backfillOrder: unknown order 2"},
+		{Config{FairShare: FairShare{Algorithm: fairshare.Classic + 1}}, "config: fairshare.algorithm: unknown algorithm 2"},
+		{Config{FairShare: FairShare{Algorithm: -1}}, "config: fairshare.algorithm: unknown algorithm -1"},
+	} {
+		d, err := New(tc.cfg).Step(snap)
+		require.Nil(t, d)
+		require.EqualError(t, err, tc.want)
+		_, err = New(tc.cfg).Explain(snap, "a")
+		require.EqualError(t, err, tc.want)
+		require.EqualError(t, New(tc.cfg).Validate(snap), tc.want)
+	}
+	for _, cfg := range []Config{{}, {Backfill: NoBackfill, BackfillOrder: ShortestFirst, FairShare: FairShare{Algorithm: fairshare.Classic}}} {
+		_, err := New(cfg).Step(snap)
+		require.NoError(t, err)
+	}
 }

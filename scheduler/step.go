@@ -74,6 +74,9 @@ func builtinOrder(o Orderer) bool {
 // Explain. When target names a job, the run records what the Step had
 // decided when that job's turn came (see turn).
 func (s *Scheduler) step(snap *Snapshot, target string) (*run, error) {
+	if err := s.cfg.checkModes(); err != nil {
+		return nil, err
+	}
 	c, err := validate(snap, s.cfg.tiers())
 	if err != nil {
 		return nil, err

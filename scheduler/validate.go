@@ -49,8 +49,14 @@ func Validate(s *Snapshot) error { return validateTiers(s, DefaultTiers) }
 // Validate checks a snapshot against the rules of the scheduler's policy:
 // the package's [Validate], with tiers 0..n-1 for the n tiers of the
 // policy (its Tiers, or its preemption matrix's). A snapshot it accepts,
-// [Scheduler.Step] accepts.
-func (s *Scheduler) Validate(snap *Snapshot) error { return validateTiers(snap, s.cfg.tiers()) }
+// [Scheduler.Step] accepts. A policy whose modes Step refuses (see
+// [Config]) is refused here too, whatever the snapshot.
+func (s *Scheduler) Validate(snap *Snapshot) error {
+	if err := s.cfg.checkModes(); err != nil {
+		return err
+	}
+	return validateTiers(snap, s.cfg.tiers())
+}
 
 func validateTiers(s *Snapshot, tiers int) error {
 	if s == nil {
