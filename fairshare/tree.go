@@ -292,7 +292,8 @@ const DefaultShare = 1
 // lacks, as a top-level account with share DefaultShare. This implements the
 // scheduler rule "a team missing from the team list gets share 1 and usage
 // 0". Empty names and names already present are skipped; t itself is not
-// modified. When nothing is missing, WithMissing returns t.
+// modified. When nothing is missing, WithMissing returns t (for a nil t,
+// an empty tree).
 func (t *Tree) WithMissing(names ...string) *Tree {
 	var accounts []Account
 	if t != nil {
