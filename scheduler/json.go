@@ -1471,7 +1471,11 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // PolicyFile is a decoded policy file: every key of the JSON form, with
-// defaults applied. [PolicyFile.Config] turns it into a [Config].
+// defaults applied. [PolicyFile.Config] turns it into a [Config]. Get one
+// from [DecodePolicy]: a PolicyFile built in Go has no defaults applied,
+// so the zero PolicyFile does not enforce time limits (the JSON form
+// does unless told not to); a [Config] is the Go form with useful zero
+// values.
 type PolicyFile struct {
 	// Backfill is the "backfill" key: "easy" (default), "conservative"
 	// or "none".
