@@ -593,8 +593,12 @@ func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time
 // is extended instead, which answers every query alike (a GPU is usable
 // when no reservation holds it at any moment of a run) with half the
 // events: queued gangs stack this way on the nodes they share.
+// An extension adds no reservation start, so no againOf of a release or
+// reservation end changes (each is the first start of a reservation of
+// its GPUs at or after it): only a new reservation lowers them (see
+// reservedAgain).
 // O(nodes of pl × (e·(1+g) + log E)) for e events per node and g GPUs per
-// node (the events whose againOf the reservation may lower).
+// node (the events whose againOf a new reservation may lower).
 func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	end := add(start, run(d))
 	p.countSlots(pl.Slots, start, end)
@@ -614,8 +618,8 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 				p.setAgain(p.seq, p.again(s.Node, s.GPUs, end))
 			}
 			p.nodes[s.Node].addReservation(e)
+			p.reservedAgain(s.Node, s.GPUs, start)
 		}
-		p.reservedAgain(s.Node, s.GPUs, start)
 	}
 }
 
