@@ -105,10 +105,11 @@ func (p *Profile) rank(n topology.NodeID, g int, s binpack.Scorer) int64 {
 
 // takePreferred places r in ix inside pl's domain taking members from the
 // preferred GPUs in the order given, then the rest with gang.Fill. ix
-// holds the result. pl must already be released.
+// holds the result. pl must already be released. A gang takes at most a
+// slot per member, so the slots are allocated once.
 func (p *Profile) takePreferred(ix *topology.Index, pl gang.Placement, r gang.Request, cs []preferred, s binpack.Scorer) gang.Placement {
 	g := r.GPUsPerMember
-	out := gang.Placement{Level: pl.Level, Domain: pl.Domain}
+	out := gang.Placement{Level: pl.Level, Domain: pl.Domain, Slots: make([]gang.Slot, 0, r.Members)}
 	left := r.Members
 	for _, c := range cs {
 		if left == 0 {

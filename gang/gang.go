@@ -253,8 +253,9 @@ func levelsToTry(r Request, nl int) []int {
 
 // fill places r inside domain d of level l, which has the capacity for it
 // unless Avoid excludes nodes. On failure it releases what it took.
+// A gang takes at most a slot per member, so the slots are allocated once.
 func fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer) (Placement, bool) {
-	p := Placement{Level: l, Domain: d}
+	p := Placement{Level: l, Domain: d, Slots: make([]Slot, 0, r.Members)}
 	g := r.GPUsPerMember
 	left := r.Members
 	consolidate := s == nil
