@@ -1210,7 +1210,7 @@ func (r *run) reserveAt(j *Job, pl gang.Placement, start, d time.Duration) {
 	}
 	r.prof.Reserve(pl, start, d)
 	r.addReservation(j, resvInfo{job: j.ID, start: start, end: addDur(start, d), slots: pl.Slots}, pl)
-	r.d.Reservations = append(r.d.Reservations, Reservation{Job: j.ID, Start: r.at(start), Allocation: pl.Allocation(r.ix)})
+	r.d.Reservations = appendDoubling(r.d.Reservations, Reservation{Job: j.ID, Start: r.at(start), Allocation: pl.Allocation(r.ix)})
 }
 
 // validPreemption checks a victim selector's answer: distinct victims in
@@ -1321,7 +1321,7 @@ func (r *run) addReservation(j *Job, rs resvInfo, pl gang.Placement) {
 		r.reserved[j.Team] += j.GPUs()
 	}
 	k := int32(len(r.reserve))
-	r.reserve = append(r.reserve, rs)
+	r.reserve = appendDoubling(r.reserve, rs)
 	r.starts = insertSorted(r.starts, rs.start)
 	if held, _ := r.holdsFree(&rs, topology.AnyType, 1); held {
 		r.live = append(r.live, k)
@@ -1362,6 +1362,17 @@ func (r *run) holdsFree(rs *resvInfo, c topology.Class, g int) (held, room bool)
 		}
 	}
 	return held, false
+}
+
+// appendDoubling appends v to s, doubling the capacity of a full s:
+// append grows a long slice by about a quarter at a time, copying it
+// each time, and a conservative Step appends a reservation for nearly
+// every pending job.
+func appendDoubling[T any](s []T, v T) []T {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, len(s)+1)
+	}
+	return append(s, v)
 }
 
 func insertSorted(s []time.Duration, v time.Duration) []time.Duration {
