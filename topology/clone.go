@@ -8,11 +8,12 @@ import (
 
 // Clone returns an independent copy of ix: changes to either leave the
 // other as it was. What never changes after [NewIndex] (names, domains,
-// node order) is shared. The copy records no changes (see
-// [Index.TrackChanges]). O(N + B) for N nodes and B bucket words.
+// node order, each node's GPUs, type, state and healthy GPUs) is shared;
+// the held GPUs and the buckets are copied. The copy records no changes
+// (see [Index.TrackChanges]). O(N + B) for N nodes and B bucket words.
 func (ix *Index) Clone() *Index {
 	c := *ix
-	c.nodes = slices.Clone(ix.nodes)
+	c.held = slices.Clone(ix.held)
 	c.lv = make([]level, len(ix.lv))
 	for i := range ix.lv {
 		src, dst := &ix.lv[i], &c.lv[i]

@@ -69,8 +69,14 @@ const ClusterLevel = -1
 // An Index is not safe for concurrent use. Its methods do not retain the
 // Cluster given to [NewIndex] beyond what they copy.
 type Index struct {
-	levels  []string
+	levels []string
+	// nodes holds what never changes after NewIndex, shared by clones;
+	// held, the held GPUs per node, is each index's own. A clone that
+	// copies only the held GPUs stays small, so the copies that look
+	// ahead in time (see the backfill package) keep more of their
+	// buckets in the cache.
 	nodes   []inode
+	held    []GPUSet
 	types   []string // distinct GPU types, sorted
 	classes int      // number of classes: 1, or 1+len(types) when types differ
 	g1      int      // max GPUs per node + 1: bucket count
@@ -87,7 +93,6 @@ type inode struct {
 	class   Class // specific class (0 when the cluster has one type)
 	state   NodeState
 	healthy GPUSet
-	held    GPUSet
 }
 
 type dkey struct {
@@ -160,6 +165,7 @@ func NewIndex(c *Cluster) (*Index, error) {
 	ix.g1 = maxG + 1
 	nl := len(c.Levels) + 1
 	ix.nodes = make([]inode, len(c.Nodes))
+	ix.held = make([]GPUSet, len(c.Nodes))
 	for id, oi := range order {
 		n := &c.Nodes[oi]
 		in := &ix.nodes[id]
@@ -379,13 +385,13 @@ func (ix *Index) setHeld(n NodeID, held GPUSet) {
 	if ix.track {
 		ix.note(n)
 	}
+	old := ix.held[n]
+	ix.held[n] = held
 	if in.state != Ready {
-		in.held = held
 		return
 	}
-	of := int32((in.healthy &^ in.held).Len())
-	ou := int32((in.healthy & in.held).Len())
-	in.held = held
+	of := int32((in.healthy &^ old).Len())
+	ou := int32((in.healthy & old).Len())
 	nf := int32((in.healthy &^ held).Len())
 	nu := int32((in.healthy & held).Len())
 	if of == nf && ou == nu {
@@ -430,7 +436,7 @@ func (ix *Index) NodeClass(n NodeID) Class { return ix.nodes[n].class }
 func (ix *Index) Healthy(n NodeID) GPUSet { return ix.nodes[n].healthy }
 
 // Held returns the held GPUs of node n.
-func (ix *Index) Held(n NodeID) GPUSet { return ix.nodes[n].held }
+func (ix *Index) Held(n NodeID) GPUSet { return ix.held[n] }
 
 // FreeSet returns the GPUs of node n that can be allocated now: healthy,
 // not held, on a ready node.
@@ -439,7 +445,7 @@ func (ix *Index) FreeSet(n NodeID) GPUSet {
 	if in.state != Ready {
 		return 0
 	}
-	return in.healthy &^ in.held
+	return in.healthy &^ ix.held[n]
 }
 
 // Free returns the number of GPUs of node n that can be allocated now.
@@ -654,10 +660,10 @@ func (ix *Index) TakeSet(n NodeID, s GPUSet) error {
 	if s&^FirstN(int(in.gpus)) != 0 {
 		return fmt.Errorf("node %q: GPU index out of range 0..%d", in.name, in.gpus-1)
 	}
-	if dup := s & in.held; dup != 0 {
+	if dup := s & ix.held[n]; dup != 0 {
 		return fmt.Errorf("node %q: GPU %d is already held", in.name, dup.Indices()[0])
 	}
-	ix.setHeld(n, in.held|s)
+	ix.setHeld(n, ix.held[n]|s)
 	return nil
 }
 
@@ -669,14 +675,14 @@ func (ix *Index) Take(n NodeID, k int) (GPUSet, bool) {
 		return 0, false
 	}
 	s := free.Lowest(k)
-	ix.setHeld(n, ix.nodes[n].held|s)
+	ix.setHeld(n, ix.held[n]|s)
 	return s, true
 }
 
 // Release frees the GPUs s of node n; GPUs of s not held are ignored.
 // O(L).
 func (ix *Index) Release(n NodeID, s GPUSet) {
-	ix.setHeld(n, ix.nodes[n].held&^s)
+	ix.setHeld(n, ix.held[n]&^s)
 }
 
 // SetHeld replaces the held GPUs of node n with s (indices beyond the
