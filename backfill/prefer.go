@@ -105,11 +105,12 @@ func (p *Profile) rank(n topology.NodeID, g int, s binpack.Scorer) int64 {
 
 // takePreferred places r in ix inside pl's domain taking members from the
 // preferred GPUs in the order given, then the rest with gang.Fill. ix
-// holds the result. pl must already be released. A gang takes at most a
-// slot per member, so the slots are allocated once.
+// holds the result. pl must already be released, and its slots are not
+// used again: the result is written over them (a gang takes at most a
+// slot per member, as many as gang.Place gives pl room for).
 func (p *Profile) takePreferred(ix *topology.Index, pl gang.Placement, r gang.Request, cs []preferred, s binpack.Scorer) gang.Placement {
 	g := r.GPUsPerMember
-	out := gang.Placement{Level: pl.Level, Domain: pl.Domain, Slots: make([]gang.Slot, 0, r.Members)}
+	out := gang.Placement{Level: pl.Level, Domain: pl.Domain, Slots: slices.Grow(pl.Slots[:0], r.Members)}
 	left := r.Members
 	for _, c := range cs {
 		if left == 0 {
