@@ -169,9 +169,7 @@ func distance(at, d, t, dt time.Duration) time.Duration {
 // with every change so far. It first puts waiting releases into the
 // timeline, which the cursor's moves and the sweep read.
 func (p *Profile) cursorFor(t, d time.Duration) *cursor {
-	p.flushTimeline()
-	p.dense()
-	p.drainChanges()
+	p.prepare()
 	var best *cursor
 	bestCost := time.Duration(0)
 	for _, c := range p.cursors {
@@ -181,11 +179,6 @@ func (p *Profile) cursorFor(t, d time.Duration) *cursor {
 	}
 	if len(p.cursors) < maxCursors {
 		if best == nil {
-			p.seenHeld = make([]topology.GPUSet, p.ix.NumNodes())
-			for n := range p.seenHeld {
-				p.seenHeld[n] = p.ix.Held(topology.NodeID(n))
-			}
-			p.ix.TrackChanges(true)
 			best = p.newCursor(p.ix, -1, 1)
 		} else {
 			p.refreshStale(best)
@@ -198,6 +191,24 @@ func (p *Profile) cursorFor(t, d time.Duration) *cursor {
 	return best
 }
 
+// prepare readies the profile for a query that sweeps: it puts waiting
+// releases into the timeline, builds the dense arrays, and brings the
+// held GPUs of each node (seenHeld) up to date with the live index,
+// tracking its changes from the first query on.
+func (p *Profile) prepare() {
+	p.flushTimeline()
+	p.dense()
+	if p.seenHeld == nil {
+		p.seenHeld = make([]topology.GPUSet, p.ix.NumNodes())
+		for n := range p.seenHeld {
+			p.seenHeld[n] = p.ix.Held(topology.NodeID(n))
+		}
+		p.ix.TrackChanges(true)
+		return
+	}
+	p.drainChanges()
+}
+
 // refreshStale recomputes the stale nodes of c.
 func (p *Profile) refreshStale(c *cursor) {
 	for _, n := range c.list {
@@ -207,8 +218,10 @@ func (p *Profile) refreshStale(c *cursor) {
 	c.list = c.list[:0]
 }
 
-// markStale marks node n stale in every cursor.
+// markStale marks node n stale in every cursor and in the whole-node
+// windows.
 func (p *Profile) markStale(n topology.NodeID) {
+	p.wholeTouch(n)
 	for _, c := range p.cursors {
 		if !c.stale[n] {
 			c.stale[n] = true
@@ -241,6 +254,7 @@ func (p *Profile) drainChanges() {
 	nodes, all := p.ix.DrainChanges(p.chBuf[:0])
 	if all {
 		p.cursors = p.cursors[:0]
+		p.wn = nil
 		for n := range p.seenHeld {
 			p.seenHeld[n] = p.ix.Held(topology.NodeID(n))
 		}
@@ -445,9 +459,37 @@ func (p *Profile) runHi(r *evRun) time.Duration {
 	return r.hi
 }
 
-// earliest sweeps from t to the first start at which r fits for a run of
-// d, giving up past limit (Forever: never).
+// earliest returns the first start in [t, limit] (limit Forever:
+// none) at which r fits for a run of d, and the GPUs it would use there.
+// A whole-node gang's start comes from the whole-node windows, which also
+// choose its GPUs when they can (see wholePlaces); otherwise a cursor
+// brought to that start does. Other requests sweep.
 func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t, limit time.Duration) (Start, bool) {
+	if t > limit || t == Forever {
+		return Start{}, false
+	}
+	if !p.whole(r) {
+		return p.sweep(r, d, s, t, limit)
+	}
+	p.prepare()
+	place := p.wholePlaces(r, s)
+	at, pl, ok := p.wholeEarliest(r, d, t, limit, place)
+	if !ok {
+		return Start{}, false
+	}
+	if place {
+		return Start{At: at, Placement: pl}, true
+	}
+	st, ok := p.sweep(r, d, s, at, at)
+	if !ok {
+		panic("backfill: the whole-node windows and the cursor disagree")
+	}
+	return st, true
+}
+
+// sweep sweeps a cursor from t to the first start at which r fits for
+// a run of d, giving up past limit (Forever: never).
+func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, limit time.Duration) (Start, bool) {
 	if t > limit || t == Forever {
 		return Start{}, false
 	}

@@ -36,7 +36,9 @@ type events struct {
 // evRun is a run of entries in order. first is its key in the B-tree and
 // equals ev[0] while the run is in it. hi is a bound that the profile
 // keeps over the run's entries (the latest againOf of the timeline's, see
-// Profile.runHi), valid while hiOK: an insert clears it.
+// Profile.runHi; minus the earliest start of the whole-node windows',
+// see wholeIndex.runFrom), valid while hiOK: an insert clears it, a
+// delete leaves it a bound, and a join takes the greater.
 type evRun struct {
 	first tev
 	ev    []tev

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/gpusched/gpusched/binpack"
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -123,7 +124,86 @@ func CheckInvariants(p *Profile) error {
 	if want != entries {
 		return fmt.Errorf("the timeline holds %d entries, the nodes %d events that free GPUs", entries, want)
 	}
-	return nil
+	return checkWhole(p)
+}
+
+// checkWhole reports the first way the whole-node windows disagree with
+// their definition: a node that can hold a whole-node member without
+// windows kept, or one that cannot with some; a node not marked dirty
+// whose windows are not those its events give (as of the held GPUs last
+// seen); a tree of minima whose leaf is not its node's last window's
+// start, or whose inner entry is not the least of its children; or
+// windows that end that are not, each once, in the tree by end, under a
+// run bound no later than its start.
+func checkWhole(p *Profile) error {
+	w := p.wn
+	if w == nil {
+		return nil
+	}
+	finite := map[int32]topology.NodeID{}
+	for i, ws := range w.wins {
+		n := topology.NodeID(i)
+		if can := p.alloc[n].Len() == p.ix.MaxGPUs(); can != (ws != nil) {
+			return fmt.Errorf("node %d: can hold a whole-node member %v, has windows kept %v", n, can, ws != nil)
+		}
+		last := Forever
+		for _, x := range ws {
+			if x.to == Forever {
+				last = x.from
+				continue
+			}
+			finite[x.id] = n
+			if w.from[x.id] != x.from || w.to[x.id] != x.to {
+				return fmt.Errorf("node %d: window [%s, %s) has id %d of [%s, %s)", n, x.from, x.to, x.id, w.from[x.id], w.to[x.id])
+			}
+		}
+		if got := w.tail[w.size+i]; got != last {
+			return fmt.Errorf("node %d: the tree of minima has %s for its last window's start %s", n, got, last)
+		}
+		if ws == nil || w.dirty[n] {
+			continue
+		}
+		truth := p.wholeWindows(n, nil)
+		if len(truth) != len(ws) {
+			return fmt.Errorf("node %d: %d windows kept, its events give %d", n, len(ws), len(truth))
+		}
+		for k, x := range ws {
+			if x.from != truth[k].from || x.to != truth[k].to {
+				return fmt.Errorf("node %d: window [%s, %s) kept, its events give [%s, %s)", n, x.from, x.to, truth[k].from, truth[k].to)
+			}
+		}
+	}
+	for j := w.size - 1; j >= 1; j-- {
+		if w.tail[j] != min(w.tail[2*j], w.tail[2*j+1]) {
+			return fmt.Errorf("the tree of minima has %s at %d, its children %s and %s", w.tail[j], j, w.tail[2*j], w.tail[2*j+1])
+		}
+	}
+	var err error
+	entries := 0
+	w.ends.runs.Ascend(func(r *evRun) bool {
+		for _, e := range r.ev {
+			entries++
+			if n, ok := finite[e.seq]; !ok || n != e.n || e.at != w.to[e.seq] {
+				err = fmt.Errorf("node %d: an entry by end at %s, id %d, is no window of it that ends then", e.n, e.at, e.seq)
+				return false
+			}
+			if r.hiOK && -r.hi > w.from[e.seq] {
+				err = fmt.Errorf("run by end at %s: bound %s after the start %s of node %d's window", r.first.at, -r.hi, w.from[e.seq], e.n)
+				return false
+			}
+		}
+		return true
+	})
+	if err == nil && entries != len(finite) {
+		err = fmt.Errorf("the tree by end holds %d entries, the nodes %d windows that end", entries, len(finite))
+	}
+	return err
+}
+
+// Sweep is Earliest's search by a cursor alone, from notBefore on: what
+// the whole-node windows must agree with.
+func Sweep(p *Profile, r gang.Request, d time.Duration, s binpack.Scorer, notBefore time.Duration) (Start, bool) {
+	return p.sweep(r, run(d), s, max(notBefore, 0), Forever)
 }
 
 // againTruth is againOf by its definition, one GPU at a time.

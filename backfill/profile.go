@@ -83,6 +83,22 @@ func add(a, b time.Duration) time.Duration {
 // queries mark the changed nodes stale in each cursor, which recomputes
 // them before use.
 //
+// A whole-node gang, whose members each take every GPU of a node of the
+// largest size, needs no cursor: such a node holds a member for a run
+// exactly when one of its whole-node free windows (the spans in which
+// all its GPUs are usable) contains the run. The profile keeps those
+// windows, recomputing a node's after each change to it (O(e log e), and
+// O(log W + R) per window changed, for W windows in runs of R, and O(log
+// N) for the node's last window), and a query counts the nodes whose
+// window holds its run from its first start, then sweeps the timeline for
+// the windows that start later: O((T + H + S)·log) for T nodes free for
+// good from its first start, H windows that end after its first run, and
+// S entries swept. The same windows choose the nodes as the gang placer
+// and the preference for GPUs busy now would on a cursor, unless a
+// domain chooser, a preferred level inside the required one, spreading
+// or a scorer choosing among GPU types could choose otherwise: then a
+// cursor brought to the start places the gang.
+//
 // Only ready nodes are tracked; GPUs of draining and down nodes never
 // become usable.
 type Profile struct {
@@ -134,6 +150,9 @@ type Profile struct {
 	// The free GPUs over time, counted per class (index Class; 0 is
 	// every node), which bound where a sweep may begin; see skyline.
 	sky []*skyline
+	// The whole-node free windows, for whole-node gangs (nil until the
+	// first such query); see wholeIndex.
+	wn *wholeIndex
 	// Per node, dense for the sweep: all its GPUs, those that can be
 	// allocated at all (healthy, on a ready node), and its GPU-type class
 	// (classes is one more than the largest). Nil (and 0) until the first
@@ -604,6 +623,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	p.countSlots(pl.Slots, start, end)
 	for _, s := range pl.Slots {
 		p.noteEvent(s.Node)
+		p.wholeTouch(s.Node)
 		p.blockCursors(s.Node, s.GPUs, start, end)
 		p.noteStart(s.Node, start)
 		if !p.extend(s.Node, s.GPUs, start, end) {

@@ -1,0 +1,118 @@
+package backfill_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/backfill"
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// drawWholeRequest draws a whole-node gang: every member takes all the
+// GPUs of a node of the largest size; with a GPU type, a required and a
+// preferred level, and a domain chooser now and then.
+func drawWholeRequest(t *rapid.T, ix *topology.Index) gang.Request {
+	r := gang.NewRequest(rapid.IntRange(1, max(1, ix.NumNodes()/2)).Draw(t, "wholeMembers"), ix.MaxGPUs())
+	if rapid.Bool().Draw(t, "wholeTyped") {
+		r.Class, _ = ix.Class(rapid.SampledFrom(ix.Types()).Draw(t, "wholeType"))
+	}
+	if nl := ix.NumLevels(); nl > 0 && rapid.Bool().Draw(t, "wholeTopo") {
+		r.Required = rapid.IntRange(0, nl-1).Draw(t, "wholeRequired")
+		if rapid.IntRange(0, 3).Draw(t, "wholePrefers") == 0 {
+			r.Preferred = rapid.IntRange(0, nl-1).Draw(t, "wholePreferred")
+		}
+		if rapid.IntRange(0, 5).Draw(t, "wholeChooser") == 0 {
+			r.Chooser = gang.ChooserFunc(func(_ *topology.Index, _ int, _ gang.Request, fits []topology.DomainID) topology.DomainID {
+				return fits[len(fits)-1]
+			})
+		}
+	}
+	return r
+}
+
+// drawJittered is drawDuration, a nanosecond shorter or longer now and
+// then, so that windows and runs meet at their very ends.
+func drawJittered(t *rapid.T, label string) time.Duration {
+	d := drawDuration(t, label)
+	if d == backfill.Forever {
+		return d
+	}
+	return d + time.Duration(rapid.IntRange(-1, 1).Draw(t, label+"Jitter"))
+}
+
+// TestWholeGangsMatchTheCursor: over a random index with random
+// releases, reservations of all shapes, jobs placed now, GPUs freed now
+// and releases moved earlier, Earliest answers every whole-node gang
+// (found from the whole-node windows, and placed there when the request
+// allows) exactly as a cursor sweep from the same start does: the same
+// start, and the same GPUs. The profile's invariants, those of the
+// windows included, hold throughout.
+func TestWholeGangsMatchTheCursor(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ix, p, o := drawWorld(t)
+		scorers := []binpack.Scorer{nil, binpack.Pack{}, binpack.Spread{}}
+		for range rapid.IntRange(1, 24).Draw(t, "calls") {
+			switch rapid.IntRange(0, 9).Draw(t, "op") {
+			case 0:
+				// A job placed now, of any shape.
+				_, _ = p.PlaceNow(drawRequest(t, ix), drawDuration(t, "placed"), nil)
+			case 1:
+				// A job that ended early: its GPUs are free now.
+				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "ended"))
+				ix.Release(n, ix.Held(n).Lowest(rapid.IntRange(0, ix.Held(n).Len()).Draw(t, "freed")))
+			case 2:
+				// An evicted job: its release moves earlier.
+				if len(o.releases) == 0 {
+					continue
+				}
+				e := rapid.SampledFrom(o.releases).Draw(t, "moved")
+				s := e.set & ix.Held(e.n)
+				if s == 0 || e.start <= 0 {
+					continue
+				}
+				at := time.Duration(rapid.Int64Range(0, int64(e.start)-1).Draw(t, "movedTo"))
+				p.MoveRelease(e.n, s, at)
+				o.moveRelease(e.n, s, at)
+			case 3, 4:
+				// Any request, reserved where it fits.
+				r := drawRequest(t, ix)
+				d := drawJittered(t, "other")
+				if st, ok := p.Earliest(r, d, nil, 0); ok {
+					p.Reserve(st.Placement, st.At, d)
+				}
+			default:
+				r := drawWholeRequest(t, ix)
+				d := drawJittered(t, "whole")
+				s := rapid.SampledFrom(scorers).Draw(t, "scorer")
+				notBefore := time.Duration(rapid.IntRange(0, 20).Draw(t, "wholeNotBefore")) * 15 * time.Minute
+				before := heldAll(ix)
+				st, ok := p.Earliest(r, d, s, notBefore)
+				if !slices.Equal(before, heldAll(ix)) {
+					t.Fatalf("Earliest changed the index")
+				}
+				want, wantOK := backfill.Sweep(p, r, d, s, notBefore)
+				if ok != wantOK || ok && st.At != want.At {
+					t.Fatalf("Earliest(%+v, %s, from %s) = %s (ok %v), the cursor %s (ok %v)", r, d, notBefore, st.At, ok, want.At, wantOK)
+				}
+				if ok && !placementsEqual(st.Placement, want.Placement) {
+					t.Fatalf("Earliest(%+v, %s, from %s) at %s placed %+v, the cursor %+v", r, d, notBefore, st.At, st.Placement, want.Placement)
+				}
+				if ok && rapid.Bool().Draw(t, "wholeReserve") {
+					p.Reserve(st.Placement, st.At, d)
+				}
+			}
+			if err := backfill.CheckInvariants(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+func placementsEqual(a, b gang.Placement) bool {
+	return a.Level == b.Level && a.Domain == b.Domain && slices.Equal(a.Slots, b.Slots)
+}
