@@ -508,8 +508,10 @@ func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement
 // cs whose window holds the run: among the domains where at least
 // r.Members of them lie, the one with the fewest GPUs of r's class
 // usable for the run, then the most GPUs not usable, then the first.
-// Those GPUs are counted, node by node, only when two domains or more
-// have room.
+// Those GPUs are counted node by node only when two domains or more have
+// room, and then in order of the GPUs their nodes in cs bring (a lower
+// bound: every GPU of such a node is usable), a domain's count stopping
+// once it exceeds the best so far, and none begun once that bound does.
 func (p *Profile) wholeDomain(r gang.Request, d, at time.Duration, cs []topology.NodeID) topology.DomainID {
 	w := p.wn
 	level := r.Required
@@ -527,16 +529,33 @@ func (p *Profile) wholeDomain(r gang.Request, d, at time.Duration, cs []topology
 	if len(fit) == 1 {
 		return fit[0]
 	}
+	slices.SortFunc(fit, func(a, b topology.DomainID) int {
+		if w.count[a] != w.count[b] {
+			return int(w.count[a] - w.count[b])
+		}
+		return int(a - b)
+	})
+	g := p.ix.MaxGPUs()
 	best, bestFree, bestUsed := topology.DomainID(-1), 0, 0
 	for _, dom := range fit {
+		if best >= 0 && g*int(w.count[dom]) > bestFree {
+			break // this domain and the rest have more usable GPUs
+		}
 		free := 0
-		for f := range p.ix.MaxGPUs() + 1 {
+	count:
+		for f := range g + 1 {
 			for m := range p.ix.Bucket(level, dom, r.Class, f) {
 				free += (p.usable(m, p.alloc[m]&^p.seenHeld[m], at, d) & p.alloc[m]).Len()
+				if best >= 0 && free > bestFree {
+					break count
+				}
 			}
 		}
+		if best >= 0 && free > bestFree {
+			continue
+		}
 		used := p.ix.FreeGPUs(level, dom, r.Class) + p.ix.UsedGPUs(level, dom, r.Class) - free
-		if best < 0 || free < bestFree || free == bestFree && (used > bestUsed || used == bestUsed && dom < best) {
+		if best < 0 || free < bestFree || used > bestUsed || used == bestUsed && dom < best {
 			best, bestFree, bestUsed = dom, free, used
 		}
 	}
