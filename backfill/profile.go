@@ -623,7 +623,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	p.countSlots(pl.Slots, start, end)
 	for _, s := range pl.Slots {
 		p.noteEvent(s.Node)
-		p.wholeTouch(s.Node)
+		p.wholeReserve(s.Node, start, end)
 		p.blockCursors(s.Node, s.GPUs, start, end)
 		p.noteStart(s.Node, start)
 		if !p.extend(s.Node, s.GPUs, start, end) {

@@ -38,7 +38,8 @@ import (
 // or freed in the live index) marks it dirty, and the next query
 // recomputes its windows, O(e log e), enters the windows that end and
 // changed, O(log W + R) each for W such windows in runs of R, and its
-// last window's start, O(log N).
+// last window's start, O(log N). A reservation instead takes its span
+// out of the node's windows at once, which needs no events read.
 type wholeIndex struct {
 	// wins holds each node's windows in order of start, the one that
 	// never ends (if any) last; nil for a node that cannot hold a
@@ -97,6 +98,32 @@ func (p *Profile) wholeTouch(n topology.NodeID) {
 		w.dirty[n] = true
 		w.list = append(w.list, n)
 	}
+}
+
+// wholeReserve takes [start, end) out of node n's windows for a
+// reservation of its GPUs over that span: the windows its events now
+// give, without reading them. A dirty node is left to its
+// recomputation. O(w + changes) for w windows of the node; see update.
+func (p *Profile) wholeReserve(n topology.NodeID, start, end time.Duration) {
+	w := p.wn
+	if w == nil || w.wins[n] == nil || w.dirty[n] {
+		return
+	}
+	ws := w.buf[:0]
+	for _, x := range w.wins[n] {
+		if x.to <= start || x.from >= end {
+			ws = append(ws, window{x.from, x.to})
+			continue
+		}
+		if x.from < start {
+			ws = append(ws, window{x.from, start})
+		}
+		if end < x.to {
+			ws = append(ws, window{end, x.to})
+		}
+	}
+	w.buf = ws
+	w.update(n, ws)
 }
 
 // wholeBuild builds the index from every node's events. The caller has
