@@ -1,6 +1,7 @@
 package backfill
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -538,7 +539,8 @@ func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement
 // Those GPUs are counted node by node only when two domains or more have
 // room, and then in order of the GPUs their nodes in cs bring (a lower
 // bound: every GPU of such a node is usable), a domain's count stopping
-// once it exceeds the best so far, and none begun once that bound does.
+// once it exceeds the best so far, and none begun once that bound does
+// or where the bound is every GPU of the domain.
 func (p *Profile) wholeDomain(r gang.Request, d, at time.Duration, cs []topology.NodeID) topology.DomainID {
 	w := p.wn
 	level := r.Required
@@ -563,30 +565,38 @@ func (p *Profile) wholeDomain(r gang.Request, d, at time.Duration, cs []topology
 		return int(a - b)
 	})
 	g := p.ix.MaxGPUs()
-	best, bestFree, bestUsed := topology.DomainID(-1), 0, 0
+	best, bestFree, bestUsed := topology.DomainID(-1), math.MaxInt, 0
 	for _, dom := range fit {
-		if best >= 0 && g*int(w.count[dom]) > bestFree {
+		if g*int(w.count[dom]) > bestFree {
 			break // this domain and the rest have more usable GPUs
 		}
-		free := 0
-	count:
-		for f := range g + 1 {
-			for m := range p.ix.Bucket(level, dom, r.Class, f) {
-				free += (p.usable(m, p.alloc[m]&^p.seenHeld[m], at, d) & p.alloc[m]).Len()
-				if best >= 0 && free > bestFree {
-					break count
-				}
+		total := p.ix.FreeGPUs(level, dom, r.Class) + p.ix.UsedGPUs(level, dom, r.Class)
+		free := g * int(w.count[dom])
+		if free < total { // else every GPU of the domain is on such a node
+			if free = p.usableIn(r.Class, level, dom, at, d, bestFree); free > bestFree {
+				continue
 			}
 		}
-		if best >= 0 && free > bestFree {
-			continue
-		}
-		used := p.ix.FreeGPUs(level, dom, r.Class) + p.ix.UsedGPUs(level, dom, r.Class) - free
-		if best < 0 || free < bestFree || used > bestUsed || used == bestUsed && dom < best {
+		if used := total - free; best < 0 || free < bestFree || used > bestUsed || used == bestUsed && dom < best {
 			best, bestFree, bestUsed = dom, free, used
 		}
 	}
 	return best
+}
+
+// usableIn returns the GPUs of class cl in domain dom of level usable
+// for a run of d from at, counted node by node, or some count above
+// stop once the count passes it. O(n·e) for n nodes of e events.
+func (p *Profile) usableIn(cl topology.Class, level int, dom topology.DomainID, at, d time.Duration, stop int) int {
+	free := 0
+	for f := range p.ix.MaxGPUs() + 1 {
+		for n := range p.ix.Bucket(level, dom, cl, f) {
+			if free += (p.usable(n, p.alloc[n]&^p.seenHeld[n], at, d) & p.alloc[n]).Len(); free > stop {
+				return free
+			}
+		}
+	}
+	return free
 }
 
 // push adds x to the heap of counted windows.
