@@ -87,13 +87,15 @@ func add(a, b time.Duration) time.Duration {
 // largest size, needs no cursor: such a node holds a member for a run
 // exactly when one of its whole-node free windows (the spans in which
 // all its GPUs are usable) contains the run. The profile keeps those
-// windows, recomputing a node's after each change to it (O(e log e), and
-// O(log W + R) per window changed, for W windows in runs of R, and O(log
-// N) for the node's last window), and a query counts the nodes whose
-// window holds its run from its first start, then sweeps the timeline for
-// the windows that start later: O((T + H + S)·log) for T nodes free for
-// good from its first start, H windows that end after its first run, and
-// S entries swept. The same windows choose the nodes as the gang placer
+// windows: a reservation cuts its span out of its nodes' windows, and a
+// node whose releases or held GPUs change is recomputed from its events
+// before the next such query (O(e log e); either way O(log W + R) per
+// window changed, for W windows in runs of R, and O(log N) for the
+// node's last window). A query counts the nodes whose window holds its
+// run from its first start, then sweeps the timeline for the windows
+// that start later: O((T + H + S)·log) for T nodes free for good from
+// its first start, H windows that end after its first run, and S
+// entries swept. The same windows choose the nodes as the gang placer
 // and the preference for GPUs busy now would on a cursor, unless a
 // domain chooser, a preferred level inside the required one, spreading
 // or a scorer choosing among GPU types could choose otherwise: then a
@@ -617,7 +619,9 @@ func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time
 // its GPUs at or after it): only a new reservation lowers them (see
 // reservedAgain).
 // O(nodes of pl × (e·(1+g) + log E)) for e events per node and g GPUs per
-// node (the events whose againOf a new reservation may lower).
+// node (the events whose againOf a new reservation may lower), plus, once
+// a whole-node gang has been queried, the cut of each node's whole-node
+// windows (see wholeReserve).
 func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	end := add(start, run(d))
 	p.countSlots(pl.Slots, start, end)

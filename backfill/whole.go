@@ -34,13 +34,14 @@ import (
 // end, in a B-tree by end (see events), and the start of each node's last
 // window, which never ends, in a tree of minima over the nodes. The
 // starts after t0 come from the timeline. It is built on the first such
-// query, O(N·e log e) for N nodes and e events per node; afterwards a
-// change to a node (a reservation, a release added or moved, GPUs taken
-// or freed in the live index) marks it dirty, and the next query
-// recomputes its windows, O(e log e), enters the windows that end and
-// changed, O(log W + R) each for W such windows in runs of R, and its
-// last window's start, O(log N). A reservation instead takes its span
-// out of the node's windows at once, which needs no events read.
+// query, O(N·e log e) for N nodes and e events per node. Afterwards a
+// reservation takes its span out of its nodes' windows at once, which
+// reads no events, and another change to a node (a release added or
+// moved, GPUs taken or freed in the live index) marks it dirty, so that
+// the next query recomputes its windows, O(e log e). Either way the
+// windows that end and changed are entered anew, O(log W + R) each for W
+// such windows in runs of R, and the node's last window's start, O(log
+// N).
 type wholeIndex struct {
 	// wins holds each node's windows in order of start, the one that
 	// never ends (if any) last; nil for a node that cannot hold a
