@@ -128,8 +128,9 @@ func (p *Profile) wholeReserve(n topology.NodeID, start, end time.Duration) {
 	w.update(n, ws)
 }
 
-// wholeBuild builds the index from every node's events. The caller has
-// brought seenHeld up to date.
+// wholeBuild builds the index from every node's events, the windows of
+// all nodes in one array (a node's grows apart once it gains one). The
+// caller has brought seenHeld up to date.
 func (p *Profile) wholeBuild() {
 	nn := p.ix.NumNodes()
 	size := 1
@@ -143,16 +144,33 @@ func (p *Profile) wholeBuild() {
 	}
 	p.wn = w
 	g := p.ix.MaxGPUs()
+	all := make([]wholeWin, 0, nn)
+	end := make([]int, nn) // per node, the end of its windows in all
 	for i := range nn {
 		n := topology.NodeID(i)
-		if p.alloc[n].Len() != g {
-			continue
+		if p.alloc[n].Len() == g {
+			w.buf = p.wholeWindows(n, w.buf[:0])
+			for _, x := range w.buf {
+				all = append(all, w.put(n, x))
+				if x.to == Forever {
+					w.tail[size+i] = x.from
+				}
+			}
 		}
-		w.wins[n] = []wholeWin{}
-		w.dirty[n] = true
-		w.list = append(w.list, n)
+		end[i] = len(all)
 	}
-	p.wholeRefresh()
+	for i := range nn {
+		if p.alloc[i].Len() == g {
+			from := 0
+			if i > 0 {
+				from = end[i-1]
+			}
+			w.wins[i] = all[from:end[i]:end[i]]
+		}
+	}
+	for j := size - 1; j >= 1; j-- {
+		w.tail[j] = min(w.tail[2*j], w.tail[2*j+1])
+	}
 }
 
 // wholeRefresh recomputes the windows of the dirty nodes.
