@@ -253,10 +253,15 @@ func (p *Profile) drainChanges() {
 	}
 	nodes, all := p.ix.DrainChanges(p.chBuf[:0])
 	if all {
+		// The record overflowed: the cursors go, and the whole-node
+		// windows of the nodes whose held GPUs changed are recomputed.
 		p.cursors = p.cursors[:0]
-		p.wn = nil
-		for n := range p.seenHeld {
-			p.seenHeld[n] = p.ix.Held(topology.NodeID(n))
+		for i, h := range p.seenHeld {
+			n := topology.NodeID(i)
+			if held := p.ix.Held(n); held != h {
+				p.seenHeld[n] = held
+				p.wholeTouch(n)
+			}
 		}
 		return
 	}

@@ -62,7 +62,19 @@ func TestWholeGangsMatchTheCursor(t *testing.T) {
 				// A job placed now, of any shape.
 				_, _ = p.PlaceNow(drawRequest(t, ix), drawDuration(t, "placed"), nil)
 			case 1:
-				// A job that ended early: its GPUs are free now.
+				// A job that ended early: its GPUs are free now. Now
+				// and then after more changes than the index records,
+				// taken back but for this one.
+				if rapid.Bool().Draw(t, "churn") {
+					for k := range 4*ix.NumNodes() + 1 {
+						m := topology.NodeID(k % ix.NumNodes())
+						if set, ok := ix.Take(m, 1); ok {
+							ix.Release(m, set)
+						} else {
+							ix.SetHeld(m, ix.Held(m))
+						}
+					}
+				}
 				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "ended"))
 				ix.Release(n, ix.Held(n).Lowest(rapid.IntRange(0, ix.Held(n).Len()).Draw(t, "freed")))
 			case 2:
