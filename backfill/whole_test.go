@@ -1,10 +1,12 @@
 package backfill_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/gpusched/gpusched/backfill"
@@ -127,4 +129,38 @@ func TestWholeGangsMatchTheCursor(t *testing.T) {
 
 func placementsEqual(a, b gang.Placement) bool {
 	return a.Level == b.Level && a.Domain == b.Domain && slices.Equal(a.Slots, b.Slots)
+}
+
+// TestWholeWindowShortByANanosecond: a window that holds a run from its
+// start stops holding it a nanosecond later when it ends exactly a run
+// after its start. Two whole nodes are wanted for an hour: node 0 is
+// free during [1h, 2h) and from 3h, node 1 from 1h+1ns, node 2 from 2h,
+// and two half-reserved nodes bring the free GPUs to 16 from 1h on, so
+// that the search begins there. At 1h+1ns node 0's window no longer
+// holds the hour; the gang first fits at 2h.
+func TestWholeWindowShortByANanosecond(t *testing.T) {
+	var c topology.Cluster
+	for i := range 5 {
+		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: 8, GPUType: "H100"})
+	}
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	all, half := topology.FirstN(8), topology.FirstN(4)
+	reserve := func(n topology.NodeID, set topology.GPUSet, start, d time.Duration) {
+		p.Reserve(gang.Placement{Level: topology.ClusterLevel, Slots: []gang.Slot{{Node: n, GPUs: set, Members: 1}}}, start, d)
+	}
+	reserve(0, all, 0, time.Hour)
+	reserve(0, all, 2*time.Hour, time.Hour)
+	reserve(1, all, 0, time.Hour+1)
+	reserve(2, all, 0, 2*time.Hour)
+	reserve(3, half, 0, backfill.Forever)
+	reserve(4, half, 0, backfill.Forever)
+	r := gang.NewRequest(2, 8)
+	st, ok := p.Earliest(r, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, 2*time.Hour, st.At)
+	want, ok := backfill.Sweep(p, r, time.Hour, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, want, st)
 }
