@@ -485,11 +485,13 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t,
 	if place {
 		return Start{At: at, Placement: pl}, true
 	}
-	st, ok := p.sweep(r, d, s, at, at)
-	if !ok {
-		panic("backfill: the whole-node windows and the cursor disagree")
+	if st, ok := p.sweep(r, d, s, at, at); ok {
+		return st, true
 	}
-	return st, true
+	// The windows and the cursor disagree, which the tests rule out
+	// (CheckInvariants fails on a count here): answer as a sweep would.
+	p.wholeMisses++
+	return p.sweep(r, d, s, t, limit)
 }
 
 // sweep sweeps a cursor from t to the first start at which r fits for

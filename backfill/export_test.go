@@ -20,6 +20,9 @@ import (
 // a release or reservation end whose againOf is earlier than the truth.
 // It puts waiting releases into the timeline first.
 func CheckInvariants(p *Profile) error {
+	if p.wholeMisses > 0 {
+		return fmt.Errorf("%d whole-node starts the cursor could not place the gang at", p.wholeMisses)
+	}
 	for ci, c := range p.cursors {
 		free := make([]int, len(c.free))
 		nodes := make([]int32, len(c.nodes))

@@ -155,6 +155,9 @@ type Profile struct {
 	// The whole-node free windows, for whole-node gangs (nil until the
 	// first such query); see wholeIndex.
 	wn *wholeIndex
+	// wholeMisses counts the whole-node starts a cursor could not
+	// place the gang at (none, unless the windows are wrong).
+	wholeMisses int
 	// Per node, dense for the sweep: all its GPUs, those that can be
 	// allocated at all (healthy, on a ready node), and its GPU-type class
 	// (classes is one more than the largest). Nil (and 0) until the first
