@@ -266,3 +266,19 @@ func WindowsBelow(p *Profile, r gang.Request, d, t, end time.Duration) [][2]time
 func ShortRuns(p *Profile, k int) {
 	p.timeline, p.starts = newEvents(k), newEvents(k)
 }
+
+// EarliestWithin is the query Earliest makes once its remembered
+// answers and counts have chosen where to start: the first start in
+// [t, limit] (limit Forever: none), from the whole-node windows for a
+// whole-node gang.
+func EarliestWithin(p *Profile, r gang.Request, d time.Duration, s binpack.Scorer, t, limit time.Duration) (Start, bool) {
+	d = run(d)
+	p.sync()
+	defer p.settle()
+	return p.earliest(r, d, s, max(t, 0), limit)
+}
+
+// SweepWithin is Sweep up to limit.
+func SweepWithin(p *Profile, r gang.Request, d time.Duration, s binpack.Scorer, t, limit time.Duration) (Start, bool) {
+	return p.sweep(r, run(d), s, max(t, 0), limit)
+}

@@ -164,3 +164,245 @@ func TestWholeWindowShortByANanosecond(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, want, st)
 }
+
+// drawWholeTime draws a moment on the half-hour grid the events use,
+// a nanosecond off now and then.
+func drawWholeTime(t *rapid.T, label string) time.Duration {
+	v := time.Duration(rapid.IntRange(0, 24).Draw(t, label)) * 30 * time.Minute
+	return max(0, v+time.Duration(rapid.IntRange(-1, 1).Draw(t, label+"Ns")))
+}
+
+// TestWholeGangsMatchTheCursorAndOracle: as TestWholeGangsMatchTheCursor,
+// on small clusters of mixed sizes as well, and also with releases moved
+// later or to never, second releases of held GPUs, GPUs taken now with no
+// release, reservations stacked (extended), spread and chooser requests,
+// and queries from any start up to any horizon, both straight
+// (EarliestWithin) and through the remembered answers (EarliestBy):
+// every whole-node answer is the cursor's, start and GPUs, and its start
+// the oracle's. It fails at once when a whole-node sweep stops a
+// nanosecond before its horizon, when a GPU's later release rather than
+// its earlier one bounds a window, or when moving a release to never
+// leaves the node's windows as they were; TestWholeGangsMatchTheCursor
+// passes 2,000 checks with either of the first two, and its default 100
+// with the last.
+func TestWholeGangsMatchTheCursorAndOracle(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var ix *topology.Index
+		var p *backfill.Profile
+		var o *oracle
+		if rapid.Bool().Draw(t, "small") {
+			c := drawSmallCluster(t)
+			ix, p, o = drawHolds(t, &c)
+		} else {
+			ix, p, o = drawWorld(t)
+		}
+		scorers := []binpack.Scorer{nil, binpack.Pack{}, binpack.Spread{}}
+		// firstReserved is the first start of a reservation of a GPU of s
+		// on node n: a release of s may move no later.
+		firstReserved := func(n topology.NodeID, s topology.GPUSet) time.Duration {
+			at := backfill.Forever
+			for _, e := range o.reserved {
+				if e.n == n && e.set&s != 0 {
+					at = min(at, e.start)
+				}
+			}
+			return at
+		}
+		reserve := func(pl gang.Placement, at, d time.Duration) {
+			p.Reserve(pl, at, d)
+			for _, s := range pl.Slots {
+				o.reserved = append(o.reserved, event{n: s.Node, set: s.GPUs, start: at, end: plus(at, max(d, 1))})
+			}
+		}
+		// GPUs both freed and taken since the profile last looked at the
+		// index may leave the count of free GPUs as it was: the profile
+		// must then be told (see Forget).
+		freed, took := false, false
+		for range rapid.IntRange(1, 30).Draw(t, "calls") {
+			op := rapid.IntRange(0, 12).Draw(t, "op")
+			if op == 0 || op >= 4 && op <= 11 {
+				if freed && took {
+					p.Forget()
+				}
+				freed, took = false, false
+			}
+			switch op {
+			case 0:
+				o.placeNow(t, p, drawRequest(t, ix), drawDuration(t, "placed"))
+			case 1:
+				// GPUs freed now, after more changes than the index
+				// records now and then.
+				if rapid.Bool().Draw(t, "churn") {
+					for k := range 4*ix.NumNodes() + 1 {
+						m := topology.NodeID(k % ix.NumNodes())
+						ix.SetHeld(m, ix.Held(m))
+						if set, ok := ix.Take(m, 1); ok {
+							ix.Release(m, set)
+						}
+					}
+				}
+				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "ended"))
+				ix.Release(n, ix.Held(n).Lowest(rapid.IntRange(0, ix.Held(n).Len()).Draw(t, "freed")))
+				o.freeNow[n] = ix.FreeSet(n)
+				freed = true
+			case 2:
+				// GPUs taken now by a job with no time limit and no
+				// release, where no reservation holds them.
+				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "taken"))
+				free := ix.FreeSet(n)
+				s := free.Lowest(rapid.IntRange(0, free.Len()).Draw(t, "takenGPUs"))
+				if s == 0 || firstReserved(n, s) != backfill.Forever {
+					continue
+				}
+				if err := ix.TakeSet(n, s); err != nil {
+					t.Fatal(err)
+				}
+				took = true
+				o.freeNow[n] = ix.FreeSet(n)
+			case 3:
+				// A release moved, earlier or later (no later than a
+				// reservation of its GPUs), or to never.
+				if len(o.releases) == 0 {
+					continue
+				}
+				e := rapid.SampledFrom(o.releases).Draw(t, "moved")
+				s := e.set & ix.Held(e.n)
+				if s == 0 {
+					continue
+				}
+				at := drawWholeTime(t, "movedTo")
+				if rapid.IntRange(0, 5).Draw(t, "movedNever") == 0 {
+					at = backfill.Forever
+				}
+				if at > firstReserved(e.n, s) {
+					continue
+				}
+				p.MoveRelease(e.n, s, at)
+				o.moveRelease(e.n, s, at)
+			case 12:
+				// A second release of held GPUs: they are free from the
+				// earlier of the two.
+				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "again"))
+				held := ix.Held(n)
+				s := held.Lowest(rapid.IntRange(0, held.Len()).Draw(t, "againGPUs"))
+				at := drawWholeTime(t, "againAt")
+				if s == 0 || at >= firstReserved(n, s) {
+					continue
+				}
+				p.AddRelease(n, s, at)
+				if ix.State(n) == topology.Ready {
+					o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
+				}
+			case 4, 5:
+				// Any request, or a whole-node one, reserved where it
+				// fits, and now and then the same GPUs right after.
+				r := drawRequest(t, ix)
+				if rapid.Bool().Draw(t, "reserveWhole") {
+					r = drawWholeRequest(t, ix)
+				}
+				d := drawJittered(t, "other")
+				st, ok := p.Earliest(r, d, nil, 0)
+				if !ok {
+					continue
+				}
+				reserve(st.Placement, st.At, d)
+				end := plus(st.At, max(d, 1))
+				d2 := drawJittered(t, "stacked")
+				if end == backfill.Forever || !rapid.Bool().Draw(t, "stack") {
+					continue
+				}
+				for _, s := range st.Placement.Slots {
+					if s.GPUs&^o.usable(s.Node, end, max(d2, 1)) != 0 {
+						d2 = -1
+					}
+				}
+				if d2 >= 0 {
+					reserve(st.Placement, end, d2)
+				}
+			default:
+				r := drawWholeRequest(t, ix)
+				switch rapid.IntRange(0, 5).Draw(t, "wholeKind") {
+				case 0:
+					r.Distinct = true
+				case 1:
+					r.Chooser = gang.ChooserFunc(func(_ *topology.Index, _ int, _ gang.Request, fits []topology.DomainID) topology.DomainID {
+						return fits[len(fits)-1]
+					})
+				}
+				d := drawJittered(t, "whole")
+				s := rapid.SampledFrom(scorers).Draw(t, "scorer")
+				from := drawWholeTime(t, "wholeFrom")
+				limit := backfill.Forever
+				if rapid.Bool().Draw(t, "wholeBounded") {
+					limit = from + drawWholeTime(t, "wholeBy")
+				}
+				before := heldAll(ix)
+				var st backfill.Start
+				var ok bool
+				if rapid.Bool().Draw(t, "straight") {
+					st, ok = backfill.EarliestWithin(p, r, d, s, from, limit)
+				} else {
+					st, ok = p.EarliestBy(r, d, s, from, limit)
+				}
+				if !slices.Equal(before, heldAll(ix)) {
+					t.Fatalf("Earliest changed the index")
+				}
+				want, wantOK := backfill.SweepWithin(p, r, d, s, from, limit)
+				if ok != wantOK || ok && st.At != want.At {
+					t.Fatalf("Earliest(%+v, %s, from %s to %s) = %s (ok %v), the cursor %s (ok %v)", r, d, from, limit, st.At, ok, want.At, wantOK)
+				}
+				if ok && !placementsEqual(st.Placement, want.Placement) {
+					t.Fatalf("Earliest(%+v, %s, from %s) at %s placed %+v, the cursor %+v", r, d, from, st.At, st.Placement, want.Placement)
+				}
+				at, oracleOK := o.earliest(r, max(d, 1), from)
+				if oracleOK && at > limit {
+					oracleOK = false
+				}
+				if ok != oracleOK || ok && st.At != at {
+					t.Fatalf("Earliest(%+v, %s, from %s to %s) = %s (ok %v), the oracle %s (ok %v)", r, d, from, limit, st.At, ok, at, oracleOK)
+				}
+				if ok {
+					o.checkPlacement(t, r, st.Placement, st.At, max(d, 1))
+					if rapid.Bool().Draw(t, "wholeReserve") {
+						reserve(st.Placement, st.At, d)
+					}
+				}
+			}
+			if err := backfill.CheckInvariants(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// drawSmallCluster draws a few nodes of two to eight GPUs, of one or two
+// types, some draining, down or with unhealthy GPUs, in up to two levels
+// of domains of unequal sizes: few enough that whole-node gangs contend
+// for the same nodes and domains.
+func drawSmallCluster(t *rapid.T) topology.Cluster {
+	var c topology.Cluster
+	nl := rapid.IntRange(0, 2).Draw(t, "smallLevels")
+	c.Levels = []string{"spine", "leaf"}[:nl]
+	types := []string{"H100", "A100"}[:rapid.IntRange(1, 2).Draw(t, "smallTypes")]
+	for i := range rapid.IntRange(1, 8).Draw(t, "smallNodes") {
+		nd := topology.Node{
+			Name:    fmt.Sprintf("n%d", i),
+			GPUs:    rapid.SampledFrom([]int{2, 4, 8, 8, 8}).Draw(t, "smallGPUs"),
+			GPUType: rapid.SampledFrom(types).Draw(t, "smallType"),
+			Domains: map[string]string{},
+		}
+		for _, l := range c.Levels {
+			nd.Domains[l] = fmt.Sprintf("%s%d", l, rapid.IntRange(0, 2).Draw(t, "smallDomain"))
+		}
+		switch rapid.IntRange(0, 9).Draw(t, "smallState") {
+		case 0:
+			nd.State = topology.Draining
+		case 1:
+			nd.State = topology.Down
+		case 2:
+			nd.Unhealthy = []int{rapid.IntRange(0, nd.GPUs-1).Draw(t, "smallSick")}
+		}
+		c.Nodes = append(c.Nodes, nd)
+	}
+	return c
+}
