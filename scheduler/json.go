@@ -148,9 +148,8 @@ func configErr(field, msg string) error {
 // no unhealthy GPUs, and no teams or jobs. A team's "share" and "usage"
 // default to 0, and a share of 0 entitles a listed team to nothing (a
 // team that jobs name but the list leaves out gets share 1). "now" and a
-// job's "id" and
-// "gpusPerMember" have no default. A job without "submitted" counts as
-// submitted at the zero time, before every other.
+// job's "id" and "gpusPerMember" have no default. A job without
+// "submitted" counts as submitted at the zero time, before every other.
 func DecodeSnapshot(r io.Reader) (*Snapshot, error) { return decodeSnapshot(r, DefaultTiers) }
 
 // DecodeSnapshot is the package's [DecodeSnapshot], validating with
