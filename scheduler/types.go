@@ -305,7 +305,9 @@ type Reason string
 
 // Pending reasons.
 const (
-	// ReasonInsufficientGPUs: not enough free GPUs of its type now.
+	// ReasonInsufficientGPUs: not enough free GPUs of its type now, or
+	// enough but split across nodes with room for too few members (the
+	// message then says so).
 	ReasonInsufficientGPUs Reason = "insufficient-gpus"
 	// ReasonTopology: enough GPUs, but not inside one domain of the
 	// required level.
