@@ -19,7 +19,8 @@
 //
 // A function is asked member by member, so unlike Pack it may split a gang
 // over more nodes than it needs; a scorer type that is a [Consolidator]
-// keeps the gang together but is not asked at all (see there).
+// whose Consolidate reports true keeps the gang together but is not asked
+// at all (see there).
 //
 // The package imports nothing else of gpusched.
 package binpack

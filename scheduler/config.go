@@ -121,9 +121,10 @@ type Config struct {
 	FairShare FairShare
 	// Pack scores nodes for jobs with placement pack (default
 	// binpack.Pack). A scorer that is not a binpack.Consolidator, such
-	// as a binpack.ScorerFunc, places a gang member by member and may
-	// split it over more nodes than binpack.Pack would; one that is
-	// places every gang as binpack.Pack does, whatever its scores.
+	// as a binpack.ScorerFunc, or whose Consolidate reports false, places
+	// a gang member by member and may split it over more nodes than
+	// binpack.Pack would; one whose Consolidate reports true places every
+	// gang as binpack.Pack does, whatever its scores.
 	Pack binpack.Scorer
 	// Spread scores nodes for jobs with placement spread (default
 	// binpack.Spread).
