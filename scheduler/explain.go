@@ -266,10 +266,7 @@ func (e *Explanation) String() string {
 		fmt.Fprintf(&b, "; start %s", formatTime(e.Start, time.RFC3339Nano))
 	}
 	b.WriteByte('\n')
-	typ := ""
-	if e.GPUType != "" {
-		typ = " " + e.GPUType
-	}
+	typ := typeWord(e.GPUType)
 	fmt.Fprintf(&b, "  asks %d×%d%s GPUs; free GPUs now hold %s\n", e.Members, e.GPUsPerMember, typ, suchMembers(e.MembersFitNow))
 	fmt.Fprintf(&b, "  nodes: %d total, %d ready, %d of its type, %d with %d+ healthy GPUs, %d with %d+ free\n",
 		e.Nodes.Total, e.Nodes.Ready, e.Nodes.OfType, e.Nodes.BigEnough, e.GPUsPerMember, e.Nodes.FreeEnough, e.GPUsPerMember)

@@ -1448,10 +1448,7 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 		}
 	}
 	free := r.ix.FreeGPUs(topology.ClusterLevel, 0, req.Class)
-	typ := ""
-	if j.GPUType != "" {
-		typ = " " + j.GPUType
-	}
+	typ := typeWord(j.GPUType)
 	why := ReasonInsufficientGPUs
 	if out == gang.NoDomain {
 		why = ReasonTopology
@@ -1537,14 +1534,20 @@ func (r *run) never(j *Job, req gang.Request) string {
 	if j.Members <= most {
 		return ""
 	}
-	typ := ""
-	if j.GPUType != "" {
-		typ = " " + j.GPUType
-	}
+	typ := typeWord(j.GPUType)
 	if req.Required != gang.NoLevel {
 		return fmt.Sprintf("needs %d×%d%s GPUs in one %s; no %s of this cluster holds more than %s", j.Members, j.GPUsPerMember, typ, j.Topology.Required, j.Topology.Required, suchMembers(most))
 	}
 	return fmt.Sprintf("needs %d×%d%s GPUs; this cluster holds at most %s", j.Members, j.GPUsPerMember, typ, suchMembers(most))
+}
+
+// typeWord is a GPU type as a word to put before "GPUs" in a message:
+// " H100", or nothing for a job that names no type.
+func typeWord(t string) string {
+	if t == "" {
+		return ""
+	}
+	return " " + t
 }
 
 // members is "1 member" or "n members".
