@@ -112,7 +112,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.trace, "trace", "", "workload trace `FILE` (SWF or CSV), required")
 	fs.StringVar(&o.format, "format", "", "trace `format`: swf or csv (default: by file name)")
-	fs.IntVar(&o.gpus, "gpus", 0, "flat pool of `N` one-GPU nodes (0: the size of the trace's header)")
+	fs.IntVar(&o.gpus, "gpus", 0, "flat pool of `N` one-GPU nodes (0, without -nodes: an SWF trace's header size)")
 	fs.IntVar(&o.nodes, "nodes", 0, "`N` nodes (with -gpus-per-node)")
 	fs.IntVar(&o.perNode, "gpus-per-node", 0, "`G` GPUs per node (with -nodes)")
 	fs.StringVar(&o.backfill, "backfill", "easy", "backfill `mode`: easy, conservative or none")
