@@ -152,9 +152,12 @@ func configErr(field, msg string) error {
 // "submitted" counts as submitted at the zero time, before every other.
 func DecodeSnapshot(r io.Reader) (*Snapshot, error) { return decodeSnapshot(r, DefaultTiers) }
 
-// DecodeSnapshot is the package's [DecodeSnapshot], validating with
-// [Scheduler.Validate]: jobs may have any tier of the scheduler's
-// policy, such as one of the six tiers of a six-tier preemption matrix.
+// DecodeSnapshot is the package's [DecodeSnapshot], validating the
+// snapshot as [Scheduler.Validate] does: jobs may have any tier of the
+// scheduler's policy, such as one of the six tiers of a six-tier
+// preemption matrix. It does not check the policy itself: a snapshot it
+// returns, Step still refuses when the policy's modes are unknown (see
+// [Config]).
 func (s *Scheduler) DecodeSnapshot(r io.Reader) (*Snapshot, error) {
 	return decodeSnapshot(r, s.cfg.tiers())
 }
