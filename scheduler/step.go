@@ -44,7 +44,9 @@ func (s *Scheduler) Config() Config { return s.cfg }
 // Step decides, for one snapshot, what starts where, what is evicted,
 // what is reserved and why every other pending job waits. It does not
 // modify snap. An invalid snapshot yields a *ValidationError and no
-// decision.
+// decision; so does a nil one. A policy whose Backfill, BackfillOrder or
+// FairShare.Algorithm is none of the constants yields an error naming
+// the field (not a *ValidationError) and no decision.
 //
 // The pipeline: validate; build the free-capacity index from the nodes
 // minus the GPUs held by running and evicting jobs; evict running jobs
