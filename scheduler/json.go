@@ -1642,11 +1642,9 @@ func decodeMatrix(rows [][]json.RawMessage) (preempt.Matrix, error) {
 
 // Config checks p and returns the scheduling policy it describes.
 func (p PolicyFile) Config() (Config, error) {
-	if int(p.Backfill) >= len(backfillNames) {
-		return Config{}, configErr("backfill", fmt.Sprintf("unknown mode %d", p.Backfill))
-	}
-	if int(p.BackfillOrder) >= len(orderNames) {
-		return Config{}, configErr("backfillOrder", fmt.Sprintf("unknown order %d", p.BackfillOrder))
+	modes := Config{Backfill: p.Backfill, BackfillOrder: p.BackfillOrder, FairShare: p.FairShare}
+	if err := modes.checkModes(); err != nil {
+		return Config{}, err // what Step would refuse
 	}
 	if p.Reservations < 0 {
 		return Config{}, configErr("reservations", fmt.Sprintf("must be >= 0, got %d", p.Reservations))

@@ -291,6 +291,10 @@ func TestDecodePolicyErrors(t *testing.T) {
 	}
 	_, err := PolicyFile{Backfill: 9}.Config()
 	require.EqualError(t, err, "config: backfill: unknown mode 9")
+	_, err = PolicyFile{BackfillOrder: 7}.Config()
+	require.EqualError(t, err, "config: backfillOrder: unknown order 7")
+	_, err = PolicyFile{FairShare: FairShare{Algorithm: 5}}.Config()
+	require.EqualError(t, err, "config: fairshare.algorithm: unknown algorithm 5", "a Config that Step refuses")
 	_, err = PolicyFile{Reservations: -2}.Config()
 	require.EqualError(t, err, "config: reservations must be >= 0, got -2")
 	_, err = PolicyFile{Order: "fifo"}.Config()
