@@ -99,8 +99,8 @@ func (TierOrder) Order(_ *Snapshot, jobs []*Job) {
 // EASY backfill with one reservation, time limits enforced, jobs ordered
 // by tier and then multifactor fair-share priority, gangs packed onto the
 // fullest nodes. Step returns an error, not a decision, for a Backfill,
-// BackfillOrder or FairShare.Algorithm that is none of the package's
-// constants.
+// BackfillOrder or FairShare.Algorithm (or the Algorithm of a Multifactor
+// set as Order) that is none of the package's constants.
 type Config struct {
 	// Backfill is the reservation strategy (default EASY).
 	Backfill BackfillMode
@@ -192,7 +192,8 @@ type FairShare struct {
 }
 
 // checkModes refuses a Backfill, BackfillOrder or FairShare.Algorithm
-// outside the package's constants, which would otherwise act as the
+// (or the Algorithm of a Multifactor Order) outside the package's
+// constants, which would otherwise act as the
 // default without a word. Other fields are not checked: a number of
 // tiers or reservations of zero or less means the default, and a
 // malformed preemption matrix counts for nothing where it is malformed
@@ -203,10 +204,25 @@ func (c *Config) checkModes() error {
 		return configErr("backfill", fmt.Sprintf("unknown mode %d", c.Backfill))
 	case c.BackfillOrder > ShortestFirst:
 		return configErr("backfillOrder", fmt.Sprintf("unknown order %d", c.BackfillOrder))
-	case c.FairShare.Algorithm != fairshare.FairTree && c.FairShare.Algorithm != fairshare.Classic:
+	case !knownAlgorithm(c.FairShare.Algorithm):
 		return configErr("fairshare.algorithm", fmt.Sprintf("unknown algorithm %d", c.FairShare.Algorithm))
 	}
+	var m *Multifactor
+	switch o := c.Order.(type) {
+	case Multifactor:
+		m = &o
+	case *Multifactor:
+		m = o
+	}
+	if m != nil && !knownAlgorithm(m.Algorithm) {
+		return configErr("order.algorithm", fmt.Sprintf("unknown algorithm %d", m.Algorithm))
+	}
 	return nil
+}
+
+// knownAlgorithm reports whether a is one of fairshare's algorithms.
+func knownAlgorithm(a fairshare.Algorithm) bool {
+	return a == fairshare.FairTree || a == fairshare.Classic
 }
 
 // order is the Orderer in force: Order, or the default multifactor

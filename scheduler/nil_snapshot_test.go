@@ -51,6 +51,8 @@ func TestUnknownModesAreErrors(t *testing.T) {
 		{Config{BackfillOrder: ShortestFirst + 1}, "config: backfillOrder: unknown order 2"},
 		{Config{FairShare: FairShare{Algorithm: fairshare.Classic + 1}}, "config: fairshare.algorithm: unknown algorithm 2"},
 		{Config{FairShare: FairShare{Algorithm: -1}}, "config: fairshare.algorithm: unknown algorithm -1"},
+		{Config{Order: Multifactor{Algorithm: 7}}, "config: order.algorithm: unknown algorithm 7"},
+		{Config{Order: &Multifactor{Algorithm: 7}}, "config: order.algorithm: unknown algorithm 7"},
 	} {
 		d, err := New(tc.cfg).Step(snap)
 		require.Nil(t, d)
@@ -59,7 +61,8 @@ func TestUnknownModesAreErrors(t *testing.T) {
 		require.EqualError(t, err, tc.want)
 		require.EqualError(t, New(tc.cfg).Validate(snap), tc.want)
 	}
-	for _, cfg := range []Config{{}, {Backfill: NoBackfill, BackfillOrder: ShortestFirst, FairShare: FairShare{Algorithm: fairshare.Classic}}} {
+	for _, cfg := range []Config{{}, {Backfill: NoBackfill, BackfillOrder: ShortestFirst, FairShare: FairShare{Algorithm: fairshare.Classic}},
+		{Order: Multifactor{Algorithm: fairshare.Classic}}, {Order: (*Multifactor)(nil)}} {
 		_, err := New(cfg).Step(snap)
 		require.NoError(t, err)
 	}
