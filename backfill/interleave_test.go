@@ -55,21 +55,10 @@ func TestInterleavedOperationsAgreeWithOracle(t *testing.T) {
 		c := gen.SmallCluster(t)
 		ix, p, o := newWorld(t, &c)
 		ready := func(n topology.NodeID) bool { return ix.State(n) == topology.Ready }
-		// firstReserved is the earliest start of a reservation of a GPU
-		// of s on n: a release of s may not come after it.
-		firstReserved := func(n topology.NodeID, s topology.GPUSet) time.Duration {
-			f := backfill.Forever
-			for _, e := range o.reserved {
-				if e.n == n && e.set&s != 0 {
-					f = min(f, e.start)
-				}
-			}
-			return f
-		}
 		// release draws a release time for s on n no later than its
 		// first reservation; false when none may be drawn.
 		release := func(n topology.NodeID, s topology.GPUSet, label string) (time.Duration, bool) {
-			lim := firstReserved(n, s)
+			lim := o.firstReserved(n, s)
 			if rapid.IntRange(0, 6).Draw(t, label+"Never") == 0 {
 				return backfill.Forever, lim == backfill.Forever
 			}

@@ -27,6 +27,18 @@ type oracle struct {
 	placing bool
 }
 
+// firstReserved is the first start of a reservation of a GPU of s on
+// node n (Forever when none): a release of s may move no later.
+func (o *oracle) firstReserved(n topology.NodeID, s topology.GPUSet) time.Duration {
+	at := backfill.Forever
+	for _, e := range o.reserved {
+		if e.n == n && e.set&s != 0 {
+			at = min(at, e.start)
+		}
+	}
+	return at
+}
+
 type event struct {
 	n          topology.NodeID
 	set        topology.GPUSet

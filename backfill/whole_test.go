@@ -197,17 +197,6 @@ func TestWholeGangsMatchTheCursorAndOracle(t *testing.T) {
 			ix, p, o = drawWorld(t)
 		}
 		scorers := []binpack.Scorer{nil, binpack.Pack{}, binpack.Spread{}}
-		// firstReserved is the first start of a reservation of a GPU of s
-		// on node n: a release of s may move no later.
-		firstReserved := func(n topology.NodeID, s topology.GPUSet) time.Duration {
-			at := backfill.Forever
-			for _, e := range o.reserved {
-				if e.n == n && e.set&s != 0 {
-					at = min(at, e.start)
-				}
-			}
-			return at
-		}
 		reserve := func(pl gang.Placement, at, d time.Duration) {
 			p.Reserve(pl, at, d)
 			for _, s := range pl.Slots {
@@ -251,7 +240,7 @@ func TestWholeGangsMatchTheCursorAndOracle(t *testing.T) {
 				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "taken"))
 				free := ix.FreeSet(n)
 				s := free.Lowest(rapid.IntRange(0, free.Len()).Draw(t, "takenGPUs"))
-				if s == 0 || firstReserved(n, s) != backfill.Forever {
+				if s == 0 || o.firstReserved(n, s) != backfill.Forever {
 					continue
 				}
 				if err := ix.TakeSet(n, s); err != nil {
@@ -274,7 +263,7 @@ func TestWholeGangsMatchTheCursorAndOracle(t *testing.T) {
 				if rapid.IntRange(0, 5).Draw(t, "movedNever") == 0 {
 					at = backfill.Forever
 				}
-				if at > firstReserved(e.n, s) {
+				if at > o.firstReserved(e.n, s) {
 					continue
 				}
 				p.MoveRelease(e.n, s, at)
@@ -286,7 +275,7 @@ func TestWholeGangsMatchTheCursorAndOracle(t *testing.T) {
 				held := ix.Held(n)
 				s := held.Lowest(rapid.IntRange(0, held.Len()).Draw(t, "againGPUs"))
 				at := drawWholeTime(t, "againAt")
-				if s == 0 || at >= firstReserved(n, s) {
+				if s == 0 || at >= o.firstReserved(n, s) {
 					continue
 				}
 				p.AddRelease(n, s, at)
