@@ -448,6 +448,33 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	}
 }
 
+// freeing calls f, in time order, with each timeline entry after t and
+// no later than limit that may free GPUs for a run of d from its own
+// moment, until f returns false. It passes over the entries whose GPUs
+// are all reserved again before such a run would end (againOf), and over
+// whole runs of them without reading their entries (see runHi).
+func (p *Profile) freeing(t, d, limit time.Duration, f func(e tev) bool) {
+	p.timeline.FromRuns(tev{at: t + 1, seq: -1}, func(run *evRun, evs []tev) bool {
+		if p.runHi(run) < add(evs[0].at, d) {
+			// No entry of the run frees a GPU for a run from its own
+			// moment (againOf < e.at + d for each).
+			return evs[len(evs)-1].at <= limit
+		}
+		for _, e := range evs {
+			if e.at > limit {
+				return false
+			}
+			if p.againOf[e.seq] < add(e.at, d) {
+				continue
+			}
+			if !f(e) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // runHi returns the latest againOf of the timeline run r's entries. An
 // entry's againOf only ever drops (reservations are only added, and a
 // release only loses GPUs), so the value stays an upper bound until an
@@ -533,26 +560,15 @@ func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, li
 	for {
 		deficit := max(need-p.freeGPUs(c, r.Class), 1)
 		next, found := time.Duration(0), false
-		p.timeline.FromRuns(tev{at: t + 1, seq: -1}, func(run *evRun, evs []tev) bool {
-			if p.runHi(run) < add(evs[0].at, d) {
-				// No entry of the run frees a GPU for a run from its
-				// own moment (againOf < e.at + d for each).
-				return evs[len(evs)-1].at <= limit
+		p.freeing(t, d, limit, func(e tev) bool {
+			if r.Class != topology.AnyType && p.class[e.n] != r.Class {
+				return true
 			}
-			for _, e := range evs {
-				if e.at > limit {
-					return false
-				}
-				if p.againOf[e.seq] < add(e.at, d) || r.Class != topology.AnyType && p.class[e.n] != r.Class {
-					continue
-				}
-				if deficit -= (e.set & p.alloc[e.n]).Len(); deficit > 0 {
-					continue
-				}
-				next, found = e.at, true
-				return false
+			if deficit -= (e.set & p.alloc[e.n]).Len(); deficit > 0 {
+				return true
 			}
-			return true
+			next, found = e.at, true
+			return false
 		})
 		if !found {
 			return Start{}, false

@@ -421,28 +421,17 @@ func (p *Profile) wholeEarliest(r gang.Request, d, t0, limit time.Duration, plac
 	at := t0
 	if !fits {
 		at, fits = Forever, false
-		p.timeline.FromRuns(tev{at: t0 + 1, seq: -1}, func(run *evRun, evs []tev) bool {
-			if p.runHi(run) < add(evs[0].at, d) {
-				return evs[len(evs)-1].at <= limit
+		p.freeing(t0, d, limit, func(e tev) bool {
+			x, ok := w.startsAt(e.n, e.at)
+			if !ok || w.seen[x.id] == w.stamp || add(e.at, d) > x.to {
+				return true
 			}
-			for _, e := range evs {
-				if e.at > limit {
-					return false
-				}
-				if p.againOf[e.seq] < add(e.at, d) {
-					continue
-				}
-				x, ok := w.startsAt(e.n, e.at)
-				if !ok || w.seen[x.id] == w.stamp || add(e.at, d) > x.to {
-					continue
-				}
-				for len(w.heap) > 0 && w.heap[0].past <= e.at {
-					w.count[w.pop().dom]--
-				}
-				if count(e.n, x) {
-					at, fits = e.at, true
-					return false
-				}
+			for len(w.heap) > 0 && w.heap[0].past <= e.at {
+				w.count[w.pop().dom]--
+			}
+			if count(e.n, x) {
+				at, fits = e.at, true
+				return false
 			}
 			return true
 		})
