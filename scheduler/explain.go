@@ -267,7 +267,7 @@ func (e *Explanation) String() string {
 	}
 	b.WriteByte('\n')
 	typ := typeWord(e.GPUType)
-	fmt.Fprintf(&b, "  asks %d×%d%s GPUs; free GPUs now hold %s\n", e.Members, e.GPUsPerMember, typ, suchMembers(e.MembersFitNow))
+	fmt.Fprintf(&b, "  asks %d×%d%s GPUs; free GPUs now hold %s\n", e.Members, e.GPUsPerMember, typ, counted(e.MembersFitNow, "such member"))
 	fmt.Fprintf(&b, "  nodes: %d total, %d ready, %d of its type, %d with %d+ healthy GPUs, %d with %d+ free\n",
 		e.Nodes.Total, e.Nodes.Ready, e.Nodes.OfType, e.Nodes.BigEnough, e.GPUsPerMember, e.Nodes.FreeEnough, e.GPUsPerMember)
 	if t := e.Topology; t != nil {

@@ -1466,7 +1466,7 @@ func (r *run) explain(j *Job, req gang.Request, d time.Duration, key shapeKey) {
 		case why == ReasonTopology:
 			msg = fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", j.Members, j.GPUsPerMember, typ, j.Topology.Required, free, j.Topology.Required)
 		case room >= 0:
-			msg = fmt.Sprintf("needs %d×%d%s GPUs, %d free but split across nodes: room for %s", j.Members, j.GPUsPerMember, typ, free, members(room))
+			msg = fmt.Sprintf("needs %d×%d%s GPUs, %d free but split across nodes: room for %s", j.Members, j.GPUsPerMember, typ, free, counted(room, "member"))
 		default:
 			msg = fmt.Sprintf("needs %d×%d%s GPUs, %d free", j.Members, j.GPUsPerMember, typ, free)
 		}
@@ -1538,9 +1538,9 @@ func (r *run) never(j *Job, req gang.Request) string {
 	}
 	typ := typeWord(j.GPUType)
 	if req.Required != gang.NoLevel {
-		return fmt.Sprintf("needs %d×%d%s GPUs in one %s; no %s of this cluster holds more than %s", j.Members, j.GPUsPerMember, typ, j.Topology.Required, j.Topology.Required, suchMembers(most))
+		return fmt.Sprintf("needs %d×%d%s GPUs in one %s; no %s of this cluster holds more than %s", j.Members, j.GPUsPerMember, typ, j.Topology.Required, j.Topology.Required, counted(most, "such member"))
 	}
-	return fmt.Sprintf("needs %d×%d%s GPUs; this cluster holds at most %s", j.Members, j.GPUsPerMember, typ, suchMembers(most))
+	return fmt.Sprintf("needs %d×%d%s GPUs; this cluster holds at most %s", j.Members, j.GPUsPerMember, typ, counted(most, "such member"))
 }
 
 // typeWord is a GPU type as a word to put before "GPUs" in a message:
@@ -1552,20 +1552,12 @@ func typeWord(t string) string {
 	return " " + t
 }
 
-// members is "1 member" or "n members".
-func members(n int) string {
+// counted is "1 " + noun, or n and the noun's plural (noun + "s").
+func counted(n int, noun string) string {
 	if n == 1 {
-		return "1 member"
+		return "1 " + noun
 	}
-	return fmt.Sprintf("%d members", n)
-}
-
-// suchMembers is "1 such member" or "n such members".
-func suchMembers(n int) string {
-	if n == 1 {
-		return "1 such member"
-	}
-	return fmt.Sprintf("%d such members", n)
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // mostMembers is the largest gang of req's member size, class and required
