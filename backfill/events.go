@@ -84,9 +84,20 @@ func tevCompare(a, b tev) int {
 }
 
 // search returns the position of the first entry of r not before e.
+// It is sort.Search written out with the order of tevLess inline: every
+// insert, delete and walk of the timeline starts with one, and a
+// comparison through a function value costs more than the compare.
 func search(r *evRun, e tev) int {
-	i, _ := slices.BinarySearchFunc(r.ev, e, tevCompare)
-	return i
+	lo, hi := 0, len(r.ev)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if x := &r.ev[m]; x.at < e.at || x.at == e.at && x.seq < e.seq {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // rekey gives run r, whose first entry changed, its new key.
@@ -121,13 +132,121 @@ func (s *events) Insert(e tev) {
 	if i == 0 {
 		s.rekey(r)
 	}
-	if len(r.ev) > s.runMax {
-		h := len(r.ev) / 2
-		tail := &evRun{first: r.ev[h], ev: append(make([]tev, 0, s.runMax+1), r.ev[h:]...)}
-		clear(r.ev[h:])
-		r.ev = r.ev[:h]
+	s.split(r)
+}
+
+// InsertSorted adds the entries es, in order and distinct, replacing
+// entries equal to them. Entries that fall together between two neighbours in s,
+// as a reservation's ends on all its nodes do, go in with one search and
+// one copy: O(log(E/r) + R + k) per such group of k, instead of per
+// entry. A run grown past the limit splits into as many near-equal runs
+// of at least R/2 as it needs.
+func (s *events) InsertSorted(es []tev) {
+	for len(es) > 0 {
+		r := s.locate(es[0])
+		if r == nil {
+			r = &evRun{first: es[0], ev: append(make([]tev, 0, s.runMax+1), es[0])}
+			s.runs.ReplaceOrInsert(r)
+			s.n++
+			es = es[1:]
+			continue
+		}
+		i := search(r, es[0])
+		if i < len(r.ev) && !tevLess(es[0], r.ev[i]) {
+			s.Insert(es[0]) // equal to an entry: replaced, as Insert does
+			es = es[1:]
+			continue
+		}
+		// The group: the entries before r's entry at i, or, past r's
+		// last, before the next run's first.
+		k := 1
+		if i < len(r.ev) {
+			for k < len(es) && tevLess(es[k], r.ev[i]) {
+				k++
+			}
+		} else if k < len(es) {
+			next := s.neighbour(r, true)
+			for k < len(es) && (next == nil || tevLess(es[k], next.first)) {
+				k++
+			}
+		}
+		r.ev = slices.Insert(r.ev, i, es[:k]...)
+		r.hiOK = false
+		s.n += k
+		es = es[k:]
+		if i == 0 {
+			s.rekey(r)
+		}
+		s.split(r)
+	}
+}
+
+// split cuts run r, when it holds more than the limit, into the fewest
+// runs within it, of near-equal lengths: c runs of L/c >= R/2 entries
+// each for the c = ceil(L/R) that L entries need.
+func (s *events) split(r *evRun) {
+	l := len(r.ev)
+	if l <= s.runMax {
+		return
+	}
+	c := (l + s.runMax - 1) / s.runMax
+	cut := l / c // r keeps the first cut; each tail from there gets its share
+	for j := 1; j < c; j++ {
+		lo, hi := j*l/c, (j+1)*l/c
+		tail := &evRun{first: r.ev[lo], ev: append(make([]tev, 0, s.runMax+1), r.ev[lo:hi]...)}
 		s.runs.ReplaceOrInsert(tail)
 	}
+	clear(r.ev[cut:])
+	r.ev = r.ev[:cut]
+}
+
+// DeleteSorted removes the entries equal to those of es, which are in
+// order, and returns how many it found. Entries of one run go with one
+// search and one pass over the run: O(log(E/r) + R) per run touched.
+func (s *events) DeleteSorted(es []tev) int {
+	found := 0
+	for len(es) > 0 {
+		r := s.locate(es[0])
+		if r == nil {
+			break
+		}
+		i := search(r, es[0])
+		if i == len(r.ev) {
+			es = es[1:] // after r's last: not in s (a later run would start by it)
+			continue
+		}
+		// One pass over r from i: keep the entries not in es, and drop
+		// from es those up to r's last, found or not.
+		w, k := i, 0
+		for j := i; j < len(r.ev); j++ {
+			e := r.ev[j]
+			for k < len(es) && tevLess(es[k], e) {
+				k++ // not in s
+			}
+			if k < len(es) && !tevLess(e, es[k]) {
+				k++
+				continue
+			}
+			r.ev[w] = e
+			w++
+		}
+		gone := len(r.ev) - w
+		clear(r.ev[w:])
+		r.ev = r.ev[:w]
+		found += gone
+		s.n -= gone
+		es = es[k:]
+		if gone == 0 {
+			continue
+		}
+		if i == 0 {
+			s.rekey(r)
+		}
+		if len(r.ev) > 0 && s.short(r) {
+			s.merge(r)
+		}
+	}
+	return found
 }
 
 // Delete removes the entry equal to e and reports whether there was one.

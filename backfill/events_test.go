@@ -12,7 +12,8 @@ import (
 
 // TestEventsMatchSortedSlice checks the runs of entries against a sorted
 // slice: after any sequence of inserts (some replacing an entry) and
-// deletes (of present entries and of absent ones), every walk from any
+// deletes (of present entries and of absent ones), one at a time or in
+// sorted batches, every walk from any
 // start sees the model's entries from there on, in order, and stops when
 // told to; every
 // count of the entries in a span is the model's, up to its limit; and
@@ -30,8 +31,34 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 		}
 		ops := rapid.IntRange(1, 200).Draw(t, "ops")
 		for range ops {
+			batch := func() []tev {
+				// Sorted and distinct, some from the model (present),
+				// some drawn (mostly absent), often bunched at one time
+				// as a reservation's ends are.
+				var es []tev
+				at := time.Duration(rapid.IntRange(0, 20).Draw(t, "batchAt"))
+				for range rapid.IntRange(0, 3*s.runMax).Draw(t, "batchLen") {
+					var e tev
+					switch rapid.IntRange(0, 2).Draw(t, "batchKind") {
+					case 0:
+						if len(model) == 0 {
+							continue
+						}
+						e = model[rapid.IntRange(0, len(model)-1).Draw(t, "batchWhich")]
+					case 1:
+						e = entry("batch")
+					default:
+						e = tev{at: at, seq: int32(rapid.IntRange(0, 30).Draw(t, "batchSeq"))}
+					}
+					e.n = topology.NodeID(1 + rapid.IntRange(0, 5).Draw(t, "batchN"))
+					es = append(es, e)
+				}
+				slices.SortFunc(es, cmp)
+				return slices.CompactFunc(es, func(a, b tev) bool { return cmp(a, b) == 0 })
+			}
 			e := entry("e")
-			if rapid.IntRange(0, 2).Draw(t, "op") < 2 {
+			switch op := rapid.IntRange(0, 4).Draw(t, "op"); {
+			case op < 2:
 				e.n = topology.NodeID(1 + rapid.IntRange(0, 5).Draw(t, "n")) // a replacement differs in n
 				s.Insert(e)
 				i, found := slices.BinarySearchFunc(model, e, cmp)
@@ -40,7 +67,7 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 				} else {
 					model = slices.Insert(model, i, e)
 				}
-			} else {
+			case op == 2:
 				if len(model) > 0 && rapid.Bool().Draw(t, "present") {
 					e = model[rapid.IntRange(0, len(model)-1).Draw(t, "which")]
 				}
@@ -50,6 +77,28 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 				}
 				if found {
 					model = slices.Delete(model, i, i+1)
+				}
+			case op == 3:
+				es := batch()
+				s.InsertSorted(slices.Clone(es))
+				for _, e := range es {
+					if i, found := slices.BinarySearchFunc(model, e, cmp); found {
+						model[i] = e
+					} else {
+						model = slices.Insert(model, i, e)
+					}
+				}
+			default:
+				es := batch()
+				want := 0
+				for _, e := range es {
+					if i, found := slices.BinarySearchFunc(model, e, cmp); found {
+						model = slices.Delete(model, i, i+1)
+						want++
+					}
+				}
+				if got := s.DeleteSorted(slices.Clone(es)); got != want {
+					t.Fatalf("DeleteSorted(%v) = %d, want %d", es, got, want)
 				}
 			}
 			if s.Len() != len(model) {

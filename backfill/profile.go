@@ -134,6 +134,8 @@ type Profile struct {
 	stampN  uint32
 	nodeBuf []topology.NodeID
 	prefBuf []preferred // preferBusy's candidates
+	// Reserve's timeline entries, entered together.
+	endBuf, startBuf, goneBuf []tev
 	// Earliest answers remembered per request shape while the profile
 	// only tightens; see [Profile.Earliest].
 	memo     map[shape][]memoGroup
@@ -628,26 +630,43 @@ func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time
 func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	end := add(start, run(d))
 	p.countSlots(pl.Slots, start, end)
+	// The timeline entries go in together after the loop, which reads
+	// only the nodes' events: every end of this reservation is at end
+	// with a new seq, and every start at start, so each set lies in one
+	// place in its tree (see [events.InsertSorted]).
+	ends, starts, gone := p.endBuf[:0], p.startBuf[:0], p.goneBuf[:0]
 	for _, s := range pl.Slots {
 		p.noteEvent(s.Node)
 		p.wholeReserve(s.Node, start, end)
 		p.blockCursors(s.Node, s.GPUs, start, end)
 		p.noteStart(s.Node, start)
-		if !p.extend(s.Node, s.GPUs, start, end) {
-			p.seq++
-			p.starts.Insert(tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
-			p.setAgain(p.seq, p.heldBefore(s.Node, s.GPUs, start))
-			e := nev{reserve: true, start: start, end: end, set: s.GPUs}
+		if old, ok := p.extend(s.Node, s.GPUs, start, end); ok {
+			gone = append(gone, old)
 			if end != Forever {
-				p.seq++
-				e.seq = p.seq
-				p.timeline.Insert(tev{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
-				p.setAgain(p.seq, p.again(s.Node, s.GPUs, end))
+				ends = append(ends, tev{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
 			}
-			p.nodes[s.Node].addReservation(e)
-			p.reservedAgain(s.Node, s.GPUs, start)
+			continue
 		}
+		p.seq++
+		starts = append(starts, tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
+		p.setAgain(p.seq, p.heldBefore(s.Node, s.GPUs, start))
+		e := nev{reserve: true, start: start, end: end, set: s.GPUs}
+		if end != Forever {
+			p.seq++
+			e.seq = p.seq
+			ends = append(ends, tev{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
+			p.setAgain(p.seq, p.again(s.Node, s.GPUs, end))
+		}
+		p.nodes[s.Node].addReservation(e)
+		p.reservedAgain(s.Node, s.GPUs, start)
 	}
+	if len(gone) > 0 {
+		slices.SortFunc(gone, func(a, b tev) int { return int(a.seq - b.seq) }) // all at start
+		p.timeline.DeleteSorted(gone)
+	}
+	p.timeline.InsertSorted(ends)
+	p.starts.InsertSorted(starts)
+	p.endBuf, p.startBuf, p.goneBuf = ends[:0], starts[:0], gone[:0]
 }
 
 // heldBefore returns, for a reservation of s on node n from start, the
@@ -685,25 +704,26 @@ func (p *Profile) heldBefore(n topology.NodeID, s topology.GPUSet, start time.Du
 }
 
 // extend lengthens to end a reservation of exactly set on node n that
-// ends at start, and reports whether there was one. It moves the
+// ends at start, and reports whether there was one, with the timeline
+// entry of its old end, which the caller deletes; the new end, when there
+// is one, has seq p.seq, for the caller to enter. It moves the
 // reservation to its place among those ordered by end.
-func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time.Duration) bool {
+func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time.Duration) (tev, bool) {
 	ne := &p.nodes[n]
 	evs := ne.ev
 	for i := len(evs) - 1; i >= ne.rel; i-- {
 		e := evs[i]
 		if e.end < start {
-			return false // ordered by end: none earlier ends at start
+			return tev{}, false // ordered by end: none earlier ends at start
 		}
 		if e.end != start || e.set != set {
 			continue
 		}
-		p.timeline.Delete(tev{at: e.end, seq: e.seq, n: n})
+		old := tev{at: e.end, seq: e.seq, n: n}
 		e.end = end
 		if end != Forever {
 			p.seq++
 			e.seq = p.seq
-			p.timeline.Insert(tev{at: end, seq: p.seq, n: n, set: set})
 		}
 		j := i + 1
 		for j < len(evs) && evs[j].end <= end {
@@ -715,9 +735,9 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 		if end != Forever {
 			p.setAgain(p.seq, p.again(n, set, end))
 		}
-		return true
+		return old, true
 	}
-	return false
+	return tev{}, false
 }
 
 // noteStart records a reservation of node n from start.
