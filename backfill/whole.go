@@ -488,25 +488,40 @@ func (p *Profile) wholePlaces(r gang.Request, s binpack.Scorer) bool {
 // wholePlace returns the placement of r at at, where wholeEarliest found
 // that it fits: the nodes whose window holds the run from at, in the
 // domain and the order of wholePlaces. O((T + H)·log + k log k) for T
-// windows that never end from at or earlier, H windows that end at at+d
-// or later, and the k nodes that hold the run, plus, with a required
+// windows that never end from at or earlier (without a required level,
+// only those up to the Members-th node that ranks first), H windows that
+// end at at+d or later, and the k nodes taken, plus, with a required
 // level, O(n·e) to count the usable GPUs of the n nodes of each domain
 // with room for the gang.
 func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement {
 	w := p.wn
 	cs := w.nodes[:0]
-	take := func(n topology.NodeID) {
+	// Busy nodes, all of whose GPUs are held now, first, when GPUs
+	// released by the start may be used (see preferBusy); then by node.
+	prefer := at > 0 || p.releasedNow
+	busy := func(n topology.NodeID) bool { return prefer && p.alloc[n]&^p.ix.Held(n) == 0 }
+	take := func(n topology.NodeID) bool {
 		if p.ix.InClass(n, r.Class) {
 			cs = append(cs, n)
+			return true
 		}
+		return false
 	}
-	w.tails(at, func(n topology.NodeID) bool {
-		take(n)
-		return true
-	})
 	w.holes(at, d, func(n topology.NodeID, _ int32) bool {
 		take(n)
 		return true
+	})
+	// The windows that never end come in node order: without a required
+	// level, once they have given Members nodes that rank first (busy
+	// ones, or any when none is preferred), no later node can take a
+	// place among the first Members. (With one, every domain's count
+	// matters.)
+	enough, first := r.Members, 0
+	w.tails(at, func(n topology.NodeID) bool {
+		if take(n) && (!prefer || busy(n)) {
+			first++
+		}
+		return r.Required != gang.NoLevel || first < enough
 	})
 	pl := gang.Placement{Level: topology.ClusterLevel, Slots: make([]gang.Slot, 0, r.Members)}
 	if r.Required != gang.NoLevel {
@@ -519,10 +534,6 @@ func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement
 		}
 		cs = in
 	}
-	// Busy nodes, all of whose GPUs are held now, first, when GPUs
-	// released by the start may be used (see preferBusy); then by node.
-	prefer := at > 0 || p.releasedNow
-	busy := func(n topology.NodeID) bool { return prefer && p.alloc[n]&^p.ix.Held(n) == 0 }
 	slices.SortFunc(cs, func(a, b topology.NodeID) int {
 		if ba, bb := busy(a), busy(b); ba != bb {
 			if ba {
