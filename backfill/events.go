@@ -15,8 +15,8 @@ import (
 // every entry with the walk's end and calling back once per entry, and
 // descends through its nodes with a binary search at each. Runs are
 // walked as slices instead, with one call per run. A run holds at most R
-// entries and splits in halves past that, so inserts leave runs at least
-// R/2 long; deletes (a stacked reservation deletes the end it extends)
+// entries and splits past that into near-equal runs of at least R/2, so
+// inserts leave runs at least R/2 long; deletes (a stacked reservation deletes the end it extends)
 // can leave shorter ones, and a run left under R/4 joins a neighbour
 // that leaves room, so no two neighbouring runs are both that short: E
 // entries lie in O(E/R) runs. A walk of k entries over runs of at least
@@ -29,8 +29,9 @@ import (
 type events struct {
 	runs   *btree.BTreeG[*evRun]
 	n      int
-	runMax int   // entries per run before it splits in two
+	runMax int   // entries per run before it splits
 	probe  evRun // a search key, reused so that searches do not allocate
+	buf    []tev // scratch for a run and a group too long for its array
 }
 
 // evRun is a run of entries in order. first is its key in the B-tree and
@@ -132,7 +133,7 @@ func (s *events) Insert(e tev) {
 	if i == 0 {
 		s.rekey(r)
 	}
-	s.split(r)
+	s.split(r, r.ev)
 }
 
 // InsertSorted adds the entries es, in order and distinct, replacing
@@ -170,34 +171,49 @@ func (s *events) InsertSorted(es []tev) {
 				k++
 			}
 		}
-		r.ev = slices.Insert(r.ev, i, es[:k]...)
+		all := r.ev
+		if len(r.ev)+k <= cap(r.ev) {
+			all = slices.Insert(r.ev, i, es[:k]...)
+		} else {
+			// No room in r's array: merge into the scratch buffer and
+			// let split hand it out, so that no run keeps a grown array.
+			s.buf = append(append(append(s.buf[:0], r.ev[:i]...), es[:k]...), r.ev[i:]...)
+			all = s.buf
+		}
 		r.hiOK = false
 		s.n += k
 		es = es[k:]
 		if i == 0 {
-			s.rekey(r)
+			s.runs.Delete(r) // under its old key, before a tail may take it
 		}
-		s.split(r)
+		s.split(r, all)
+		if i == 0 {
+			r.first = r.ev[0]
+			s.runs.ReplaceOrInsert(r)
+		}
 	}
 }
 
-// split cuts run r, when it holds more than the limit, into the fewest
-// runs within it, of near-equal lengths: c runs of L/c >= R/2 entries
-// each for the c = ceil(L/R) that L entries need.
-func (s *events) split(r *evRun) {
-	l := len(r.ev)
-	if l <= s.runMax {
-		return
-	}
-	c := (l + s.runMax - 1) / s.runMax
-	cut := l / c // r keeps the first cut; each tail from there gets its share
+// split makes all, the entries run r is to hold (r.ev itself, or a copy
+// that r's array has no room for), r's entries, cutting them, when they
+// are more than the limit, into the fewest runs within it, of near-equal
+// lengths: c runs of L/c >= R/2 entries each for the c = ceil(L/R) that
+// L entries need. r keeps its array and its key (the caller rekeys r
+// when its first entry changed); each further run gets its own array.
+func (s *events) split(r *evRun, all []tev) {
+	l := len(all)
+	c := max(1, (l+s.runMax-1)/s.runMax)
 	for j := 1; j < c; j++ {
 		lo, hi := j*l/c, (j+1)*l/c
-		tail := &evRun{first: r.ev[lo], ev: append(make([]tev, 0, s.runMax+1), r.ev[lo:hi]...)}
+		tail := &evRun{first: all[lo], ev: append(make([]tev, 0, s.runMax+1), all[lo:hi]...)}
 		s.runs.ReplaceOrInsert(tail)
 	}
-	clear(r.ev[cut:])
-	r.ev = r.ev[:cut]
+	cut := l / c
+	n := len(r.ev)
+	r.ev = append(r.ev[:0], all[:cut]...)
+	if n > cut {
+		clear(r.ev[cut:n])
+	}
 }
 
 // DeleteSorted removes the entries equal to those of es, which are in
