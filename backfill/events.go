@@ -171,9 +171,10 @@ func (s *events) InsertSorted(es []tev) {
 				k++
 			}
 		}
-		all := r.ev
+		var all []tev
 		if len(r.ev)+k <= cap(r.ev) {
-			all = slices.Insert(r.ev, i, es[:k]...)
+			r.ev = slices.Insert(r.ev, i, es[:k]...)
+			all = r.ev
 		} else {
 			// No room in r's array: merge into the scratch buffer and
 			// let split hand it out, so that no run keeps a grown array.
