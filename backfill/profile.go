@@ -1,6 +1,7 @@
 package backfill
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -661,7 +662,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		p.reservedAgain(s.Node, s.GPUs, start)
 	}
 	if len(gone) > 0 {
-		slices.SortFunc(gone, func(a, b tev) int { return int(a.seq - b.seq) }) // all at start
+		slices.SortFunc(gone, func(a, b tev) int { return cmp.Compare(a.seq, b.seq) }) // all at start
 		p.timeline.DeleteSorted(gone)
 	}
 	p.timeline.InsertSorted(ends)
