@@ -17,8 +17,8 @@ import (
 // start sees the model's entries from there on, in order, and stops when
 // told to; every
 // count of the entries in a span is the model's, up to its limit; and
-// every run is non-empty, no longer than its limit, and keyed by its
-// first entry; and no two neighbouring runs are both under a quarter of
+// every run is non-empty, no longer than its limit, keyed by its first
+// entry, and holds no array grown past the limit; and no two neighbouring runs are both under a quarter of
 // the limit (deletes join them). Runs are made small so that splits,
 // joins, emptied runs and new first entries happen often.
 func TestEventsMatchSortedSlice(t *testing.T) {
@@ -154,6 +154,9 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 			s.runs.Ascend(func(r *evRun) bool {
 				if len(r.ev) == 0 || len(r.ev) > s.runMax || r.first != r.ev[0] {
 					t.Fatalf("run keyed %v holds %d entries (at most %d), first %v", r.first, len(r.ev), s.runMax, r.ev)
+				}
+				if cap(r.ev) > s.runMax+1 {
+					t.Fatalf("run keyed %v keeps an array of %d entries, past the limit's %d", r.first, cap(r.ev), s.runMax+1)
 				}
 				if prev != nil && 4*len(prev.ev) < s.runMax && 4*len(r.ev) < s.runMax {
 					t.Fatalf("neighbouring runs of %d and %d entries, both under a quarter of %d", len(prev.ev), len(r.ev), s.runMax)
