@@ -16,10 +16,11 @@ import (
 // descends through its nodes with a binary search at each. Runs are
 // walked as slices instead, with one call per run. A run holds at most R
 // entries and splits past that into near-equal runs of at least R/2, so
-// inserts leave runs at least R/2 long; deletes (a stacked reservation deletes the end it extends)
-// can leave shorter ones, and a run left under R/4 joins a neighbour
-// that leaves room, so no two neighbouring runs are both that short: E
-// entries lie in O(E/R) runs. A walk of k entries over runs of at least
+// inserts leave runs at least R/2 long; deletes (a stacked reservation
+// deletes the ends it extends) can leave shorter ones, and a run left
+// under R/4, or two runs that meet when a run between them empties,
+// join a neighbour that leaves room, so no two neighbouring runs are
+// both that short: E entries lie in O(E/R) runs. A walk of k entries over runs of at least
 // r costs O(log(E/r) + k + k/r calls), and inserting or deleting an
 // entry O(log(E/r) + R) (a copy within its run).
 //
@@ -71,17 +72,6 @@ func (s *events) locate(e tev) *evRun {
 		r, _ = s.runs.Min()
 	}
 	return r
-}
-
-// tevCompare orders entries as tevLess does, for the slices package.
-func tevCompare(a, b tev) int {
-	switch {
-	case tevLess(a, b):
-		return -1
-	case tevLess(b, a):
-		return 1
-	}
-	return 0
 }
 
 // search returns the position of the first entry of r not before e.
@@ -137,11 +127,12 @@ func (s *events) Insert(e tev) {
 }
 
 // InsertSorted adds the entries es, in order and distinct, replacing
-// entries equal to them. Entries that fall together between two neighbours in s,
-// as a reservation's ends on all its nodes do, go in with one search and
-// one copy: O(log(E/r) + R + k) per such group of k, instead of per
-// entry. A run grown past the limit splits into as many near-equal runs
-// of at least R/2 as it needs.
+// entries equal to them. Entries that fall together between two
+// neighbours in s, as a reservation's ends on all its nodes do, go in
+// with one search and one copy (and, past a run's last entry, one look
+// at the next run): O(log(E/r) + R + k) per such group of k, instead of
+// per entry. A run grown past the limit splits into as many near-equal
+// runs of at least R/2 as it needs.
 func (s *events) InsertSorted(es []tev) {
 	for len(es) > 0 {
 		r := s.locate(es[0])
@@ -219,7 +210,9 @@ func (s *events) split(r *evRun, all []tev) {
 
 // DeleteSorted removes the entries equal to those of es, which are in
 // order, and returns how many it found. Entries of one run go with one
-// search and one pass over the run: O(log(E/r) + R) per run touched.
+// search and one pass over the run: O(log(E/r) + R) per run touched,
+// and per entry of es that lies past a run's last entry (absent), plus
+// the joins that keep short runs apart (see merge).
 func (s *events) DeleteSorted(es []tev) int {
 	found := 0
 	for len(es) > 0 {
@@ -256,10 +249,20 @@ func (s *events) DeleteSorted(es []tev) int {
 		if gone == 0 {
 			continue
 		}
+		if len(r.ev) == 0 {
+			// Emptied whole, as a single Delete empties only a run of
+			// one, itself short: its neighbours meet, and may both be.
+			prev := s.neighbour(r, false)
+			s.rekey(r) // drops r
+			if prev != nil {
+				s.merge(prev)
+			}
+			continue
+		}
 		if i == 0 {
 			s.rekey(r)
 		}
-		if len(r.ev) > 0 && s.short(r) {
+		if s.short(r) {
 			s.merge(r)
 		}
 	}
@@ -291,8 +294,10 @@ func (s *events) Delete(e tev) bool {
 // neighbour when together they hold at most three quarters of it, so
 // that no two neighbouring runs are both short and walks keep calling
 // back about once per R/4 entries or fewer, however many deletes came
-// before. A delete calls it only when it leaves its run short: a run
-// that is not cannot make a short pair. O(log(E/r) + R).
+// before. A delete calls it when it leaves its run short (a run that is
+// not cannot make a short pair with a neighbour it already had), and
+// on the run before one it empties, whose neighbours meet. O(log(E/r) +
+// R).
 func (s *events) merge(r *evRun) {
 	if next := s.neighbour(r, true); next != nil && s.joinable(r, next) {
 		s.join(r, next)

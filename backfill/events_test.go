@@ -10,17 +10,28 @@ import (
 	"github.com/gpusched/gpusched/topology"
 )
 
+// tevCompare orders entries as tevLess does, for the slices package.
+func tevCompare(a, b tev) int {
+	switch {
+	case tevLess(a, b):
+		return -1
+	case tevLess(b, a):
+		return 1
+	}
+	return 0
+}
+
 // TestEventsMatchSortedSlice checks the runs of entries against a sorted
 // slice: after any sequence of inserts (some replacing an entry) and
 // deletes (of present entries and of absent ones), one at a time or in
-// sorted batches, every walk from any
-// start sees the model's entries from there on, in order, and stops when
-// told to; every
-// count of the entries in a span is the model's, up to its limit; and
-// every run is non-empty, no longer than its limit, keyed by its first
-// entry, and holds no array grown past the limit; and no two neighbouring runs are both under a quarter of
-// the limit (deletes join them). Runs are made small so that splits,
-// joins, emptied runs and new first entries happen often.
+// sorted batches (scattered, bunched at one time, or a stretch of the
+// set), every walk from any start sees the model's entries from there
+// on, in order, and stops when told to; every count of the entries in a
+// span is the model's, up to its limit; every run is non-empty, no
+// longer than its limit, keyed by its first entry, and holds no array
+// grown past the limit; and no two neighbouring runs are both under a
+// quarter of the limit (deletes join them). Runs are made small so that
+// splits, joins, emptied runs and new first entries happen often.
 func TestEventsMatchSortedSlice(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := newEvents(rapid.IntRange(1, 12).Draw(t, "max"))
@@ -35,6 +46,13 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 				// Sorted and distinct, some from the model (present),
 				// some drawn (mostly absent), often bunched at one time
 				// as a reservation's ends are.
+				if len(model) > 0 && rapid.IntRange(0, 3).Draw(t, "batchSlice") == 0 {
+					// A stretch of the model, which may be a whole
+					// run or more, as a stacked gang's old ends are.
+					a := rapid.IntRange(0, len(model)-1).Draw(t, "sliceFrom")
+					b := rapid.IntRange(a+1, min(len(model), a+3*s.runMax)).Draw(t, "sliceTo")
+					return slices.Clone(model[a:b])
+				}
 				var es []tev
 				at := time.Duration(rapid.IntRange(0, 20).Draw(t, "batchAt"))
 				for range rapid.IntRange(0, 3*s.runMax).Draw(t, "batchLen") {
@@ -166,6 +184,44 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestEventsDeleteSortedJoinsAcrossAnEmptiedRun deletes a whole run that
+// lies between two short ones: they meet, and must join. (A single
+// Delete only empties a run of one entry, itself short, so its
+// neighbours were not short.)
+func TestEventsDeleteSortedJoinsAcrossAnEmptiedRun(t *testing.T) {
+	s := newEvents(8) // short: under 2 entries
+	var model []tev
+	seq := int32(0)
+	for _, k := range []int{1, 6, 1, 6} {
+		r := &evRun{ev: make([]tev, 0, s.runMax+1)}
+		for range k {
+			e := tev{at: time.Duration(seq), seq: seq}
+			seq++
+			r.ev = append(r.ev, e)
+			model = append(model, e)
+		}
+		r.first = r.ev[0]
+		s.runs.ReplaceOrInsert(r)
+		s.n += k
+	}
+	if got := s.DeleteSorted(slices.Clone(model[1:7])); got != 6 {
+		t.Fatalf("DeleteSorted found %d entries, want 6", got)
+	}
+	var lens []int
+	s.runs.Ascend(func(r *evRun) bool {
+		lens = append(lens, len(r.ev))
+		return true
+	})
+	for i := 1; i < len(lens); i++ {
+		if 4*lens[i-1] < s.runMax && 4*lens[i] < s.runMax {
+			t.Fatalf("runs of %v entries: two neighbours both under a quarter of %d", lens, s.runMax)
+		}
+	}
+	if s.Len() != 8 {
+		t.Fatalf("Len = %d, want 8", s.Len())
+	}
 }
 
 // TestEventsDeletesJoinShortRuns thins out many runs, deleting most of
