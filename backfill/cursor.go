@@ -233,7 +233,8 @@ func (p *Profile) markStale(n topology.NodeID) {
 // blockCursors applies a new reservation of s on node n over
 // [start, end) to every cursor: a run it overlaps loses those GPUs, and
 // no other run changes, since a reservation only takes GPUs away.
-// O(cursors).
+// Cursors' runs are never empty (queries pass run(d) >= 1), so overlap
+// is that of two half-open spans. O(cursors).
 func (p *Profile) blockCursors(n topology.NodeID, s topology.GPUSet, start, end time.Duration) {
 	for _, c := range p.cursors {
 		if !c.stale[n] && start < add(c.at, c.d) && end > c.at {
@@ -333,8 +334,11 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 //     recomputed the node or was left alone by this same rule, its GPUs
 //     unusable.
 //
-// Otherwise, moving the start earlier past a release or reservation end,
-// or the end earlier past a reservation start, recomputes the node.
+// Otherwise the node is recomputed: moving the start later past a
+// release or reservation end whose GPUs are not all reserved again
+// before the new end (rule 1), moving the start earlier past one whose
+// GPUs the cursor shows usable (rule 3), or moving the end earlier past
+// a reservation start that may give GPUs back (rule 4).
 func (p *Profile) move(c *cursor, t, d time.Duration) {
 	e0, e1 := add(c.at, c.d), add(t, d)
 	if t == c.at && e0 == e1 {

@@ -185,12 +185,15 @@ type Profile struct {
 //     event that a later reservation of the GPU follows (see
 //     reservedAgain); it may be later than the truth, which costs only a
 //     recomputation or a fit check that was not needed, never earlier;
-//   - for a reservation start, againOf[seq] is instead a moment until
-//     which earlier reservations hold every GPU it reserves: each of them
-//     is held by another reservation that ends at or after it (and by the
-//     start). A run that starts before it and ends by the start overlaps
-//     that reservation unless the reservation starts at or after the
-//     run's end. 0 when a GPU has no earlier reservation. See heldBefore.
+//   - for a reservation start, againOf[seq] is instead a moment by
+//     which each GPU it reserves has an earlier reservation that ends at
+//     or after it (and by the start): the earliest, over the GPUs, of the
+//     end of each one's last earlier reservation. (It does not say that
+//     every GPU is held all the way up to it: an earlier reservation may
+//     start late.) A run that starts before it and ends by the start
+//     overlaps such a reservation of each GPU unless that reservation
+//     starts at or after the run's end. 0 when a GPU has no earlier
+//     reservation. See heldBefore.
 type tev struct {
 	at  time.Duration
 	seq int32
@@ -1082,7 +1085,10 @@ func (p *Profile) nextStamp() uint32 {
 
 // WithReservations runs fn while the index shows, for a run of d starting
 // now, only the GPUs that no reservation holds before now+d, then restores
-// the index. fn must leave the index as it found it.
+// the index. fn must leave the index as it found it, and must not ask
+// the profile for a start or a placement ([Profile.Earliest] and the
+// like): an answer found while the index shows fewer GPUs could be
+// remembered past the call.
 func (p *Profile) WithReservations(d time.Duration, fn func()) {
 	d = run(d)
 	p.sync()
