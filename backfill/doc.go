@@ -33,7 +33,8 @@
 // that walking consecutive entries is a loop over a slice; releases
 // enter it at the next query), reservation starts in another, and each
 // node keeps its own short event list; see [Profile] for the cost of a
-// query. A gang whose members each take a whole node finds its start,
-// and usually its nodes, from each node's whole-node free windows, kept
-// beside the events, instead of sweeping a copy of the index.
+// query. A gang whose members each take a whole node of the largest
+// size, and that avoids no node, finds its start, and usually its
+// nodes, from each node's whole-node free windows, kept beside the
+// events, instead of sweeping a copy of the index.
 package backfill

@@ -260,9 +260,11 @@ func WindowsBelow(p *Profile, r gang.Request, d, t, end time.Duration) [][2]time
 	return out
 }
 
-// ShortRuns makes p, which must have no events yet, keep its timeline
-// and reservation starts in runs of at most k entries, so that tests
-// with few events exercise what spans several runs.
+// ShortRuns makes p, which must have no events yet, keep its timeline,
+// its reservation starts and the ends of its whole-node windows (whose
+// index takes the timeline's run length when it is built) in runs of at
+// most k entries, so that tests with few events exercise what spans
+// several runs.
 func ShortRuns(p *Profile, k int) {
 	p.timeline, p.starts = newEvents(k), newEvents(k)
 }

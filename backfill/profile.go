@@ -90,9 +90,9 @@ func add(a, b time.Duration) time.Duration {
 // all its GPUs are usable) contains the run. The profile keeps those
 // windows: a reservation cuts its span out of its nodes' windows, and a
 // node whose releases or held GPUs change is recomputed from its events
-// before the next such query (O(e log e); either way O(log W + R) per
-// window changed, for W windows in runs of R, and O(log N) for the
-// node's last window). A query counts the nodes whose window holds its
+// before the next such query (O(g·e + e log e) for its g GPUs and e
+// events; either way O(log W + R) per window changed, for W windows in
+// runs of R, and O(log N) for the node's last window). A query counts the nodes whose window holds its
 // run from its first start, then sweeps the timeline for the windows
 // that start later: O((T + H + S)·log) for T nodes free for good from
 // its first start, H windows that end after its first run, and S

@@ -34,11 +34,12 @@ import (
 // end, in a B-tree by end (see events), and the start of each node's last
 // window, which never ends, in a tree of minima over the nodes. The
 // starts after t0 come from the timeline. It is built on the first such
-// query, O(N·e log e) for N nodes and e events per node. Afterwards a
+// query, O(N·(g·e + e log e)) for N nodes of g GPUs and e events per
+// node. Afterwards a
 // reservation takes its span out of its nodes' windows at once, which
 // reads no events, and another change to a node (a release added or
 // moved, GPUs taken or freed in the live index) marks it dirty, so that
-// the next query recomputes its windows, O(e log e). Either way the
+// the next query recomputes its windows, O(g·e + e log e). Either way the
 // windows that end and changed are entered anew, O(log W + R) each for W
 // such windows in runs of R, and the node's last window's start, O(log
 // N).
@@ -137,7 +138,7 @@ func (p *Profile) wholeBuild() {
 	for size < nn {
 		size *= 2
 	}
-	w := &wholeIndex{wins: make([][]wholeWin, nn), dirty: make([]bool, nn), ends: newEvents(runLen),
+	w := &wholeIndex{wins: make([][]wholeWin, nn), dirty: make([]bool, nn), ends: newEvents(p.timeline.runMax),
 		tail: make([]time.Duration, 2*size), size: size}
 	for i := range w.tail {
 		w.tail[i] = Forever
@@ -354,7 +355,7 @@ func (w *wholeIndex) runFrom(r *evRun) time.Duration {
 
 // wholeEarliest returns the earliest t in [t0, limit] at which the
 // whole-node gang r fits for a run of d (see wholeIndex), and false when
-// there is none; with place, it also returns the placement there (see
+// there is none, for t0 <= limit (the caller, earliest, checks it); with place, it also returns the placement there (see
 // wholePlaces). The caller has brought seenHeld and the timeline up to
 // date.
 //
