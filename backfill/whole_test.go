@@ -395,3 +395,82 @@ func drawSmallCluster(t *rapid.T) topology.Cluster {
 	}
 	return c
 }
+
+// TestWholeGangsMatchTheCursorOnWideClusters is TestWholeGangsMatchTheCursor
+// on clusters of 60 to 300 nodes, each in one of two to five spines and
+// one of two to five leaves drawn apart, of one or two GPU types and two
+// node sizes, with times on a grid of nanoseconds and runs of 0 to 12 ns
+// or never ending: several domains have room for a gang bound to a
+// level at once, so the choice among them (fewest GPUs usable for the
+// run, then most not, then the first) and its early stops are
+// exercised, ties included. Taking a domain that ties on usable GPUs
+// without comparing the GPUs not usable fails it.
+func TestWholeGangsMatchTheCursorOnWideClusters(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var c topology.Cluster
+		c.Levels = []string{"spine", "leaf"}
+		nn := rapid.IntRange(60, 300).Draw(t, "nn")
+		types := []string{"H100", "A100"}[:rapid.IntRange(1, 2).Draw(t, "ntypes")]
+		sp, lf := rapid.IntRange(2, 5).Draw(t, "sp"), rapid.IntRange(2, 5).Draw(t, "lf")
+		for i := range nn {
+			c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%03d", i), GPUs: rapid.SampledFrom([]int{8, 8, 8, 4}).Draw(t, "g"),
+				GPUType: rapid.SampledFrom(types).Draw(t, "ty"),
+				Domains: map[string]string{"spine": fmt.Sprintf("s%d", rapid.IntRange(0, sp-1).Draw(t, "s")), "leaf": fmt.Sprintf("l%d", rapid.IntRange(0, lf-1).Draw(t, "l"))}})
+		}
+		ix, p, o := newWorld(t, &c)
+		for n := range topology.NodeID(ix.NumNodes()) {
+			if rapid.IntRange(0, 2).Draw(t, "idle") == 2 {
+				continue
+			}
+			busy := topology.FirstN(ix.GPUs(n))
+			if rapid.Bool().Draw(t, "part") {
+				busy = busy.Lowest(rapid.IntRange(1, busy.Len()).Draw(t, "k"))
+			}
+			_ = ix.TakeSet(n, busy)
+			at := time.Duration(40 - rapid.IntRange(0, 40).Draw(t, "rel"))
+			p.AddRelease(n, busy, at)
+			o.releases = append(o.releases, event{n: n, set: busy, start: at, end: at})
+			o.freeNow[n] = ix.FreeSet(n)
+		}
+		scorers := []binpack.Scorer{nil, binpack.Pack{}, binpack.Spread{}}
+		for range 40 {
+			if rapid.IntRange(0, 2).Draw(t, "op") != 2 {
+				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "rnode"))
+				at, d := time.Duration(rapid.IntRange(0, 40).Draw(t, "rat")), time.Duration(rapid.IntRange(0, 10).Draw(t, "rd"))
+				u := o.usable(n, at, max(d, 1))
+				if u == 0 {
+					continue
+				}
+				s := u.Lowest(rapid.IntRange(1, u.Len()).Draw(t, "rk"))
+				p.Reserve(gang.Placement{Level: topology.ClusterLevel, Slots: []gang.Slot{{Node: n, GPUs: s, Members: 1}}}, at, d)
+				o.reserved = append(o.reserved, event{n: n, set: s, start: at, end: at + max(d, 1)})
+				continue
+			}
+			r := drawWholeRequest(t, ix)
+			r.Members = 12 - rapid.IntRange(0, 11).Draw(t, "m")
+			d := time.Duration(rapid.IntRange(0, 12).Draw(t, "d"))
+			if rapid.IntRange(0, 5).Draw(t, "dF") == 0 {
+				d = backfill.Forever
+			}
+			s := rapid.SampledFrom(scorers).Draw(t, "scorer")
+			from := time.Duration(rapid.IntRange(0, 40).Draw(t, "from"))
+			st, ok := backfill.EarliestWithin(p, r, d, s, from, backfill.Forever)
+			want, wantOK := backfill.SweepWithin(p, r, d, s, from, backfill.Forever)
+			if ok != wantOK || ok && st.At != want.At {
+				t.Fatalf("Earliest(%+v, %d, from %d) = %d (ok %v), the cursor %d (ok %v)", r, d, from, st.At, ok, want.At, wantOK)
+			}
+			if ok && !placementsEqual(st.Placement, want.Placement) {
+				t.Fatalf("Earliest(%+v, %d, from %d) at %d placed %+v, the cursor %+v", r, d, from, st.At, st.Placement, want.Placement)
+			}
+			if ok && rapid.Bool().Draw(t, "res") {
+				p.Reserve(st.Placement, st.At, d)
+				for _, sl := range st.Placement.Slots {
+					o.reserved = append(o.reserved, event{n: sl.Node, set: sl.GPUs, start: st.At, end: plus(st.At, max(d, 1))})
+				}
+			}
+			if err := backfill.CheckInvariants(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
