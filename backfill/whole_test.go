@@ -12,6 +12,7 @@ import (
 	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/binpack"
 	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/internal/gen"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -466,6 +467,185 @@ func TestWholeGangsMatchTheCursorOnWideClusters(t *testing.T) {
 				p.Reserve(st.Placement, st.At, d)
 				for _, sl := range st.Placement.Slots {
 					o.reserved = append(o.reserved, event{n: sl.Node, set: sl.GPUs, start: st.At, end: plus(st.At, max(d, 1))})
+				}
+			}
+			if err := backfill.CheckInvariants(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// nsTime draws a moment on a grid of nanoseconds.
+func nsTime(t *rapid.T, label string) time.Duration {
+	return time.Duration(rapid.IntRange(0, 12).Draw(t, label))
+}
+
+// nsDur draws a run of 0 to 6 ns, or one that never ends.
+func nsDur(t *rapid.T, label string) time.Duration {
+	if rapid.IntRange(0, 6).Draw(t, label+"Forever") == 0 {
+		return backfill.Forever
+	}
+	return time.Duration(rapid.IntRange(0, 6).Draw(t, label))
+}
+
+// TestWholeGangsOnANanosecondGrid checks whole-node gangs against the
+// cursor and the oracle where boundaries are tightest: times on a grid
+// of nanoseconds, runs of 0 (taken as 1 ns) to 6 ns or never ending,
+// releases that never come, reservations of any usable GPUs of a node at
+// any time (not only where a query answers), distinct-node requests,
+// bounded queries, and both the straight query and EarliestBy with its
+// remembered answers. Earliest must not change the index either.
+func TestWholeGangsOnANanosecondGrid(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var c topology.Cluster
+		if rapid.Bool().Draw(t, "small") {
+			c = drawSmallCluster(t)
+		} else {
+			c = gen.Cluster(t)
+		}
+		ix, p, o := newWorld(t, &c)
+		for n := range topology.NodeID(ix.NumNodes()) {
+			busy := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
+			if rapid.Bool().Draw(t, "idle") {
+				busy = 0
+			}
+			if err := ix.TakeSet(n, busy); err != nil {
+				t.Fatal(err)
+			}
+			first := busy.Lowest(rapid.IntRange(0, busy.Len()).Draw(t, "split"))
+			for _, s := range []topology.GPUSet{first, busy &^ first} {
+				if s == 0 {
+					continue
+				}
+				at := nsTime(t, "release")
+				if rapid.IntRange(0, 5).Draw(t, "never") == 0 {
+					at = backfill.Forever
+				}
+				p.AddRelease(n, s, at)
+				if at != backfill.Forever && ix.State(n) == topology.Ready {
+					o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
+				}
+			}
+			o.freeNow[n] = ix.FreeSet(n)
+		}
+		scorers := []binpack.Scorer{nil, binpack.Pack{}, binpack.Spread{}}
+		reserve := func(pl gang.Placement, at, d time.Duration) {
+			p.Reserve(pl, at, d)
+			for _, s := range pl.Slots {
+				o.reserved = append(o.reserved, event{n: s.Node, set: s.GPUs, start: at, end: plus(at, max(d, 1))})
+			}
+		}
+		freed, took := false, false
+		for range rapid.IntRange(1, 30).Draw(t, "calls") {
+			op := rapid.IntRange(0, 9).Draw(t, "op")
+			if op != 1 && op != 2 {
+				if freed && took {
+					p.Forget()
+				}
+				freed, took = false, false
+			}
+			switch op {
+			case 0:
+				// An arbitrary reservation of usable GPUs of one node.
+				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "rnode"))
+				at, d := nsTime(t, "rat"), nsDur(t, "rd")
+				u := o.usable(n, at, max(d, 1))
+				if u == 0 {
+					continue
+				}
+				s := topology.GPUSet(rapid.Uint64Range(1, uint64(u)).Draw(t, "rset")) & u
+				if s == 0 {
+					s = u
+				}
+				reserve(gang.Placement{Level: topology.ClusterLevel, Slots: []gang.Slot{{Node: n, GPUs: s, Members: 1}}}, at, d)
+			case 1:
+				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "ended"))
+				ix.Release(n, ix.Held(n).Lowest(rapid.IntRange(0, ix.Held(n).Len()).Draw(t, "freed")))
+				o.freeNow[n] = ix.FreeSet(n)
+				freed = true
+			case 2:
+				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "taken"))
+				free := ix.FreeSet(n)
+				s := free.Lowest(rapid.IntRange(0, free.Len()).Draw(t, "takenGPUs"))
+				if s == 0 || o.firstReserved(n, s) != backfill.Forever {
+					continue
+				}
+				if err := ix.TakeSet(n, s); err != nil {
+					t.Fatal(err)
+				}
+				took = true
+				o.freeNow[n] = ix.FreeSet(n)
+			case 3:
+				if len(o.releases) == 0 {
+					continue
+				}
+				e := rapid.SampledFrom(o.releases).Draw(t, "moved")
+				s := e.set & ix.Held(e.n)
+				if s == 0 {
+					continue
+				}
+				at := nsTime(t, "movedTo")
+				if rapid.IntRange(0, 5).Draw(t, "movedNever") == 0 {
+					at = backfill.Forever
+				}
+				if at > o.firstReserved(e.n, s) {
+					continue
+				}
+				p.MoveRelease(e.n, s, at)
+				o.moveRelease(e.n, s, at)
+			case 4:
+				r := drawRequest(t, ix)
+				if rapid.Bool().Draw(t, "reserveWhole") {
+					r = drawWholeRequest(t, ix)
+				}
+				d := nsDur(t, "other")
+				st, ok := p.Earliest(r, d, nil, 0)
+				if ok {
+					reserve(st.Placement, st.At, d)
+				}
+			default:
+				r := drawWholeRequest(t, ix)
+				if rapid.IntRange(0, 5).Draw(t, "wholeDistinct") == 0 {
+					r.Distinct = true
+				}
+				d := nsDur(t, "whole")
+				s := rapid.SampledFrom(scorers).Draw(t, "scorer")
+				from := nsTime(t, "wholeFrom")
+				limit := backfill.Forever
+				if rapid.Bool().Draw(t, "wholeBounded") {
+					limit = from + nsTime(t, "wholeBy")
+				}
+				before := heldAll(ix)
+				var st backfill.Start
+				var ok bool
+				if rapid.Bool().Draw(t, "straight") {
+					st, ok = backfill.EarliestWithin(p, r, d, s, from, limit)
+				} else {
+					st, ok = p.EarliestBy(r, d, s, from, limit)
+				}
+				if !slices.Equal(before, heldAll(ix)) {
+					t.Fatalf("Earliest changed the index")
+				}
+				want, wantOK := backfill.SweepWithin(p, r, d, s, from, limit)
+				if ok != wantOK || ok && st.At != want.At {
+					t.Fatalf("Earliest(%+v, %d, from %d to %d) = %d (ok %v), the cursor %d (ok %v)", r, d, from, limit, st.At, ok, want.At, wantOK)
+				}
+				if ok && !placementsEqual(st.Placement, want.Placement) {
+					t.Fatalf("Earliest(%+v, %d, from %d) at %d placed %+v, the cursor %+v", r, d, from, st.At, st.Placement, want.Placement)
+				}
+				at, oracleOK := o.earliest(r, max(d, 1), from)
+				if oracleOK && at > limit {
+					oracleOK = false
+				}
+				if ok != oracleOK || ok && st.At != at {
+					t.Fatalf("Earliest(%+v, %d, from %d to %d) = %d (ok %v), the oracle %d (ok %v)", r, d, from, limit, st.At, ok, at, oracleOK)
+				}
+				if ok {
+					o.checkPlacement(t, r, st.Placement, st.At, max(d, 1))
+					if rapid.Bool().Draw(t, "wholeReserve") {
+						reserve(st.Placement, st.At, d)
+					}
 				}
 			}
 			if err := backfill.CheckInvariants(p); err != nil {
