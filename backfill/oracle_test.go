@@ -162,6 +162,14 @@ func (o *oracle) placeNow(t *rapid.T, p *backfill.Profile, r gang.Request, d tim
 }
 
 // moveRelease records what MoveRelease(n, s, at) records: s is released
+// reserve reserves pl from at for a run of d in p, and records it.
+func (o *oracle) reserve(p *backfill.Profile, pl gang.Placement, at, d time.Duration) {
+	p.Reserve(pl, at, d)
+	for _, s := range pl.Slots {
+		o.reserved = append(o.reserved, event{n: s.Node, set: s.GPUs, start: at, end: plus(at, max(d, 1))})
+	}
+}
+
 // at at (never, at Forever), and by no earlier release.
 func (o *oracle) moveRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	for i := range o.releases {
@@ -342,6 +350,18 @@ func drawWorld(t *rapid.T) (*topology.Index, *backfill.Profile, *oracle) {
 
 // drawHolds is drawWorld on the cluster c.
 func drawHolds(t *rapid.T, c *topology.Cluster) (*topology.Index, *backfill.Profile, *oracle) {
+	return drawHoldsReleased(t, c, func(t *rapid.T) time.Duration {
+		at := drawDuration(t, "release")
+		if rapid.IntRange(0, 5).Draw(t, "releasedNow") == 0 {
+			at = time.Duration(rapid.IntRange(-1, 0).Draw(t, "nowOrBefore")) // released now: held, usable from 0
+		}
+		return at
+	})
+}
+
+// drawHoldsReleased is drawHolds with the moment of each release drawn by
+// release (Forever: never).
+func drawHoldsReleased(t *rapid.T, c *topology.Cluster, release func(t *rapid.T) time.Duration) (*topology.Index, *backfill.Profile, *oracle) {
 	ix, p, o := newWorld(t, c)
 	for n := range topology.NodeID(ix.NumNodes()) {
 		busy := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
@@ -356,10 +376,7 @@ func drawHolds(t *rapid.T, c *topology.Cluster) (*topology.Index, *backfill.Prof
 			if s == 0 {
 				continue
 			}
-			at := drawDuration(t, "release")
-			if rapid.IntRange(0, 5).Draw(t, "releasedNow") == 0 {
-				at = time.Duration(rapid.IntRange(-1, 0).Draw(t, "nowOrBefore")) // released now: held, usable from 0
-			}
+			at := release(t)
 			p.AddRelease(n, s, at)
 			if at != backfill.Forever {
 				o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})

@@ -197,13 +197,6 @@ func TestWholeGangsMatchTheCursorAndOracle(t *testing.T) {
 		} else {
 			ix, p, o = drawWorld(t)
 		}
-		scorers := []binpack.Scorer{nil, binpack.Pack{}, binpack.Spread{}}
-		reserve := func(pl gang.Placement, at, d time.Duration) {
-			p.Reserve(pl, at, d)
-			for _, s := range pl.Slots {
-				o.reserved = append(o.reserved, event{n: s.Node, set: s.GPUs, start: at, end: plus(at, max(d, 1))})
-			}
-		}
 		// GPUs both freed and taken since the profile last looked at the
 		// index may leave the count of free GPUs as it was: the profile
 		// must then be told (see Forget).
@@ -231,44 +224,16 @@ func TestWholeGangsMatchTheCursorAndOracle(t *testing.T) {
 						}
 					}
 				}
-				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "ended"))
-				ix.Release(n, ix.Held(n).Lowest(rapid.IntRange(0, ix.Held(n).Len()).Draw(t, "freed")))
-				o.freeNow[n] = ix.FreeSet(n)
+				endSome(t, ix, o)
 				freed = true
 			case 2:
 				// GPUs taken now by a job with no time limit and no
 				// release, where no reservation holds them.
-				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "taken"))
-				free := ix.FreeSet(n)
-				s := free.Lowest(rapid.IntRange(0, free.Len()).Draw(t, "takenGPUs"))
-				if s == 0 || o.firstReserved(n, s) != backfill.Forever {
-					continue
-				}
-				if err := ix.TakeSet(n, s); err != nil {
-					t.Fatal(err)
-				}
-				took = true
-				o.freeNow[n] = ix.FreeSet(n)
+				took = takeSome(t, ix, o) || took
 			case 3:
 				// A release moved, earlier or later (no later than a
 				// reservation of its GPUs), or to never.
-				if len(o.releases) == 0 {
-					continue
-				}
-				e := rapid.SampledFrom(o.releases).Draw(t, "moved")
-				s := e.set & ix.Held(e.n)
-				if s == 0 {
-					continue
-				}
-				at := drawWholeTime(t, "movedTo")
-				if rapid.IntRange(0, 5).Draw(t, "movedNever") == 0 {
-					at = backfill.Forever
-				}
-				if at > o.firstReserved(e.n, s) {
-					continue
-				}
-				p.MoveRelease(e.n, s, at)
-				o.moveRelease(e.n, s, at)
+				moveSomeRelease(t, ix, p, o, drawWholeTime)
 			case 12:
 				// A second release of held GPUs: they are free from the
 				// earlier of the two.
@@ -295,7 +260,7 @@ func TestWholeGangsMatchTheCursorAndOracle(t *testing.T) {
 				if !ok {
 					continue
 				}
-				reserve(st.Placement, st.At, d)
+				o.reserve(p, st.Placement, st.At, d)
 				end := plus(st.At, max(d, 1))
 				d2 := drawJittered(t, "stacked")
 				if end == backfill.Forever || !rapid.Bool().Draw(t, "stack") {
@@ -307,7 +272,7 @@ func TestWholeGangsMatchTheCursorAndOracle(t *testing.T) {
 					}
 				}
 				if d2 >= 0 {
-					reserve(st.Placement, end, d2)
+					o.reserve(p, st.Placement, end, d2)
 				}
 			default:
 				r := drawWholeRequest(t, ix)
@@ -320,42 +285,8 @@ func TestWholeGangsMatchTheCursorAndOracle(t *testing.T) {
 					})
 				}
 				d := drawJittered(t, "whole")
-				s := rapid.SampledFrom(scorers).Draw(t, "scorer")
-				from := drawWholeTime(t, "wholeFrom")
-				limit := backfill.Forever
-				if rapid.Bool().Draw(t, "wholeBounded") {
-					limit = from + drawWholeTime(t, "wholeBy")
-				}
-				before := heldAll(ix)
-				var st backfill.Start
-				var ok bool
-				if rapid.Bool().Draw(t, "straight") {
-					st, ok = backfill.EarliestWithin(p, r, d, s, from, limit)
-				} else {
-					st, ok = p.EarliestBy(r, d, s, from, limit)
-				}
-				if !slices.Equal(before, heldAll(ix)) {
-					t.Fatalf("Earliest changed the index")
-				}
-				want, wantOK := backfill.SweepWithin(p, r, d, s, from, limit)
-				if ok != wantOK || ok && st.At != want.At {
-					t.Fatalf("Earliest(%+v, %s, from %s to %s) = %s (ok %v), the cursor %s (ok %v)", r, d, from, limit, st.At, ok, want.At, wantOK)
-				}
-				if ok && !placementsEqual(st.Placement, want.Placement) {
-					t.Fatalf("Earliest(%+v, %s, from %s) at %s placed %+v, the cursor %+v", r, d, from, st.At, st.Placement, want.Placement)
-				}
-				at, oracleOK := o.earliest(r, max(d, 1), from)
-				if oracleOK && at > limit {
-					oracleOK = false
-				}
-				if ok != oracleOK || ok && st.At != at {
-					t.Fatalf("Earliest(%+v, %s, from %s to %s) = %s (ok %v), the oracle %s (ok %v)", r, d, from, limit, st.At, ok, at, oracleOK)
-				}
-				if ok {
-					o.checkPlacement(t, r, st.Placement, st.At, max(d, 1))
-					if rapid.Bool().Draw(t, "wholeReserve") {
-						reserve(st.Placement, st.At, d)
-					}
+				if st, ok := checkWholeQuery(t, ix, p, o, r, d, drawWholeTime); ok && rapid.Bool().Draw(t, "wholeReserve") {
+					o.reserve(p, st.Placement, st.At, d)
 				}
 			}
 			if err := backfill.CheckInvariants(p); err != nil {
@@ -464,10 +395,7 @@ func TestWholeGangsMatchTheCursorOnWideClusters(t *testing.T) {
 				t.Fatalf("Earliest(%+v, %d, from %d) at %d placed %+v, the cursor %+v", r, d, from, st.At, st.Placement, want.Placement)
 			}
 			if ok && rapid.Bool().Draw(t, "res") {
-				p.Reserve(st.Placement, st.At, d)
-				for _, sl := range st.Placement.Slots {
-					o.reserved = append(o.reserved, event{n: sl.Node, set: sl.GPUs, start: st.At, end: plus(st.At, max(d, 1))})
-				}
+				o.reserve(p, st.Placement, st.At, d)
 			}
 			if err := backfill.CheckInvariants(p); err != nil {
 				t.Fatal(err)
@@ -504,38 +432,12 @@ func TestWholeGangsOnANanosecondGrid(t *testing.T) {
 		} else {
 			c = gen.Cluster(t)
 		}
-		ix, p, o := newWorld(t, &c)
-		for n := range topology.NodeID(ix.NumNodes()) {
-			busy := topology.GPUSet(rapid.Uint64Range(0, uint64(topology.FirstN(ix.GPUs(n)))).Draw(t, "held"))
-			if rapid.Bool().Draw(t, "idle") {
-				busy = 0
+		ix, p, o := drawHoldsReleased(t, &c, func(t *rapid.T) time.Duration {
+			if rapid.IntRange(0, 5).Draw(t, "never") == 0 {
+				return backfill.Forever
 			}
-			if err := ix.TakeSet(n, busy); err != nil {
-				t.Fatal(err)
-			}
-			first := busy.Lowest(rapid.IntRange(0, busy.Len()).Draw(t, "split"))
-			for _, s := range []topology.GPUSet{first, busy &^ first} {
-				if s == 0 {
-					continue
-				}
-				at := nsTime(t, "release")
-				if rapid.IntRange(0, 5).Draw(t, "never") == 0 {
-					at = backfill.Forever
-				}
-				p.AddRelease(n, s, at)
-				if at != backfill.Forever && ix.State(n) == topology.Ready {
-					o.releases = append(o.releases, event{n: n, set: s, start: at, end: at})
-				}
-			}
-			o.freeNow[n] = ix.FreeSet(n)
-		}
-		scorers := []binpack.Scorer{nil, binpack.Pack{}, binpack.Spread{}}
-		reserve := func(pl gang.Placement, at, d time.Duration) {
-			p.Reserve(pl, at, d)
-			for _, s := range pl.Slots {
-				o.reserved = append(o.reserved, event{n: s.Node, set: s.GPUs, start: at, end: plus(at, max(d, 1))})
-			}
-		}
+			return nsTime(t, "release")
+		})
 		freed, took := false, false
 		for range rapid.IntRange(1, 30).Draw(t, "calls") {
 			op := rapid.IntRange(0, 9).Draw(t, "op")
@@ -558,42 +460,14 @@ func TestWholeGangsOnANanosecondGrid(t *testing.T) {
 				if s == 0 {
 					s = u
 				}
-				reserve(gang.Placement{Level: topology.ClusterLevel, Slots: []gang.Slot{{Node: n, GPUs: s, Members: 1}}}, at, d)
+				o.reserve(p, gang.Placement{Level: topology.ClusterLevel, Slots: []gang.Slot{{Node: n, GPUs: s, Members: 1}}}, at, d)
 			case 1:
-				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "ended"))
-				ix.Release(n, ix.Held(n).Lowest(rapid.IntRange(0, ix.Held(n).Len()).Draw(t, "freed")))
-				o.freeNow[n] = ix.FreeSet(n)
+				endSome(t, ix, o)
 				freed = true
 			case 2:
-				n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "taken"))
-				free := ix.FreeSet(n)
-				s := free.Lowest(rapid.IntRange(0, free.Len()).Draw(t, "takenGPUs"))
-				if s == 0 || o.firstReserved(n, s) != backfill.Forever {
-					continue
-				}
-				if err := ix.TakeSet(n, s); err != nil {
-					t.Fatal(err)
-				}
-				took = true
-				o.freeNow[n] = ix.FreeSet(n)
+				took = takeSome(t, ix, o) || took
 			case 3:
-				if len(o.releases) == 0 {
-					continue
-				}
-				e := rapid.SampledFrom(o.releases).Draw(t, "moved")
-				s := e.set & ix.Held(e.n)
-				if s == 0 {
-					continue
-				}
-				at := nsTime(t, "movedTo")
-				if rapid.IntRange(0, 5).Draw(t, "movedNever") == 0 {
-					at = backfill.Forever
-				}
-				if at > o.firstReserved(e.n, s) {
-					continue
-				}
-				p.MoveRelease(e.n, s, at)
-				o.moveRelease(e.n, s, at)
+				moveSomeRelease(t, ix, p, o, nsTime)
 			case 4:
 				r := drawRequest(t, ix)
 				if rapid.Bool().Draw(t, "reserveWhole") {
@@ -602,7 +476,7 @@ func TestWholeGangsOnANanosecondGrid(t *testing.T) {
 				d := nsDur(t, "other")
 				st, ok := p.Earliest(r, d, nil, 0)
 				if ok {
-					reserve(st.Placement, st.At, d)
+					o.reserve(p, st.Placement, st.At, d)
 				}
 			default:
 				r := drawWholeRequest(t, ix)
@@ -610,42 +484,8 @@ func TestWholeGangsOnANanosecondGrid(t *testing.T) {
 					r.Distinct = true
 				}
 				d := nsDur(t, "whole")
-				s := rapid.SampledFrom(scorers).Draw(t, "scorer")
-				from := nsTime(t, "wholeFrom")
-				limit := backfill.Forever
-				if rapid.Bool().Draw(t, "wholeBounded") {
-					limit = from + nsTime(t, "wholeBy")
-				}
-				before := heldAll(ix)
-				var st backfill.Start
-				var ok bool
-				if rapid.Bool().Draw(t, "straight") {
-					st, ok = backfill.EarliestWithin(p, r, d, s, from, limit)
-				} else {
-					st, ok = p.EarliestBy(r, d, s, from, limit)
-				}
-				if !slices.Equal(before, heldAll(ix)) {
-					t.Fatalf("Earliest changed the index")
-				}
-				want, wantOK := backfill.SweepWithin(p, r, d, s, from, limit)
-				if ok != wantOK || ok && st.At != want.At {
-					t.Fatalf("Earliest(%+v, %d, from %d to %d) = %d (ok %v), the cursor %d (ok %v)", r, d, from, limit, st.At, ok, want.At, wantOK)
-				}
-				if ok && !placementsEqual(st.Placement, want.Placement) {
-					t.Fatalf("Earliest(%+v, %d, from %d) at %d placed %+v, the cursor %+v", r, d, from, st.At, st.Placement, want.Placement)
-				}
-				at, oracleOK := o.earliest(r, max(d, 1), from)
-				if oracleOK && at > limit {
-					oracleOK = false
-				}
-				if ok != oracleOK || ok && st.At != at {
-					t.Fatalf("Earliest(%+v, %d, from %d to %d) = %d (ok %v), the oracle %d (ok %v)", r, d, from, limit, st.At, ok, at, oracleOK)
-				}
-				if ok {
-					o.checkPlacement(t, r, st.Placement, st.At, max(d, 1))
-					if rapid.Bool().Draw(t, "wholeReserve") {
-						reserve(st.Placement, st.At, d)
-					}
+				if st, ok := checkWholeQuery(t, ix, p, o, r, d, nsTime); ok && rapid.Bool().Draw(t, "wholeReserve") {
+					o.reserve(p, st.Placement, st.At, d)
 				}
 			}
 			if err := backfill.CheckInvariants(p); err != nil {
@@ -653,4 +493,95 @@ func TestWholeGangsOnANanosecondGrid(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkWholeQuery asks p for the earliest start of the whole-node gang r
+// for a run of d, with a scorer drawn, from a moment drawn by at up to a
+// limit drawn the same way or none, straight or through EarliestBy's
+// remembered answers, and fails t unless the index is left as it was,
+// and the start and the GPUs are the cursor sweep's, the start the
+// oracle's, and the placement valid there.
+func checkWholeQuery(t *rapid.T, ix *topology.Index, p *backfill.Profile, o *oracle, r gang.Request, d time.Duration, at func(*rapid.T, string) time.Duration) (backfill.Start, bool) {
+	s := rapid.SampledFrom([]binpack.Scorer{nil, binpack.Pack{}, binpack.Spread{}}).Draw(t, "scorer")
+	from := at(t, "wholeFrom")
+	limit := backfill.Forever
+	if rapid.Bool().Draw(t, "wholeBounded") {
+		limit = from + at(t, "wholeBy")
+	}
+	before := heldAll(ix)
+	var st backfill.Start
+	var ok bool
+	if rapid.Bool().Draw(t, "straight") {
+		st, ok = backfill.EarliestWithin(p, r, d, s, from, limit)
+	} else {
+		st, ok = p.EarliestBy(r, d, s, from, limit)
+	}
+	if !slices.Equal(before, heldAll(ix)) {
+		t.Fatalf("Earliest changed the index")
+	}
+	want, wantOK := backfill.SweepWithin(p, r, d, s, from, limit)
+	if ok != wantOK || ok && st.At != want.At {
+		t.Fatalf("Earliest(%+v, %v, from %v to %v) = %v (ok %v), the cursor %v (ok %v)", r, d, from, limit, st.At, ok, want.At, wantOK)
+	}
+	if ok && !placementsEqual(st.Placement, want.Placement) {
+		t.Fatalf("Earliest(%+v, %v, from %v) at %v placed %+v, the cursor %+v", r, d, from, st.At, st.Placement, want.Placement)
+	}
+	first, oracleOK := o.earliest(r, max(d, 1), from)
+	if oracleOK && first > limit {
+		oracleOK = false
+	}
+	if ok != oracleOK || ok && st.At != first {
+		t.Fatalf("Earliest(%+v, %v, from %v to %v) = %v (ok %v), the oracle %v (ok %v)", r, d, from, limit, st.At, ok, first, oracleOK)
+	}
+	if ok {
+		o.checkPlacement(t, r, st.Placement, st.At, max(d, 1))
+	}
+	return st, ok
+}
+
+// endSome frees some held GPUs of a node now, as a job that ended early
+// does.
+func endSome(t *rapid.T, ix *topology.Index, o *oracle) {
+	n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "ended"))
+	ix.Release(n, ix.Held(n).Lowest(rapid.IntRange(0, ix.Held(n).Len()).Draw(t, "freed")))
+	o.freeNow[n] = ix.FreeSet(n)
+}
+
+// takeSome takes some free GPUs of a node now, for a job with no time
+// limit and no release, where no reservation holds them, and reports
+// whether it took any.
+func takeSome(t *rapid.T, ix *topology.Index, o *oracle) bool {
+	n := topology.NodeID(rapid.IntRange(0, ix.NumNodes()-1).Draw(t, "taken"))
+	free := ix.FreeSet(n)
+	s := free.Lowest(rapid.IntRange(0, free.Len()).Draw(t, "takenGPUs"))
+	if s == 0 || o.firstReserved(n, s) != backfill.Forever {
+		return false
+	}
+	if err := ix.TakeSet(n, s); err != nil {
+		t.Fatal(err)
+	}
+	o.freeNow[n] = ix.FreeSet(n)
+	return true
+}
+
+// moveSomeRelease moves the held GPUs of a release to a moment drawn by
+// at, or to never, no later than a reservation of those GPUs.
+func moveSomeRelease(t *rapid.T, ix *topology.Index, p *backfill.Profile, o *oracle, at func(*rapid.T, string) time.Duration) {
+	if len(o.releases) == 0 {
+		return
+	}
+	e := rapid.SampledFrom(o.releases).Draw(t, "moved")
+	s := e.set & ix.Held(e.n)
+	if s == 0 {
+		return
+	}
+	to := at(t, "movedTo")
+	if rapid.IntRange(0, 5).Draw(t, "movedNever") == 0 {
+		to = backfill.Forever
+	}
+	if to > o.firstReserved(e.n, s) {
+		return
+	}
+	p.MoveRelease(e.n, s, to)
+	o.moveRelease(e.n, s, to)
 }
