@@ -171,9 +171,13 @@ func (p *Profile) boundIn(gs []memoGroup, m int, d time.Duration, now int32) (lb
 }
 
 // remember records that m members for d start no earlier than at
-// (Forever: never), given every window loosened so far. O(groups +
-// bounds).
+// (Forever: never), given every window loosened so far; nothing inside
+// WithReservations, whose index shows fewer GPUs than are free. O(groups
+// + bounds).
 func (p *Profile) remember(k shape, m int, d, at time.Duration) {
+	if p.within {
+		return
+	}
 	gs := p.memo[k]
 	gi, found := slices.BinarySearchFunc(gs, m, func(g memoGroup, m int) int { return g.members - m })
 	if !found {

@@ -144,6 +144,9 @@ type Profile struct {
 	winBuf   []window
 	resBuf   []window
 	lastFree int
+	// within says that WithReservations' fn is running: the index shows
+	// fewer GPUs than it holds free, and no answer is remembered.
+	within bool
 	// releasedNow says that some release is at 0: GPUs held now are
 	// usable for a run from now (see preferBusy).
 	releasedNow bool
@@ -1085,16 +1088,18 @@ func (p *Profile) nextStamp() uint32 {
 
 // WithReservations runs fn while the index shows, for a run of d starting
 // now, only the GPUs that no reservation holds before now+d, then restores
-// the index. fn must leave the index as it found it, and must not ask
-// the profile for a start or a placement ([Profile.Earliest] and the
-// like): an answer found while the index shows fewer GPUs could be
-// remembered past the call.
+// the index. fn must leave the index as it found it. A query fn makes
+// ([Profile.Earliest] and the like) answers for the index as it shows
+// then, and the profile remembers none of those answers.
 func (p *Profile) WithReservations(d time.Duration, fn func()) {
 	d = run(d)
 	p.sync()
 	defer p.settle()
 	p.blockNow(d)
 	defer p.restore()
+	was := p.within
+	p.within = true
+	defer func() { p.within = was }()
 	fn()
 }
 

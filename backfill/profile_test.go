@@ -356,3 +356,30 @@ func TestMovedWholeReleaseCountsOnce(t *testing.T) {
 	require.Equal(t, time.Duration(0), st.At, "node 1 is free now")
 	require.NoError(t, backfill.CheckInvariants(p))
 }
+
+// TestEarliestInsideWithReservations: a query made while
+// WithReservations shows fewer GPUs answers for that view, and its answer
+// is not remembered for the queries after it. Both GPUs of the node are
+// reserved from 10m to 20m: a 5-minute run fits now, but not in the
+// 30-minute window's view, where the reserved GPUs are hidden.
+func TestEarliestInsideWithReservations(t *testing.T) {
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "a", GPUs: 2, GPUType: "H100"}}}
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	r := gang.NewRequest(1, 1)
+	p.Earliest(r, time.Minute, nil, 0)
+	for g := range 2 {
+		p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(g), Members: 1}}}, 10*time.Minute, 10*time.Minute)
+	}
+	before, ok := p.Earliest(r, 5*time.Minute, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, time.Duration(0), before.At)
+	var inside bool
+	p.WithReservations(30*time.Minute, func() { _, inside = p.Earliest(r, 5*time.Minute, nil, 0) })
+	require.False(t, inside, "inside the window's view no GPU is shown")
+	after, ok := p.Earliest(r, 5*time.Minute, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, time.Duration(0), after.At, "the answer found inside was remembered")
+	require.NoError(t, backfill.CheckInvariants(p))
+}
