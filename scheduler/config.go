@@ -20,7 +20,8 @@ type BackfillMode uint8
 const (
 	// EASY gives reservations to the first Reservations blocked jobs (1 by
 	// default); any later job may start now if it delays none of them.
-	// It is the zero value.
+	// A preempting job's reservation on the GPUs it frees is one of them
+	// (it is made even when none is left). It is the zero value.
 	EASY BackfillMode = iota
 	// Conservative gives every blocked job a reservation, each not delaying
 	// those made before it.

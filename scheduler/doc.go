@@ -52,8 +52,10 @@
 //     being evicted hold or on GPUs free now, by the time those jobs are
 //     gone: Step keeps no state, so such a job is taken to be the one they
 //     were evicted for, and a requeued victim cannot backfill into its
-//     GPUs only to be preempted again. These reservations of preempting
-//     jobs do not count against the backfill mode's; the planning horizon
+//     GPUs only to be preempted again. Preempting jobs get these
+//     reservations whether or not the backfill mode has one left, and
+//     they count among the reservations made (EASY's K, and the count a
+//     ReservationPolicy is given) like any other; the planning horizon
 //     bounds them, except a start on the GPUs of jobs being evicted at the
 //     time they are gone, which it bounds no more than the preemption that
 //     evicted them. Otherwise give the job a reservation if the backfill

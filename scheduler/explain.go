@@ -63,7 +63,9 @@ type Explanation struct {
 	// Delays lists, for a job waiting behind reservations, the ones it
 	// could delay if it started now, as its message names them: those
 	// made before its turn that start within its run and hold GPUs that
-	// were free at its turn on nodes of its GPU type ("ID at start").
+	// were free at its turn on nodes of its GPU type with room for one of
+	// its members ("ID at start"); for a job bound to one domain of a
+	// level, also those in domains it cannot fit now.
 	Delays []string `json:"delays,omitempty"`
 }
 

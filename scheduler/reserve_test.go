@@ -175,3 +175,41 @@ func TestBackfillTakesFullestReservedNode(t *testing.T) {
 	require.Len(t, d.Placements, 1)
 	require.Equal(t, Placement{Job: "small", Allocation: topology.Allocation{{Node: "n00", GPUs: []int{0, 1, 2, 3}}}}, d.Placements[0])
 }
+
+// TestPreemptorReservationCountsTowardK: a preempting job's reservation
+// on the GPUs it frees is made whatever EASY's K says, and counts among
+// the K. P (tier 0) evicts V and is reserved on V's GPU and the free one;
+// B, blocked with no victims left, gets the one reservation only when K
+// is 2.
+func TestPreemptorReservationCountsTowardK(t *testing.T) {
+	now := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
+	running := func(id string, tier int, node string, limit, grace time.Duration) Job {
+		return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: 1, State: Running, Started: now,
+			TimeLimit: limit, CheckpointGrace: grace, Allocation: topology.Allocation{{Node: node, GPUs: []int{0}}}}
+	}
+	pending := func(id string, tier, members int, limit time.Duration, age time.Duration) Job {
+		return Job{ID: id, Tier: tier, Members: members, GPUsPerMember: 1, TimeLimit: limit, Submitted: now.Add(-age)}
+	}
+	s := &Snapshot{Now: now, Jobs: []Job{
+		running("V", 3, "a", 0, 5*time.Minute), // preemptible, no limit
+		running("R", 0, "b", 2*time.Hour, 0),
+		running("S", 0, "c", 30*time.Minute, 0),
+		pending("P", 0, 2, time.Hour, 3*time.Minute), // the free GPU of d, and V's after its grace
+		pending("B", 1, 2, time.Hour, 2*time.Minute), // no victims left: waits for S and V's GPU
+		pending("C", 2, 1, 10*time.Hour, time.Minute),
+	}}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: n, GPUs: 1})
+	}
+	reserved := func(k int) []string {
+		d, err := New(Config{Order: TierOrder{}, Reservations: k}).Step(s)
+		require.NoError(t, err)
+		var got []string
+		for _, r := range d.Reservations {
+			got = append(got, r.Job)
+		}
+		return got
+	}
+	require.Equal(t, []string{"P"}, reserved(1), "K=1: the preemptor's reservation is the one")
+	require.Equal(t, []string{"B", "P"}, reserved(2), "K=2: the first blocked job gets the other")
+}

@@ -319,7 +319,9 @@ const (
 	// ReasonBehindReservation: it fits now but would delay a reservation.
 	// The message names up to three reservations it could delay, in the
 	// order they were made, and counts the others: those that start
-	// within its run and hold GPUs free now on nodes of its GPU type.
+	// within its run and hold GPUs free now on nodes of its GPU type with
+	// room for one of its members. For a job bound to one domain of a
+	// level, that includes reservations in domains it cannot fit now.
 	ReasonBehindReservation Reason = "behind-reservation"
 	// ReasonAwaitingPreemption: its tier may preempt, but GPUs already
 	// being freed (by evictions under way or time limits) start it no
