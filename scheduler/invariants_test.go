@@ -28,6 +28,7 @@ var modes = []struct {
 	{"none", scheduler.Config{Backfill: scheduler.NoBackfill}},
 	{"easy-k3-shortest", scheduler.Config{Backfill: scheduler.EASY, Reservations: 3, BackfillOrder: scheduler.ShortestFirst}},
 	{"conservative-horizon", scheduler.Config{Backfill: scheduler.Conservative, Horizon: 3 * time.Hour}},
+	{"easy-k2-horizon-limits-ignored", scheduler.Config{Backfill: scheduler.EASY, Reservations: 2, Horizon: 90 * time.Minute, IgnoreTimeLimits: true}},
 }
 
 // forever marks an interval that never ends.
