@@ -96,7 +96,7 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 		if p == 0 {
 			p = 0
 		}
-		ks[i] = keyed{p: ^math.Float64bits(p), tier: uint32(j.Tier) ^ 1<<31, i: int32(i)}
+		ks[i] = keyed{p: ^math.Float64bits(p), tier: uint64(j.Tier) ^ 1<<63, i: int32(i)}
 	}
 	ks = radixSort(ks, make([]keyed, len(ks)))
 	// Jobs arrive sorted by ID (Step sorts them), so their index breaks
@@ -137,27 +137,25 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 // descending priority. i is the job's index in the slice being ordered.
 type keyed struct {
 	p    uint64 // the priority's bits, complemented
-	tier uint32 // the tier with its sign bit flipped: unsigned order is signed order
+	tier uint64 // the tier with its sign bit flipped: unsigned order is signed order
 	i    int32
 }
 
 // radixSort sorts ks by (tier, p), stably, using buf (as long as ks) as
 // scratch space, and returns whichever of the two holds the result. It
-// is a least-significant-digit radix sort on bytes: 12 passes at most,
+// is a least-significant-digit radix sort on bytes: 16 passes at most,
 // and a pass is skipped when every key has the same byte there (the
 // high bytes of the tier, usually, and the priority's exponent).
 // O(n) for n keys.
 func radixSort(ks, buf []keyed) []keyed {
-	var count [12][256]int
+	var count [16][256]int
 	for _, k := range ks {
 		for b := range 8 {
 			count[b][byte(k.p>>(8*b))]++
-		}
-		for b := range 4 {
 			count[8+b][byte(k.tier>>(8*b))]++
 		}
 	}
-	for b := range 12 {
+	for b := range 16 {
 		c := &count[b]
 		if len(ks) == 0 || c[digit(ks[0], b)] == len(ks) {
 			continue // one byte value for all: the pass would change nothing
@@ -184,7 +182,7 @@ func radixSort(ks, buf []keyed) []keyed {
 	return ks
 }
 
-// digit is byte b of k's 96-bit key (tier, p), from the lowest.
+// digit is byte b of k's 128-bit key (tier, p), from the lowest.
 func digit(k keyed, b int) byte {
 	if b < 8 {
 		return byte(k.p >> (8 * b))

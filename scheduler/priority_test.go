@@ -62,8 +62,11 @@ func TestMultifactorOrderAsCompared(t *testing.T) {
 			switch round % 4 {
 			case 2: // submit times, and so priorities, apart at every scale
 				s.Jobs[i].Submitted = now.Add(-time.Hour - time.Duration(rng.Int64N(1<<rng.IntN(50))))
-			case 3: // tiers of any size
+			case 3: // tiers of any size, past 32 bits too
 				s.Jobs[i].Tier = int(rng.Int32()) - 1<<30 + rng.IntN(2)
+				if rng.IntN(3) == 0 {
+					s.Jobs[i].Tier = int(rng.Int64()) - 1<<62 + rng.IntN(2)<<32
+				}
 			}
 		}
 		jobs := make([]*Job, n)
