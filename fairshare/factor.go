@@ -220,7 +220,7 @@ func (t *Tree) Factors(own map[string]float64) *Factors {
 	rank = func(group []int) {
 		sorted := slices.Clone(group)
 		slices.SortFunc(sorted, func(a, b int) int {
-			if c := compareLevel(t.nodes[a].Share, total[a], fs.rows[a].LevelFS, t.nodes[b].Share, total[b], fs.rows[b].LevelFS); c != 0 {
+			if c := compareLevel(t.nodes[a].Share, total[a], t.nodes[b].Share, total[b]); c != 0 {
 				return -c
 			}
 			return strings.Compare(t.nodes[a].Name, t.nodes[b].Name)
@@ -239,14 +239,18 @@ func (t *Tree) Factors(own map[string]float64) *Factors {
 	return fs
 }
 
-// compareLevel compares the LevelFS la and lb of two siblings with shares
-// sa, sb and usages ua, ub. An account without shares comes last and one
-// without usage first. Between the others, rounding can make two equal
-// ratios differ in the last bits (3/40 over 12/29 and 4/40 over 16/29),
-// and a tiny usage can overflow S/U to +Inf, so values that close, or not
-// finite, are compared exactly, as sa·ub against sb·ua: the group's sums
-// of shares and usages cancel.
-func compareLevel(sa, ua, la, sb, ub, lb float64) int {
+// compareLevel compares the LevelFS of two siblings with shares sa, sb
+// and usages ua, ub. An account without shares comes last and one
+// without usage first. Between the others, the LevelFS compare as sa·ub
+// against sb·ua (the group's sums of shares and usages cancel), not as
+// the rounded LevelFS themselves: rounding can make two equal ratios
+// differ in the last bits (3/40 over 12/29 and 4/40 over 16/29), a tiny
+// usage can overflow S/U to +Inf, and a fraction that underflows to a
+// subnormal keeps only a few bits. Each product of two floats is rounded
+// once, so where both are normal and further apart than rounding could
+// take them, their order is the exact one; otherwise they are compared
+// exactly.
+func compareLevel(sa, ua, sb, ub float64) int {
 	kind := func(s, u float64) int {
 		switch {
 		case !(s > 0):
@@ -259,9 +263,9 @@ func compareLevel(sa, ua, la, sb, ub, lb float64) int {
 	if c := cmp.Compare(kind(sa, ua), kind(sb, ub)); c != 0 || kind(sa, ua) != 1 {
 		return c
 	}
-	normal := func(l float64) bool { return l > 0 && !math.IsInf(l, 0) }
-	if normal(la) && normal(lb) && math.Abs(la-lb) > 1e-9*max(la, lb) {
-		return cmp.Compare(la, lb)
+	normal := func(x float64) bool { return x >= 0x1p-1022 && !math.IsInf(x, 0) }
+	if pa, pb := sa*ub, sb*ua; normal(pa) && normal(pb) && math.Abs(pa-pb) > 1e-9*max(pa, pb) {
+		return cmp.Compare(pa, pb)
 	}
 	x := new(big.Float).SetPrec(128).Mul(big.NewFloat(sa), big.NewFloat(ub))
 	y := new(big.Float).SetPrec(128).Mul(big.NewFloat(sb), big.NewFloat(ua))

@@ -16,14 +16,45 @@ const DefaultHalfLife = 168 * time.Hour
 // value · 2^(-elapsed/halfLife). A halfLife <= 0 means DefaultHalfLife.
 // A negative elapsed runs the decay backwards (the value grows), which is
 // the exact inverse, so Decay(Decay(v, d, h), -d, h) == v up to rounding.
+// The result overflows to ±Inf or underflows to 0 only where the product
+// does, not where 2^(-elapsed/halfLife) alone would.
 func Decay(value float64, elapsed, halfLife time.Duration) float64 {
 	if halfLife <= 0 {
 		halfLife = DefaultHalfLife
 	}
-	if elapsed == 0 || value == 0 || math.IsInf(value, 0) || math.IsNaN(value) {
+	return decay(value, float64(elapsed)/float64(halfLife))
+}
+
+// decay returns value · 2^-h, for h half-lives.
+func decay(value, h float64) float64 {
+	if h == 0 || value == 0 || math.IsInf(value, 0) || math.IsNaN(value) {
 		return value // 0 stays 0 even where the factor overflows to +Inf, and ±Inf stays (not NaN where it underflows to 0)
 	}
-	return value * math.Exp2(-float64(elapsed)/float64(halfLife))
+	if math.Abs(h) < 1000 {
+		return value * math.Exp2(-h) // the factor is a normal float
+	}
+	// value = f · 2^e with f in [0.5, 1): scale f by the fraction of a
+	// power and add the whole powers to e, so that only the result can
+	// overflow or underflow.
+	switch {
+	case h > 1<<12:
+		return math.Copysign(0, value) // below the smallest float64 however large value is
+	case h < -(1 << 12):
+		return math.Copysign(math.Inf(1), value)
+	}
+	n := math.Floor(-h)
+	f, e := math.Frexp(value)
+	return math.Ldexp(f*math.Exp2(-h-n), e+int(n))
+}
+
+// halfLives returns how many half-lives pass from a to b (negative when b
+// comes first), past the ±292 years that time.Time.Sub can tell apart.
+func halfLives(a, b time.Time, halfLife time.Duration) float64 {
+	if d := b.Sub(a); d != math.MaxInt64 && d != math.MinInt64 {
+		return float64(d) / float64(halfLife)
+	}
+	secs := float64(b.Unix()-a.Unix()) + float64(b.Nanosecond()-a.Nanosecond())/1e9
+	return secs / halfLife.Seconds()
 }
 
 // entry is the decayed usage of one account as of one instant.
@@ -35,8 +66,8 @@ type entry struct {
 
 // at returns the entry's values decayed (or un-decayed) to t.
 func (e *entry) at(t time.Time, halfLife time.Duration) (own, total float64) {
-	d := t.Sub(e.asOf)
-	return Decay(e.own, d, halfLife), Decay(e.total, d, halfLife)
+	h := halfLives(e.asOf, t, halfLife)
+	return decay(e.own, h), decay(e.total, h)
 }
 
 // Ledger records usage (in GPU-seconds) per account and decays it
@@ -111,7 +142,7 @@ func (l *Ledger) Add(account string, gpuSeconds float64, at time.Time) error {
 			e.own, e.total = e.at(at, hl)
 			e.asOf = at
 		} else {
-			amount = Decay(gpuSeconds, e.asOf.Sub(at), hl)
+			amount = decay(gpuSeconds, halfLives(at, e.asOf, hl))
 		}
 		// Sums saturate at the largest float64: an infinite usage would
 		// decay to NaN (Inf·0) far enough ahead.

@@ -66,8 +66,10 @@ type Tree struct {
 }
 
 // NewTree validates accounts and builds the tree. The order of accounts does
-// not matter: the result (and the error, if any) is the same for every
-// permutation of the input. It reports empty and duplicate names, unknown
+// not matter: the result is the same for every permutation of the input,
+// and so is the error, if any (but for the Index it gives), unless two
+// accounts share a name: which fault of theirs is reported may then
+// depend on their order. It reports empty and duplicate names, unknown
 // parents, parent cycles, and negative, infinite or NaN shares, as an
 // *AccountError naming the account.
 //
