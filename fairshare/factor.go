@@ -68,8 +68,9 @@ type Factor struct {
 	Classic float64
 	// LevelFS is the Fair Tree level fair-share S/U among siblings
 	// (+Inf when the account has no usage or S/U exceeds the float64
-	// range, 0 when it has no share). Ranks compare the exact ratios,
-	// not these rounded values.
+	// range, 0 when it has no share or its fraction of the shares is
+	// below the float64 range). Ranks compare the exact ratios, not these
+	// rounded values.
 	LevelFS float64
 	// Rank is the Fair Tree position: 0 for the best leaf. An interior
 	// account carries the rank of the best leaf below it.
