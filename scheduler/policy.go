@@ -81,8 +81,9 @@ func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
 // VictimSelector chooses which running jobs to preempt so that gang r
 // fits. cands are the running jobs that r's tier may preempt under the
 // matrix, with GPUs already reserved for others left out; Select must
-// return indices into cands, the placement r would get once they are
-// gone, and whether any choice makes room. It must leave ix exactly as it
+// return indices into cands (as it leaves them: cands is a copy of its
+// own, which it may reorder or change), the placement r would get once
+// they are gone, and whether any choice makes room. It must leave ix exactly as it
 // found it (free GPUs on a copy of your own view, or Release what you
 // take) and keep no state that changes an answer; if Steps run
 // concurrently it must be safe for that (a [preempt.Selector] is not).

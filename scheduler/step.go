@@ -1007,7 +1007,7 @@ func (r *run) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve 
 	if len(sub) > 0 {
 		r.prof.WithReservations(window, func() {
 			if r.cfg.Victims != nil {
-				victims, pl, ok = r.cfg.Victims.Select(r.ix, req, sc, sub)
+				victims, pl, ok = r.customVictims(req, sc, sub)
 			} else {
 				victims, pl, ok = r.sel.Select(r.ix, req, sc, sub)
 			}
@@ -1213,6 +1213,36 @@ func (r *run) reserveAt(j *Job, pl gang.Placement, start, d time.Duration) {
 	r.prof.Reserve(pl, start, d)
 	r.addReservation(j, resvInfo{job: j.ID, start: start, end: addDur(start, d), slots: pl.Slots}, pl)
 	r.d.Reservations = appendDoubling(r.d.Reservations, Reservation{Job: j.ID, Start: r.at(start), Allocation: pl.Allocation(r.ix)})
+}
+
+// customVictims asks Config.Victims for victims among sub. It hands over
+// a copy, holds included, which the selector may reorder or change as it
+// likes, and maps the indices it returns, into the copy as the selector
+// left it, back to sub by job ID; an index out of range is no answer.
+func (r *run) customVictims(req gang.Request, sc binpack.Scorer, sub []preempt.Candidate) ([]int, gang.Placement, bool) {
+	given := slices.Clone(sub)
+	for i := range given {
+		given[i].Holds = slices.Clone(given[i].Holds)
+	}
+	victims, pl, ok := r.cfg.Victims.Select(r.ix, req, sc, given)
+	if !ok {
+		return nil, pl, false
+	}
+	at := make(map[string]int, len(sub))
+	for i := range sub {
+		at[sub[i].ID] = i
+	}
+	for k, v := range victims {
+		if v < 0 || v >= len(given) {
+			return nil, pl, false
+		}
+		i, found := at[given[v].ID]
+		if !found {
+			return nil, pl, false
+		}
+		victims[k] = i
+	}
+	return victims, pl, true
 }
 
 // validPreemption checks a victim selector's answer: distinct victims in

@@ -2,6 +2,8 @@ package scheduler_test
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,4 +58,35 @@ func TestVictimCandidatesAsDocumented(t *testing.T) {
 		require.Equal(t, want.borrowed, got.Borrowed, id)
 		require.Equal(t, 8, got.NumGPUs(), id)
 	}
+}
+
+// TestCustomSelectorMayReorderCandidates: a custom selector that sorts
+// its candidates its own way in place (here by ID, descending) before
+// calling preempt.Select returns indices into them as it left them. Step
+// evicts the job those indices name, the one whose GPUs the preemptor is
+// reserved on; it used to map them through the order it handed out, and
+// evicted the other job while reserving GPUs the first kept.
+func TestCustomSelectorMayReorderCandidates(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 8}, {Name: "n1", GPUs: 8}}}
+	run := func(id, node string, ago time.Duration) scheduler.Job {
+		return scheduler.Job{ID: id, Tier: 3, Members: 1, GPUsPerMember: 8, State: scheduler.Running,
+			Started: now.Add(-ago), Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}}
+	}
+	snap := &scheduler.Snapshot{Now: now, Cluster: c, Jobs: []scheduler.Job{
+		run("a", "n0", time.Minute), run("b", "n1", time.Hour),
+		{ID: "p", Tier: 1, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now},
+	}}
+	mine := scheduler.VictimFunc(func(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
+		slices.SortFunc(cands, func(x, y preempt.Candidate) int { return strings.Compare(y.ID, x.ID) })
+		return preempt.Select(ix, r, s, cands)
+	})
+	d, err := scheduler.New(scheduler.Config{Victims: mine}).Step(snap)
+	require.NoError(t, err)
+	require.Len(t, d.Evictions, 1)
+	require.Len(t, d.Reservations, 1)
+	evicted := d.Evictions[0].Job
+	reservedOn := d.Reservations[0].Allocation[0].Node
+	holder := map[string]string{"n0": "a", "n1": "b"}[reservedOn]
+	require.Equal(t, holder, evicted, "evicted %s, but p is reserved on %s, which %s holds and keeps", evicted, reservedOn, holder)
 }
