@@ -62,7 +62,9 @@
 //     start when the checkpoint is unknown),
 //  4. then the fewest GPUs the job holds (Candidate.Size, when a caller
 //     leaves out of Holds GPUs the request cannot use),
-//  5. then by ID, so the answer does not depend on input order.
+//  5. then by ID, so the answer does not depend on input order (IDs must
+//     then differ, as the scheduler's job IDs do; candidates with equal
+//     IDs keep their input order).
 //
 // Their GPUs are added to the free set of a working view of the index,
 // one job at a time, until [gang.Place] succeeds for the request with its
@@ -108,7 +110,7 @@
 // Stopping a job costs its lost work, and the preemptor cannot start
 // before the victims' grace has run out anyway. [Worth] states the rule:
 // preempt only if the job cannot start by waiting (by the time limits of
-// the running jobs) before now + the victims' longest grace.
+// the running jobs) at or before now + the victims' longest grace.
 //
 // # Example
 //

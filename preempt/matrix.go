@@ -41,8 +41,9 @@ func (m Matrix) Tiers() int { return len(m) }
 
 // Validate reports the first problem of m, naming the offending cell, or
 // nil. A valid matrix is non-empty and square, no tier preempts itself
-// (the diagonal is false) and tier 0 is never a victim (column 0 is
-// false), whatever else a custom matrix allows.
+// (the diagonal is false), tier 0 is never a victim (column 0 is false),
+// and no two tiers may preempt each other, whatever else a custom matrix
+// allows.
 func (m Matrix) Validate() error {
 	n := len(m)
 	if n == 0 {

@@ -427,8 +427,9 @@ type Selector struct {
 // any one leaves r unable to fit. With Avoid the drop passes repeat until
 // none succeeds, so minimality holds against the placer's own answers.
 //
-// Select does not consult a preemption matrix except that tier 0 is never
-// a victim: filter cands with [Eligible] first.
+// Select does not consult a preemption matrix except that tier 0 (or a
+// negative tier, as for [Matrix.CanPreempt]) is never a victim: filter
+// cands with [Eligible] first.
 //
 // Cost: for K candidates with H holds in all, L levels, N nodes, G GPUs
 // per node at most and P the cost of one placement attempt: without
@@ -466,7 +467,7 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 	for i := range cands {
 		c := &cands[i]
 		span[i][0] = int32(len(holds))
-		if c.Tier != 0 {
+		if c.Tier > 0 { // tier 0, and a negative one, is never a victim (see Eligible)
 			for _, h := range c.Holds {
 				if h.Node < 0 || h.Node >= nn || ix.State(h.Node) != topology.Ready || !ix.InClass(h.Node, r.Class) {
 					continue

@@ -264,3 +264,17 @@ func TestSelectPlacementIsWhereGangLandsWithAvoid(t *testing.T) {
 	require.Equal(t, "n2[0-3]", want.Allocation(freed).String())
 	require.Equal(t, want.Allocation(freed).String(), pl.Allocation(ix).String())
 }
+
+// TestSelectNeverStopsTierZeroOrBelow: Select refuses victims of tier 0
+// and, as Matrix.CanPreempt does, of a negative tier, whatever a caller
+// passes it.
+func TestSelectNeverStopsTierZeroOrBelow(t *testing.T) {
+	for _, tier := range []int{0, -1} {
+		ix, err := topology.NewIndex(grid(1, 8, 1))
+		require.NoError(t, err)
+		c := []Candidate{{ID: "low", Tier: tier, Holds: whole(t, ix, "n0")}}
+		takeAll(t, ix, c)
+		v, _, ok := Select(ix, gang.NewRequest(1, 8), nil, c)
+		require.False(t, ok && len(v) > 0, "tier %d: Select stops it: %v", tier, v)
+	}
+}
