@@ -5,7 +5,8 @@
 // Both readers return a [Trace] whose Jobs are sorted stably by submit
 // time, so jobs submitted at the same second keep their file order. A
 // record that parses but cannot be simulated is skipped and counted in
-// [Trace.Skipped] by cause ([SkipNoProcessors], [SkipNoRuntime]); a record
+// [Trace.Skipped] by cause ([SkipNoProcessors], [SkipNoRuntime],
+// [SkipNoSubmitTime]); a record
 // that does not parse stops the read with a [*ParseError] that names the
 // line, for example
 //
@@ -35,14 +36,15 @@
 //	         processors, when field 5 is <= 0
 //	ReqProcs field 8, requested processors; Procs when field 8 is <= 0
 //	Limit    field 9, requested time (s); the run time when field 9 is <= 0
-//	Team     field 13, group number in decimal; "" when it is -1. (Field
+//	Team     field 13, group number in decimal; "" when it is negative. (Field
 //	         12, the user, is not kept.)
 //	Tier     always DefaultTier
 //	Kind     always KindTraining
 //
 // A job is skipped as "no-processors" when both fields 5 and 8 are <= 0,
-// otherwise as "no-runtime" when field 4 is <= 0. No other filtering is
-// applied: Limit may be below Run, and Procs may exceed MaxProcs.
+// otherwise as "no-runtime" when field 4 is <= 0, otherwise as
+// "no-submit-time" when field 2 is negative (unknown). No other filtering
+// is applied: Limit may be below Run, and Procs may exceed MaxProcs.
 //
 // # CSV
 //

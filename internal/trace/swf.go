@@ -89,6 +89,10 @@ func readSWF(r io.Reader, hint int) (*Trace, error) {
 			skips.noRun++
 			continue
 		}
+		if v[1] < 0 {
+			skips.noSubmit++ // -1: unknown, as in every SWF field
+			continue
+		}
 		limit := v[8]
 		if limit <= 0 {
 			limit = run

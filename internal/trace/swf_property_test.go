@@ -19,7 +19,7 @@ func TestSWFRoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var b strings.Builder
 		var want []Job
-		noProcs, noRun, line, data := 0, 0, 0, 0
+		noProcs, noRun, noSubmit, line, data := 0, 0, 0, 0, 0
 		maxProcs := rapid.IntRange(-1, 512).Draw(t, "maxProcs")
 		maxNodes := rapid.IntRange(-1, 512).Draw(t, "maxNodes")
 		emit := func(s string) {
@@ -69,6 +69,9 @@ func TestSWFRoundTrip(t *testing.T) {
 			case run <= 0:
 				noRun++
 				continue
+			case submit < 0:
+				noSubmit++
+				continue
 			}
 			j := Job{ID: strconv.FormatInt(id, 10), Submit: submit, Run: run, Limit: reqTime, Procs: int(p),
 				ReqProcs: int(req), Tier: DefaultTier, Kind: KindTraining, Line: line}
@@ -97,8 +100,8 @@ func TestSWFRoundTrip(t *testing.T) {
 		if got := len(tr.Jobs) + tr.Skipped.Total(); got != data {
 			t.Fatalf("%d data lines, %d jobs and %d skipped", data, len(tr.Jobs), tr.Skipped.Total())
 		}
-		if tr.Skipped.Count(SkipNoProcessors) != noProcs || tr.Skipped.Count(SkipNoRuntime) != noRun {
-			t.Fatalf("skipped %v, want %d no-processors and %d no-runtime", tr.Skipped, noProcs, noRun)
+		if tr.Skipped.Count(SkipNoProcessors) != noProcs || tr.Skipped.Count(SkipNoRuntime) != noRun || tr.Skipped.Count(SkipNoSubmitTime) != noSubmit {
+			t.Fatalf("skipped %v, want %d no-processors, %d no-runtime and %d no-submit-time", tr.Skipped, noProcs, noRun, noSubmit)
 		}
 		if tr.MaxProcs != max(maxProcs, 0) || tr.MaxNodes != max(maxNodes, 0) {
 			t.Fatalf("MaxProcs %d, MaxNodes %d; want %d, %d", tr.MaxProcs, tr.MaxNodes, max(maxProcs, 0), max(maxNodes, 0))

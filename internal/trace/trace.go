@@ -31,6 +31,9 @@ const (
 	SkipNoProcessors = "no-processors"
 	// SkipNoRuntime counts jobs with no run time (<= 0).
 	SkipNoRuntime = "no-runtime"
+	// SkipNoSubmitTime counts SWF jobs whose submit time is unknown
+	// (negative; the format writes -1).
+	SkipNoSubmitTime = "no-submit-time"
 )
 
 // Job is one usable job of a workload trace.
@@ -38,7 +41,8 @@ type Job struct {
 	// ID is the job's identifier as given by the trace (SWF field 1, CSV id).
 	ID string
 	// Submit is the submit time in seconds from the trace start. It may be
-	// negative if the trace says so; readers do not shift it.
+	// negative if a CSV trace says so; readers do not shift it. (In SWF a
+	// negative submit time means unknown, and the job is skipped.)
 	Submit int64
 	// Run is the actual run time in seconds, always >= 1.
 	Run int64
@@ -272,7 +276,7 @@ func fastInt(s string) (int64, bool) {
 
 // skipCounter accumulates skip causes.
 type skipCounter struct {
-	noProcs, noRun int
+	noProcs, noRun, noSubmit int
 }
 
 func (c *skipCounter) skips() Skips {
@@ -282,6 +286,9 @@ func (c *skipCounter) skips() Skips {
 	}
 	if c.noRun > 0 {
 		s = append(s, Skip{Cause: SkipNoRuntime, Count: c.noRun})
+	}
+	if c.noSubmit > 0 {
+		s = append(s, Skip{Cause: SkipNoSubmitTime, Count: c.noSubmit})
 	}
 	slices.SortFunc(s, func(a, b Skip) int { return strings.Compare(a.Cause, b.Cause) })
 	return s

@@ -11,7 +11,9 @@ import (
 // EASY backfilling computed on processor counts, FCFS, requested times as
 // limits, and returns each job's start (seconds). It follows the
 // simulator's event order: at each instant all completions, then all
-// arrivals, then one scheduling pass. A pass starts queue heads while they
+// arrivals, then one scheduling pass. (A job killed at its limit counts
+// among the completions here; the simulator's first Step at that instant
+// still sees its processors held: see the package doc.) A pass starts queue heads while they
 // fit; the head that does not fit gets the shadow time (the earliest end,
 // by limits, at which enough processors are free) and the extra
 // processors (free at the shadow time minus what it needs); a later job
