@@ -54,8 +54,11 @@ func (Pack) Score(c Candidate) int64 { return -int64(c.Free - c.Request) }
 // Consolidate reports true: gangs go to as few nodes as possible.
 func (Pack) Consolidate() bool { return true }
 
-// Spread is the least-allocated scorer: the emptiest node wins, so members
-// and replicas land on different nodes while capacity allows.
+// Spread is the least-allocated scorer: the emptiest node wins, so load
+// spreads over nodes. Members land on different nodes only as far as the
+// emptiest node changes; to keep a gang's members or a group's replicas
+// apart, set gang.Request.Distinct (the scheduler does for Spread
+// placement).
 type Spread struct{}
 
 // Score prefers the most free GPUs.

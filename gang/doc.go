@@ -20,7 +20,8 @@
 //
 // Cost: O(levels tried × (log D + domains skipped) × G) to choose the
 // domain and O(nodes touched × (G + L)) to take the GPUs; a placement never
-// scans the cluster unless Request.Avoid excludes nodes one by one. A
+// scans the cluster unless Request.Avoid excludes nodes one by one, or a
+// Distinct gang excludes the places it and other replicas took. A
 // request with Avoid or a Chooser lists every domain of each level tried,
 // O(D) more per level.
 package gang

@@ -37,8 +37,9 @@ type Request struct {
 	Avoid func(topology.NodeID) bool
 	// Distinct puts the members of a scored (non-consolidating) gang on
 	// different nodes, or different domains of SpreadLevel when that is
-	// not NoLevel, and off Occupied ones; members double up only when no
-	// unused node (or domain) has room. Without it, each member goes to
+	// not NoLevel, and off Occupied ones; a member goes to an Occupied
+	// place only when no other place without a member of the gang has
+	// room, and doubles up only when no place without one has room. Without it, each member goes to
 	// the best-scoring node, which may be the one the previous member
 	// took.
 	Distinct bool
@@ -162,8 +163,11 @@ func (o Outcome) String() string {
 //
 // Cost: O(levels tried × (log D + domains skipped) × G) to choose a domain
 // and O(nodes touched × (G + L)) to take GPUs, for G GPUs per node and L
-// levels; never a scan of all nodes unless Avoid excludes them. With
-// Avoid or a Chooser, every domain of a level tried is listed: O(D) more.
+// levels; never a scan of all nodes unless Avoid excludes them, or a
+// Distinct gang does (it excludes the places its members, and with
+// Occupied other replicas, took, node by node: up to O(N·M) for N nodes
+// and M members when the fresh places run out). With Avoid or a Chooser,
+// every domain of a level tried is listed: O(D) more.
 // A gang with Avoid and a required level that fits no domain of it costs
 // one more trial on the whole cluster, to tell NoDomain from NoCapacity.
 func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome) {
@@ -350,23 +354,27 @@ func firstUsable(ix *topology.Index, r Request, l int, d topology.DomainID, need
 
 // pickSpread picks a node for the next member of a scored gang, first
 // among nodes (or SpreadLevel domains) that hold no member of it yet and
-// are not Occupied, then among all.
+// are not Occupied, then among those that hold no member of it, then
+// among all.
 func pickSpread(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer, taken []Slot) (topology.NodeID, bool) {
-	if len(taken) > 0 || r.Occupied != nil {
+	unused := func(n topology.NodeID) bool {
+		for _, t := range taken {
+			if t.Node == n || (r.SpreadLevel >= 0 && ix.DomainOf(r.SpreadLevel, t.Node) == ix.DomainOf(r.SpreadLevel, n)) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, occupiedToo := range []bool{false, true} {
+		if occupiedToo && (r.Occupied == nil || len(taken) == 0) {
+			break // the same nodes as the try before, or as all
+		}
+		if !occupiedToo && len(taken) == 0 && r.Occupied == nil {
+			continue
+		}
 		fresh := r
 		fresh.Avoid = func(n topology.NodeID) bool {
-			if r.Avoid != nil && r.Avoid(n) {
-				return true
-			}
-			if r.Occupied != nil && r.Occupied(n) {
-				return true
-			}
-			for _, t := range taken {
-				if t.Node == n || (r.SpreadLevel >= 0 && ix.DomainOf(r.SpreadLevel, t.Node) == ix.DomainOf(r.SpreadLevel, n)) {
-					return true
-				}
-			}
-			return false
+			return r.Avoid != nil && r.Avoid(n) || !occupiedToo && r.Occupied != nil && r.Occupied(n) || !unused(n)
 		}
 		if n, ok := pickScored(ix, fresh, l, d, s); ok {
 			return n, true

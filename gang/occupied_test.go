@@ -3,6 +3,7 @@ package gang_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/gpusched/gpusched/binpack"
@@ -59,4 +60,23 @@ func TestDistinctFillsUnoccupiedPlacesFirst(t *testing.T) {
 			t.Fatalf("occupied and gang cover %d places, %d possible (%v)", len(covered), want, pl.Allocation(ix))
 		}
 	})
+}
+
+// TestDistinctPrefersAnOccupiedNodeToDoublingUp: node n00 is Occupied
+// (another replica's) but holds no member of this gang and has 8 free
+// GPUs. When no unoccupied node has room for the second member, it goes
+// to n00 rather than onto n01 beside the first, even for a scorer that
+// packs; it used to double up.
+func TestDistinctPrefersAnOccupiedNodeToDoublingUp(t *testing.T) {
+	c := topology.Uniform(2, 8, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	n00, _ := ix.Lookup("n00")
+	r := gang.NewRequest(2, 4)
+	r.Distinct = true
+	r.Occupied = func(n topology.NodeID) bool { return n == n00 }
+	pack := binpack.ScorerFunc(func(c binpack.Candidate) int64 { return -int64(c.Free - c.Request) })
+	pl, out := gang.Place(ix, r, pack)
+	require.Equal(t, gang.Placed, out)
+	require.Len(t, pl.Allocation(ix), 2, "both members on one node: %v", pl.Allocation(ix))
 }
