@@ -395,8 +395,10 @@ func TestFillSmallAgreesWithBruteForce(t *testing.T) {
 
 // smallHeldIndex indexes a small random cluster and holds random GPUs on
 // about half its nodes.
-func smallHeldIndex(t *rapid.T) *topology.Index {
-	c := gen.SmallCluster(t)
+func smallHeldIndex(t *rapid.T) *topology.Index { return heldIndex(t, gen.SmallCluster(t)) }
+
+// heldIndex indexes c and holds random GPUs on about half its nodes.
+func heldIndex(t *rapid.T, c topology.Cluster) *topology.Index {
 	ix, err := topology.NewIndex(&c)
 	if err != nil {
 		t.Fatal(err)

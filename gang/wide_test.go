@@ -15,20 +15,7 @@ import (
 // unhealthy, up to six GPU types and three levels.
 func TestWidePlaceMatchesBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := gen.WideCluster(t)
-		ix, err := topology.NewIndex(&c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for n := range topology.NodeID(ix.NumNodes()) {
-			if rapid.Bool().Draw(t, "idle") {
-				continue
-			}
-			s := topology.GPUSet(rapid.Uint64().Draw(t, "held")) & topology.FirstN(ix.GPUs(n))
-			if err := ix.TakeSet(n, s); err != nil {
-				t.Fatal(err)
-			}
-		}
+		ix := heldIndex(t, gen.WideCluster(t))
 		for range 6 {
 			placeSmall(t, ix.Clone())
 		}

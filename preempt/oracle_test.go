@@ -42,10 +42,7 @@ func genDenseWorld(t *rapid.T) *world {
 		}
 		w.c.Nodes = append(w.c.Nodes, n)
 	}
-	ix, err := topology.NewIndex(w.c)
-	if err != nil {
-		t.Fatalf("NewIndex: %v", err)
-	}
+	ix := w.newIndex(t)
 	k := rapid.IntRange(1, 8).Draw(t, "jobs")
 	for j := range k {
 		w.cands = append(w.cands, Candidate{
@@ -355,10 +352,7 @@ func genBigWorld(t *rapid.T) *world {
 		}
 		w.c.Nodes = append(w.c.Nodes, n)
 	}
-	ix, err := topology.NewIndex(w.c)
-	if err != nil {
-		t.Fatalf("NewIndex: %v", err)
-	}
+	ix := w.newIndex(t)
 	k := rapid.IntRange(1, 8).Draw(t, "jobs")
 	for j := range k {
 		w.cands = append(w.cands, Candidate{ID: fmt.Sprintf("j%d", j), Tier: rapid.IntRange(1, 3).Draw(t, "tier"),

@@ -81,10 +81,7 @@ func genWorld(t *rapid.T) *world {
 		}
 		w.c.Nodes = append(w.c.Nodes, n)
 	}
-	ix, err := topology.NewIndex(w.c)
-	if err != nil {
-		t.Fatalf("NewIndex: %v", err)
-	}
+	ix := w.newIndex(t)
 
 	k := rapid.IntRange(1, 12).Draw(t, "jobs")
 	for j := 0; j < k; j++ {
@@ -135,10 +132,7 @@ func (w *world) index(t *rapid.T, cands []Candidate, without ...int) *topology.I
 	for _, i := range without {
 		skip[cands[i].ID] = true
 	}
-	ix, err := topology.NewIndex(w.c)
-	if err != nil {
-		t.Fatalf("NewIndex: %v", err)
-	}
+	ix := w.newIndex(t)
 	for _, h := range w.other {
 		if err := ix.TakeSet(h.Node, h.GPUs); err != nil {
 			t.Fatalf("TakeSet: %v", err)
@@ -384,4 +378,13 @@ func TestPropertySelectorReuse(t *testing.T) {
 			}
 		}
 	})
+}
+
+// newIndex indexes w's cluster, failing t if it is not valid.
+func (w *world) newIndex(t *rapid.T) *topology.Index {
+	ix, err := topology.NewIndex(w.c)
+	if err != nil {
+		t.Fatalf("NewIndex: %v", err)
+	}
+	return ix
 }
