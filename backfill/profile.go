@@ -626,15 +626,15 @@ func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time
 // is extended instead, which answers every query alike (a GPU is usable
 // when no reservation holds it at any moment of a run) with half the
 // events: queued gangs stack this way on the nodes they share.
-// An extension adds no reservation start, so no againOf of a release or
-// reservation end changes (each is the first start of a reservation of
-// its GPUs at or after it): only a new reservation lowers them (see
-// reservedAgain).
 // O(nodes of pl × (e·(1+g) + log E)) for e events per node and g GPUs per
-// node (the events whose againOf a new reservation may lower), plus, once
-// a whole-node gang has been queried, the cut of each node's whole-node
-// windows (see wholeReserve).
+// node, plus, once a whole-node gang has been queried, the cut of each
+// node's whole-node free windows.
 func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
+	// An extension adds no reservation start, so no againOf of a release
+	// or reservation end changes, each being the first start of a
+	// reservation of its GPUs at or after it; only a new reservation
+	// lowers them (reservedAgain, the e·g term). wholeReserve cuts the
+	// windows.
 	end := add(start, run(d))
 	p.countSlots(pl.Slots, start, end)
 	// The timeline entries go in together after the loop, which reads
