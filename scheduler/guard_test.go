@@ -28,6 +28,16 @@ func TestPolicyThatModifiesTheSnapshotIsCaught(t *testing.T) {
 			j.GPUsPerMember = 1
 			return true, ""
 		})},
+		// Changes that would make Step panic before its check.
+		"orderer-zero-gpus": {Order: OrderFunc(func(_ *Snapshot, jobs []*Job) { jobs[0].GPUsPerMember = 0 })},
+		"reserver-zero-gpus": {Reserve: ReserveFunc(func(j *Job, _ int) bool {
+			j.GPUsPerMember = 0
+			return true
+		})},
+		"admitter-drops-jobs": {Admit: AdmitFunc(func(s *Snapshot, _ *Job, _ Usage) (bool, string) {
+			s.Jobs = nil
+			return false, "no"
+		})},
 	} {
 		t.Run(name, func(t *testing.T) {
 			snap := guardSnap()
@@ -80,4 +90,11 @@ func TestPolicyThatGrowsAnAllocationIsCaught(t *testing.T) {
 	d, err := New(Config{Order: grow}).Step(snap)
 	require.ErrorIs(t, err, ErrPolicyModifiedSnapshot)
 	require.Nil(t, d)
+}
+
+// A policy that panics without changing the snapshot is the policy's own
+// crash: Step lets the panic through rather than calling it a change.
+func TestPolicyPanicIsNotCalledAChange(t *testing.T) {
+	cfg := Config{Order: OrderFunc(func(_ *Snapshot, _ []*Job) { panic("boom") })}
+	require.PanicsWithValue(t, "boom", func() { _, _ = New(cfg).Step(guardSnap()) })
 }

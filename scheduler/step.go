@@ -96,8 +96,24 @@ func (s *Scheduler) step(snap *Snapshot, target string) (*run, error) {
 	}
 	r.target = target
 	r.noMemo = s.noMemo
-	r.evict()
-	if err := r.schedule(); err != nil {
+	err = func() (err error) {
+		if custom {
+			// A policy that changes the snapshot can leave it in a state
+			// Step does not expect and make it panic before the check
+			// below: that is the policy's broken contract, not a crash.
+			defer func() {
+				if p := recover(); p != nil {
+					if fingerprint(seed, snap) == before {
+						panic(p)
+					}
+					err = ErrPolicyModifiedSnapshot
+				}
+			}()
+		}
+		r.evict()
+		return r.schedule()
+	}()
+	if err != nil {
 		return nil, err
 	}
 	if custom && fingerprint(seed, snap) != before {
