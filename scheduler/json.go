@@ -1215,8 +1215,16 @@ func parseTime(mk mkErr, field, s string) (time.Time, error) {
 	if b[len(b)-1] != 'Z' && b[len(b)-2] > '5' {
 		return bad() // offset minutes past 59
 	}
-	if _, off := t.Zone(); off <= -24*3600 || off >= 24*3600 {
+	_, off := t.Zone()
+	if off <= -24*3600 || off >= 24*3600 {
 		return bad()
+	}
+	if t.Location() == time.Local {
+		// Parse takes an offset that the host's zone uses for that zone,
+		// whose offset can differ at other instants: keep the offset as
+		// written, so that times the decision derives from it do not
+		// depend on the host.
+		t = t.In(time.FixedZone("", off))
 	}
 	if leap {
 		if u := t.UTC(); u.Second() != 59 || u.Minute() != 59 {

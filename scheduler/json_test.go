@@ -454,3 +454,34 @@ func TestDecodeDesignPolicy(t *testing.T) {
 	require.Equal(t, 168*time.Hour, w.AgeMax)
 	require.Equal(t, preempt.DefaultMatrix(), p.Preemption)
 }
+
+// TestDecisionDoesNotDependOnHostZone: a time written with an offset that
+// the host's zone uses decodes with that fixed offset, so a reservation
+// months later (past a daylight-saving change of the host's zone) is
+// written alike on every host. It used to take the host's zone, and
+// print the same instant with the host's summer offset.
+func TestDecisionDoesNotDependOnHostZone(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Skipf("no zone database for the test's second host zone: %v", err)
+	}
+	in := `{"now":"2026-12-02T00:00:00+01:00","cluster":{"nodes":[{"name":"n0","gpus":8}]},"jobs":[
+	{"id":"R","gpusPerMember":8,"state":"running","timeLimit":"4400h","started":"2026-12-01T00:00:00Z","allocation":[{"node":"n0","gpus":[0,1,2,3,4,5,6,7]}]},
+	{"id":"P","gpusPerMember":8}]}`
+	decide := func() string {
+		s, err := DecodeSnapshot(strings.NewReader(in))
+		require.NoError(t, err)
+		d, err := New(Config{}).Step(s)
+		require.NoError(t, err)
+		var b bytes.Buffer
+		require.NoError(t, EncodeDecision(&b, d))
+		return b.String()
+	}
+	saved := time.Local
+	defer func() { time.Local = saved }()
+	time.Local = time.UTC
+	utc := decide()
+	time.Local = paris
+	require.Equal(t, utc, decide())
+	require.Contains(t, utc, `"start": "2027-06-02T09:00:00+01:00"`)
+}
