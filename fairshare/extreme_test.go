@@ -1,6 +1,8 @@
 package fairshare
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"testing"
@@ -117,5 +119,27 @@ func TestDecayOverflowsOnlyWithTheResult(t *testing.T) {
 	}
 	if got, want := Decay(1e300, 1100*h, h), math.Ldexp(1e300, -1100); got != want {
 		t.Errorf("Decay(1e300, 1100h, 1h) = %v, want %v", got, want)
+	}
+}
+
+// TestNewTreeRefusesTreesTooDeep: a chain of accounts MaxDepth levels
+// below its top is a tree; one level more is refused, naming the deepest
+// account, instead of being walked (deep enough chains overflowed the
+// stack).
+func TestNewTreeRefusesTreesTooDeep(t *testing.T) {
+	chain := func(n int) []Account {
+		as := []Account{{Name: "a0000", Share: 1}}
+		for i := 1; i < n; i++ {
+			as = append(as, Account{Name: fmt.Sprintf("a%04d", i), Share: 1, Parent: fmt.Sprintf("a%04d", i-1)})
+		}
+		return as
+	}
+	if _, err := NewTree(chain(MaxDepth + 1)); err != nil {
+		t.Fatalf("a chain %d deep: %v", MaxDepth, err)
+	}
+	_, err := NewTree(chain(MaxDepth + 2))
+	var ae *AccountError
+	if !errors.As(err, &ae) || ae.Account != fmt.Sprintf("a%04d", MaxDepth+1) {
+		t.Fatalf("a chain %d deep: got %v, want an error naming a%04d", MaxDepth+1, err, MaxDepth+1)
 	}
 }

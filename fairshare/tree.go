@@ -70,8 +70,9 @@ type Tree struct {
 // and so is the error, if any (but for the Index it gives), unless two
 // accounts share a name: which fault of theirs is reported may then
 // depend on their order. It reports empty and duplicate names, unknown
-// parents, parent cycles, and negative, infinite or NaN shares, as an
-// *AccountError naming the account.
+// parents, parent cycles, accounts more than MaxDepth levels deep, and
+// negative, infinite or NaN shares, as an *AccountError naming the
+// account.
 //
 // NewTree runs in O(n log n) for n accounts.
 func NewTree(accounts []Account) (*Tree, error) {
@@ -113,7 +114,13 @@ func NewTree(accounts []Account) (*Tree, error) {
 	return build(accounts, order, byName), nil
 }
 
-// findCycle reports the first parent cycle, named by its smallest account.
+// MaxDepth is how far below a top-level account NewTree accepts an
+// account: deeper trees are refused rather than walked.
+const MaxDepth = 1000
+
+// findCycle reports the first parent cycle, named by its smallest
+// account, or else the first account, in name order of the walks, more
+// than MaxDepth levels below a top-level one.
 func findCycle(accounts []Account, order []int, byName map[string]int) error {
 	const (
 		unvisited = iota
@@ -121,9 +128,11 @@ func findCycle(accounts []Account, order []int, byName map[string]int) error {
 		done
 	)
 	state := make([]int, len(accounts))
+	depth := make([]int, len(accounts))
 	for _, start := range order {
 		var path []int
 		i := start
+		atTop := false
 		for state[i] != done {
 			if state[i] == onPath {
 				// The walk came back to a node of this path: a cycle from i.
@@ -141,12 +150,22 @@ func findCycle(accounts []Account, order []int, byName map[string]int) error {
 			path = append(path, i)
 			p := accounts[i].Parent
 			if p == "" {
+				atTop = true
 				break
 			}
 			i = byName[p]
 		}
-		for _, j := range path {
-			state[j] = done
+		d := 0 // the depth of the path's last account
+		if !atTop {
+			d = depth[i] + 1 // below i, settled before
+		}
+		for k := len(path) - 1; k >= 0; k-- {
+			j := path[k]
+			if d > MaxDepth {
+				return &AccountError{Index: j, Account: accounts[j].Name, Reason: fmt.Sprintf("more than %d levels below a top-level account", MaxDepth)}
+			}
+			state[j], depth[j] = done, d
+			d++
 		}
 	}
 	return nil

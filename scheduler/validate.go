@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -264,8 +265,8 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 }
 
 // checkTeamTree reports the first team, in input order, whose parent is
-// unknown, else the first whose way up ends in a cycle; teams maps each
-// name to its index. Unknown parents are looked for first, so that a
+// unknown, else the first whose way up ends in a cycle or is more than
+// fairshare.MaxDepth levels long; teams maps each name to its index. Unknown parents are looked for first, so that a
 // walk up never meets one. Each team is walked over once: O(T) for T
 // teams.
 func checkTeamTree(ts []Team, teams map[string]int) error {
@@ -283,6 +284,7 @@ func checkTeamTree(ts []Team, teams map[string]int) error {
 		cycle  // the way up ends in a cycle
 	)
 	state := make([]uint8, len(ts))
+	depth := make([]int, len(ts)) // levels below the top, once settled top
 	var path []int
 	for i := range ts {
 		t := &ts[i]
@@ -314,6 +316,20 @@ func checkTeamTree(ts []Team, teams map[string]int) error {
 		}
 		if state[i] == cycle {
 			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "cycle in the team tree")
+		}
+		if len(path) == 0 {
+			continue // settled by an earlier walk
+		}
+		d := 0 // the path's last team is a top-level one, or below a settled one
+		if last := path[len(path)-1]; ts[last].Parent != "" {
+			d = depth[k] + 1
+		}
+		for j := len(path) - 1; j >= 0; j-- {
+			depth[path[j]] = d
+			d++
+		}
+		if depth[i] > fairshare.MaxDepth {
+			return verr(fmt.Sprintf("teams[%d] %q: parent", i, t.Name), "more than %d levels below a top-level team", fairshare.MaxDepth)
 		}
 	}
 	return nil

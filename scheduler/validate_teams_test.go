@@ -2,9 +2,13 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/fairshare"
 )
 
 // quadraticTeamTree is the team-tree check written the obvious way,
@@ -96,7 +100,8 @@ func teamChain(n int) *Snapshot {
 	return s
 }
 
-const deepChain = 40000
+// deepChain is the longest chain of teams Validate accepts.
+const deepChain = fairshare.MaxDepth + 1
 
 func TestValidateDeepTeamChain(t *testing.T) {
 	s := teamChain(deepChain)
@@ -127,7 +132,7 @@ func TestValidateDeepTeamChain(t *testing.T) {
 }
 
 // BenchmarkValidateTeamChain validates a snapshot whose teams form one
-// chain of 40,000.
+// chain as deep as Validate accepts.
 func BenchmarkValidateTeamChain(b *testing.B) {
 	s := teamChain(deepChain)
 	for b.Loop() {
@@ -146,4 +151,21 @@ func TestTeamTreeUnknownAncestor(t *testing.T) {
 	if got := errText(Validate(s)); got != want {
 		t.Fatalf("got %s, want %s", got, want)
 	}
+}
+
+// TestValidateRefusesTeamTreesTooDeep: a chain one team longer than
+// deepChain is refused, top first or bottom first, with the deepest team
+// named, and so is one of 40,000 at once; Step went on to walk such
+// chains (deep enough ones overflowed the stack).
+func TestValidateRefusesTeamTreesTooDeep(t *testing.T) {
+	s := teamChain(deepChain + 1)
+	want := fmt.Sprintf(`snapshot: teams[%d] "t%d": parent: more than %d levels below a top-level team`, deepChain, deepChain, fairshare.MaxDepth)
+	require.Equal(t, want, errText(Validate(s)))
+	r := *s
+	r.Teams = slices.Clone(s.Teams)
+	slices.Reverse(r.Teams)
+	want = fmt.Sprintf(`snapshot: teams[0] "t%d": parent: more than %d levels below a top-level team`, deepChain, fairshare.MaxDepth)
+	require.Equal(t, want, errText(Validate(&r)))
+	var ve *ValidationError
+	require.ErrorAs(t, Validate(teamChain(40000)), &ve)
 }
