@@ -123,6 +123,9 @@ func (c *Cluster) validate(order []int) ([]string, error) {
 			dup, dupOf = second, first
 		}
 	}
+	if len(c.Levels) > MaxLevels {
+		return nil, fmt.Errorf("levels: %d levels; at most %d are allowed", len(c.Levels), MaxLevels)
+	}
 	for i, l := range c.Levels {
 		if l == "" {
 			return nil, fmt.Errorf("levels[%d]: empty level name", i)
@@ -192,6 +195,13 @@ func (c *Cluster) validate(order []int) ([]string, error) {
 // keeps a cluster of a few thousand nodes, each of its own type in its
 // own domain, from needing gigabytes.
 const MaxGPUTypes = 32
+
+// MaxLevels is the most topology levels a cluster may declare. The index
+// keeps, per domain, its way up through every level above it, so its size
+// grows with the nodes times the square of the levels; real fabrics have
+// a handful (spine, leaf, rack), and the bound keeps a small snapshot
+// from needing gigabytes.
+const MaxLevels = 16
 
 // NodeGPUs names some GPUs of one node.
 type NodeGPUs struct {

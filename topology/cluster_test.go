@@ -107,3 +107,20 @@ func TestValidateUnknownLevelNamesTheLevels(t *testing.T) {
 		require.EqualError(t, err, tc.want)
 	}
 }
+
+// TestValidateRefusesTooManyLevels: MaxLevels levels are a valid cluster,
+// one more is refused before any node is looked at (the index's size
+// grows with the square of the levels).
+func TestValidateRefusesTooManyLevels(t *testing.T) {
+	cluster := func(levels int) *topology.Cluster {
+		c := &topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 8, Domains: map[string]string{}}}}
+		for l := range levels {
+			name := fmt.Sprintf("l%d", l)
+			c.Levels = append(c.Levels, name)
+			c.Nodes[0].Domains[name] = "d0"
+		}
+		return c
+	}
+	require.NoError(t, cluster(topology.MaxLevels).Validate())
+	require.EqualError(t, cluster(topology.MaxLevels+1).Validate(), fmt.Sprintf("levels: %d levels; at most %d are allowed", topology.MaxLevels+1, topology.MaxLevels))
+}

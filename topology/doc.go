@@ -6,7 +6,9 @@
 // A [Cluster] declares its levels outermost first (for example "spine",
 // "leaf", "nvlink") and each [Node] names its domain at every level. A
 // domain is identified by its path ("s0/l3"), so leaves of different
-// spines never merge even when they share a name.
+// spines never merge even when they share a name. A cluster has at most
+// [MaxLevels] levels, [MaxGPUTypes] GPU types and [MaxGPUsPerNode] GPUs
+// per node.
 //
 // [NewIndex] builds an [Index] in which every healthy GPU of every ready
 // node is free; the caller then holds the GPUs of running jobs with
