@@ -244,8 +244,10 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 				}
 				bit := topology.SetOf(g)
 				if claimed[ni]&bit != 0 {
-					other := claimant(s, a.Node, g)
-					return verr(af()+".gpus", "GPU %d of node %q is claimed twice (also jobs[%d] %q)", g, a.Node, other, s.Jobs[other].ID)
+					if other := claimant(s, a.Node, g); other != i {
+						return verr(af()+".gpus", "GPU %d of node %q is claimed twice (also jobs[%d] %q)", g, a.Node, other, s.Jobs[other].ID)
+					}
+					return verr(af()+".gpus", "GPU %d of node %q is claimed twice by this job", g, a.Node)
 				}
 				claimed[ni] |= bit
 			}

@@ -119,7 +119,7 @@ func TestValidationErrors(t *testing.T) {
 			`{"id":"B","gpusPerMember":2,"state":"evicting","allocation":[{"node":"n0","gpus":[1,2]}]}`),
 			field: `jobs[1] "B": allocation[0].gpus`, msg: `GPU 1 of node "n0" is claimed twice`},
 		{name: "GPU claimed twice within one job", json: snapJSON(`{"id":"A","members":2,"gpusPerMember":2,"state":"running","allocation":[{"node":"n0","gpus":[0,1]},{"node":"n0","gpus":[1,2]}]}`),
-			field: `jobs[0] "A": allocation[1].gpus`, msg: "claimed twice"},
+			field: `jobs[0] "A": allocation[1].gpus`, msg: `GPU 1 of node "n0" is claimed twice by this job`},
 		{name: "allocation smaller than the gang", json: snapJSON(`{"id":"A","members":2,"gpusPerMember":2,"state":"running","allocation":[{"node":"n0","gpus":[0,1]}]}`),
 			field: `jobs[0] "A": allocation`, msg: "holds 2 GPUs, want members × gpusPerMember = 4"},
 		{name: "allocation not whole members", json: snapJSON(`{"id":"A","members":2,"gpusPerMember":2,"state":"running","allocation":[{"node":"n0","gpus":[0]},{"node":"n1","gpus":[0,1,2]}]}`),
