@@ -1291,7 +1291,9 @@ type outCluster struct {
 // indented by two spaces. Every key is written explicitly except those
 // whose value is zero and whose default is zero too. Times are written in
 // RFC 3339 with sub-second digits when they have them, so that decoding
-// the output yields s again.
+// the output yields s again, for every s whose strings are valid UTF-8
+// (JSON has no other text) and whose times lie in years 0 to 9999 (RFC
+// 3339 has no others), as every snapshot DecodeSnapshot returns does.
 func EncodeSnapshot(w io.Writer, s *Snapshot) error {
 	if s == nil {
 		return errors.New("snapshot: nil snapshot")
