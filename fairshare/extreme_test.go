@@ -123,9 +123,9 @@ func TestDecayOverflowsOnlyWithTheResult(t *testing.T) {
 }
 
 // TestNewTreeRefusesTreesTooDeep: a chain of accounts MaxDepth levels
-// below its top is a tree; one level more is refused, naming the deepest
-// account, instead of being walked (deep enough chains overflowed the
-// stack).
+// below its top is a tree; one level more is refused, naming the
+// account MaxDepth+1 levels down, instead of being walked (deep enough
+// chains overflowed the stack).
 func TestNewTreeRefusesTreesTooDeep(t *testing.T) {
 	chain := func(n int) []Account {
 		as := []Account{{Name: "a0000", Share: 1}}
@@ -141,5 +141,24 @@ func TestNewTreeRefusesTreesTooDeep(t *testing.T) {
 	var ae *AccountError
 	if !errors.As(err, &ae) || ae.Account != fmt.Sprintf("a%04d", MaxDepth+1) {
 		t.Fatalf("a chain %d deep: got %v, want an error naming a%04d", MaxDepth+1, err, MaxDepth+1)
+	}
+}
+
+// TestLedgerDecaysAcrossTheWholeTimeRange: between the earliest and the
+// latest instants a time.Time holds, more than 2^63 seconds apart, usage
+// decays to 0; a difference of their Unix seconds in int64 wrapped to a
+// negative number, and the usage grew to +Inf.
+func TestLedgerDecaysAcrossTheWholeTimeRange(t *testing.T) {
+	lo := time.Unix(math.MinInt64, 0)
+	hi := time.Unix(math.MaxInt64-62135596800, 0) // the latest Unix time a time.Time holds
+	if h := halfLives(lo, hi, DefaultHalfLife); !(h > 0) {
+		t.Fatalf("halfLives from the earliest to the latest time = %v, want > 0", h)
+	}
+	l := NewLedger(0)
+	if err := l.Add("a", 1, lo); err != nil {
+		t.Fatal(err)
+	}
+	if u := l.Usage("a", hi); u != 0 {
+		t.Fatalf("usage a whole time range later = %v, want 0", u)
 	}
 }

@@ -53,7 +53,7 @@ func halfLives(a, b time.Time, halfLife time.Duration) float64 {
 	if d := b.Sub(a); d != math.MaxInt64 && d != math.MinInt64 {
 		return float64(d) / float64(halfLife)
 	}
-	secs := float64(b.Unix()-a.Unix()) + float64(b.Nanosecond()-a.Nanosecond())/1e9
+	secs := float64(b.Unix()) - float64(a.Unix()) + float64(b.Nanosecond()-a.Nanosecond())/1e9 // no int64 difference to overflow
 	return secs / halfLife.Seconds()
 }
 

@@ -119,8 +119,10 @@ func NewTree(accounts []Account) (*Tree, error) {
 const MaxDepth = 1000
 
 // findCycle reports the first parent cycle, named by its smallest
-// account, or else the first account, in name order of the walks, more
-// than MaxDepth levels below a top-level one.
+// account, or else, on the first walk up (in name order of the accounts
+// it starts from) that finds accounts more than MaxDepth levels below a
+// top-level one, the shallowest of them: the account MaxDepth+1 levels
+// down on that way.
 func findCycle(accounts []Account, order []int, byName map[string]int) error {
 	const (
 		unvisited = iota

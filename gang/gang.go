@@ -39,9 +39,9 @@ type Request struct {
 	// different nodes, or different domains of SpreadLevel when that is
 	// not NoLevel, and off Occupied ones; a member goes to an Occupied
 	// place only when no other place without a member of the gang has
-	// room, and doubles up only when no place without one has room. Without it, each member goes to
-	// the best-scoring node, which may be the one the previous member
-	// took.
+	// room, and doubles up only when no place without one has room.
+	// Without it, each member goes to the best-scoring node, which may be
+	// the one the previous member took.
 	Distinct bool
 	// SpreadLevel, when not NoLevel, is the declared level whose domains
 	// Distinct spreads the members over instead of nodes. Zero is the

@@ -25,7 +25,7 @@ type Candidate struct {
 	// ID identifies the job; it is the last tie-break of the cost order.
 	ID string
 	// Tier is the job's priority tier (0 is the highest and is never
-	// preempted).
+	// preempted, nor is a negative one).
 	Tier int
 	// Holds lists the job's GPUs, one entry per node. Candidates must hold
 	// disjoint GPUs, as running jobs do in a valid snapshot. GPUs the index

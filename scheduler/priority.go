@@ -76,7 +76,7 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 	// The order is tier, then priority (highest first), then submit
 	// time, then ID, then place: a total order, so any correct sort
 	// yields it. Most jobs differ in tier or priority, so those two are
-	// radix-sorted as one 96-bit key, and only the runs of jobs equal in
+	// radix-sorted as one 128-bit key, and only the runs of jobs equal in
 	// both are sorted by submit time and ID.
 	ks := make([]keyed, len(jobs))
 	byTeam := make(map[string]float64)

@@ -268,9 +268,9 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 
 // checkTeamTree reports the first team, in input order, whose parent is
 // unknown, else the first whose way up ends in a cycle or is more than
-// fairshare.MaxDepth levels long; teams maps each name to its index. Unknown parents are looked for first, so that a
-// walk up never meets one. Each team is walked over once: O(T) for T
-// teams.
+// fairshare.MaxDepth levels long; teams maps each name to its index.
+// Unknown parents are looked for first, so that a walk up never meets
+// one. Each team is walked over once: O(T) for T teams.
 func checkTeamTree(ts []Team, teams map[string]int) error {
 	for i := range ts {
 		if p := ts[i].Parent; p != "" {
