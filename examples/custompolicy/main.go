@@ -30,6 +30,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -171,11 +172,13 @@ func sjfScenario() *scheduler.Snapshot {
 // ranks returns the position (from 1) o gives each pending job of s.
 func ranks(o scheduler.Orderer, s *scheduler.Snapshot) map[string]int {
 	var jobs []*scheduler.Job
-	for i := range s.Jobs { // s.Jobs is sorted by ID, as Step passes them
+	for i := range s.Jobs {
 		if s.Jobs[i].State == scheduler.Pending {
 			jobs = append(jobs, &s.Jobs[i])
 		}
 	}
+	// An Orderer receives the jobs sorted by ID, as Step passes them.
+	slices.SortFunc(jobs, func(a, b *scheduler.Job) int { return strings.Compare(a.ID, b.ID) })
 	o.Order(s, jobs)
 	out := map[string]int{}
 	for i, j := range jobs {

@@ -9,7 +9,10 @@ import (
 // newestGPU is a binpack.Scorer that sends members of at least Big GPUs to
 // the newest GPU type and smaller ones to the oldest, so that old GPUs
 // absorb the small pods and whole new nodes stay free for big jobs.
-// Within a type it packs like binpack.Pack.
+// Within a type it prefers, member by member, the node left fullest, as
+// binpack.Pack scores; unlike Pack it does not ask for gangs to be kept
+// on the fewest nodes (it is no binpack.Consolidator), so a gang may
+// split where Pack would not.
 type newestGPU struct {
 	// Generations lists the GPU types, oldest first. A type not listed
 	// counts as older than all of them.

@@ -51,10 +51,12 @@ func (h *Host) Snapshot(now time.Time) *scheduler.Snapshot {
 	return &scheduler.Snapshot{Now: now, Cluster: h.Cluster, Teams: h.Teams, Jobs: slices.Clone(h.Jobs)}
 }
 
-// Advance brings the host to now: jobs whose real run has ended leave,
-// evicting jobs whose grace is over (or that have no eviction time) are
-// gone or back in the queue when their eviction said requeue, and jobs
-// submitted by now arrive. The grace is the one of the eviction Apply
+// Advance brings the host to now: running jobs whose real run has ended
+// leave, evicting jobs whose grace is over (or that have no eviction
+// time) are gone or back in the queue when their eviction said requeue
+// (one that came evicting to New is gone), and jobs submitted by now
+// arrive. An evicting job is stopping: it holds its GPUs until its grace
+// is over even if its real run would have ended sooner. The grace is the one of the eviction Apply
 // carried out (none for node-down), else the job's checkpoint grace. It
 // returns what happened, as text.
 func (h *Host) Advance(now time.Time) []string {
@@ -67,8 +69,10 @@ func (h *Host) Advance(now time.Time) []string {
 			events = append(events, fmt.Sprintf("%s finished at %s", j.ID, j.Started.Add(run).Format("15:04")))
 			continue
 		case j.State == scheduler.Evicting && (j.EvictedAt.IsZero() || !h.gone(j).After(now)):
+			requeue := h.requeue[j.ID]
 			delete(h.grace, j.ID)
-			if !h.requeue[j.ID] {
+			delete(h.requeue, j.ID) // a later eviction says its own
+			if !requeue {
 				events = append(events, fmt.Sprintf("%s is gone (killed)", j.ID))
 				continue
 			}
@@ -170,18 +174,20 @@ func Duration(d time.Duration) string {
 }
 
 // Compact formats an allocation with runs of whole 8-GPU nodes named
-// nNN merged: "n00-n07 n12[0-3]".
+// nNN merged: "n00-n07 n12[0-3]". An entry counts as a whole node when
+// it holds GPUs 0 to 7 exactly (the examples' nodes have 8).
 func Compact(a topology.Allocation) string {
 	a = a.Canonical()
+	whole := func(e topology.NodeGPUs) bool { return slices.Equal(e.GPUs, []int{0, 1, 2, 3, 4, 5, 6, 7}) }
 	var parts []string
 	for i := 0; i < len(a); {
-		if len(a[i].GPUs) != 8 {
+		if !whole(a[i]) {
 			parts = append(parts, topology.Allocation{a[i]}.String())
 			i++
 			continue
 		}
 		j := i
-		for j+1 < len(a) && len(a[j+1].GPUs) == 8 && nextNode(a[j].Node) == a[j+1].Node {
+		for j+1 < len(a) && whole(a[j+1]) && nextNode(a[j].Node) == a[j+1].Node {
 			j++
 		}
 		if j == i {

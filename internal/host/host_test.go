@@ -76,3 +76,13 @@ func TestNodeDownEvictionFreesAtOnce(t *testing.T) {
 	require.Empty(t, h.Advance(now.Add(time.Second)))
 	require.Equal(t, []string{"B is gone and requeued"}, h.Advance(now.Add(10*time.Minute)))
 }
+
+// TestCompactMergesOnlyWholeEightGPUNodes: an entry of eight GPUs other
+// than 0 to 7 (here the upper half of a 16-GPU node) is not a whole node
+// and keeps its GPU list.
+func TestCompactMergesOnlyWholeEightGPUNodes(t *testing.T) {
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	require.Equal(t, "n00-n01 n02[8-15]", host.Compact(topology.Allocation{
+		{Node: "n00", GPUs: all}, {Node: "n01", GPUs: all}, {Node: "n02", GPUs: []int{8, 9, 10, 11, 12, 13, 14, 15}},
+	}))
+}
