@@ -89,8 +89,12 @@ func (q Quota) AdmitTeam(team string, inUse, request, idle int) (ok bool, why st
 	// Part of the job is above nominal: that part is borrowed from idle GPUs.
 	borrowing := int(min(after-uint64(nominal), uint64(request)))
 	if borrowing > idle {
-		return false, fmt.Sprintf("%s uses %d of %d nominal GPUs; job needs %d, of which %d borrowed, but only %d GPUs are idle",
-			team, inUse, nominal, request, borrowing, idle)
+		idleGPUs := fmt.Sprintf("%d GPUs are", idle)
+		if idle == 1 {
+			idleGPUs = "1 GPU is"
+		}
+		return false, fmt.Sprintf("%s uses %d of %d nominal GPUs; job needs %d, of which %d borrowed, but only %s idle",
+			team, inUse, nominal, request, borrowing, idleGPUs)
 	}
 	return true, ""
 }

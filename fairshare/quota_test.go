@@ -21,6 +21,7 @@ func TestQuotaAdmit(t *testing.T) {
 		{"borrows idle GPUs", q, 96, 24, 50, true, ""},
 		{"beyond the borrowing limit", q, 96, 32, 500, false, "team-a uses 96 of 100 nominal + 20 borrowable GPUs; job needs 32"},
 		{"not enough idle GPUs to borrow", q, 90, 20, 5, false, "team-a uses 90 of 100 nominal GPUs; job needs 20, of which 10 borrowed, but only 5 GPUs are idle"},
+		{"one idle GPU is too few", q, 96, 10, 1, false, "team-a uses 96 of 100 nominal GPUs; job needs 10, of which 6 borrowed, but only 1 GPU is idle"},
 		{"already borrowing", q, 110, 8, 8, true, ""},
 		{"no borrowing allowed", Quota{GPUs: 8}, 8, 1, 100, false, "team-a uses 8 of 8 nominal + 0 borrowable GPUs; job needs 1"},
 		{"zero quota admits everything", Quota{}, 1000, 1000, 0, true, ""},

@@ -12,8 +12,11 @@ import (
 
 // Explanation is a structured account of why one job is where it is after
 // a Step: its outcome, its place in the queue and its priority factors,
-// and how the cluster measures against what it asks for. Counts describe
-// the cluster as it stands after the Step's placements.
+// and how the cluster measures against what it asks for. The reason,
+// message, Delays and Quota describe the Step at the job's turn; the
+// node counts, MembersFitNow and Topology describe the cluster as it
+// stands after all the Step's placements (a placed job's own GPUs, and
+// those of jobs backfilled after its turn, are taken there).
 type Explanation struct {
 	// Job is the ID of the explained job.
 	Job string `json:"job"`
@@ -32,16 +35,17 @@ type Explanation struct {
 	// 3339 (see Config.Horizon).
 	Start time.Time `json:"start,omitzero"`
 	// Rank is the job's 1-based position among the Pending pending jobs
-	// in priority order (0 when not pending). With BackfillOrder
+	// in priority order (0 when the job is not pending in the snapshot;
+	// a job the Step places or reserves has one). With BackfillOrder
 	// ShortestFirst, Step tries the jobs it backfills later, by time
 	// limit.
 	Rank int `json:"rank,omitempty"`
 	// Pending is the number of pending jobs Step ordered (0 when the job
-	// is not pending).
+	// is not pending in the snapshot).
 	Pending int `json:"pending,omitempty"`
 	// Priority holds the multifactor priority and its factors; nil when
-	// the job is not pending or another Orderer (TierOrder, or a custom
-	// one) ranks jobs.
+	// the job is not pending in the snapshot or another Orderer
+	// (TierOrder, or a custom one) ranks jobs.
 	Priority *PriorityFactors `json:"priority,omitempty"`
 	// Members is the number of members of the job's gang.
 	Members int `json:"members"`
@@ -51,8 +55,9 @@ type Explanation struct {
 	GPUType string `json:"gpuType,omitempty"`
 	// Nodes counts how many nodes pass each constraint in turn.
 	Nodes NodeFunnel `json:"nodes"`
-	// MembersFitNow is how many members of its size fit on the free GPUs
-	// of its type now (ignoring reservations and topology).
+	// MembersFitNow is how many members of its size fit on the GPUs of
+	// its type free after the Step's placements (ignoring reservations
+	// and topology).
 	MembersFitNow int `json:"membersFitNow"`
 	// Topology, when the job requires a level, says how its best domain
 	// measures up.

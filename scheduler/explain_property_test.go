@@ -17,6 +17,19 @@ import (
 	"github.com/gpusched/gpusched/topology"
 )
 
+// drawExplainSnapshot draws a crowded snapshot (source 0), a staggered
+// one (1) or a generated one (2 or 3), and says which.
+func drawExplainSnapshot(t *rapid.T) (*scheduler.Snapshot, int) {
+	switch source := rapid.IntRange(0, 3).Draw(t, "source"); source {
+	case 0:
+		return crowded(t), source
+	case 1:
+		return staggered(t), source
+	default:
+		return gen.Snapshot(t), source
+	}
+}
+
 // TestPropertyExplainAgreesWithStep explains every job of a random
 // snapshot under a drawn policy and checks each field of the answer
 // against the Step decision of the same snapshot and policy, and against
@@ -24,16 +37,7 @@ import (
 // placements, as the fields' documentation promises.
 func TestPropertyExplainAgreesWithStep(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var s *scheduler.Snapshot
-		source := rapid.IntRange(0, 3).Draw(t, "source")
-		switch source {
-		case 0:
-			s = crowded(t)
-		case 1:
-			s = staggered(t)
-		default:
-			s = gen.Snapshot(t)
-		}
+		s, source := drawExplainSnapshot(t)
 		cfg := explainConfig(t, s)
 		if source == 1 && rapid.IntRange(0, 3).Draw(t, "manyReservations") > 0 {
 			// Reservations for the whole-node jobs, and none left for
@@ -261,17 +265,8 @@ func newExplainRef(s *scheduler.Snapshot, d *scheduler.Decision, cfg scheduler.C
 	for _, e := range d.Evictions {
 		x.evict[e.Job] = e
 	}
-	held := map[string]map[int]bool{}
-	hold := func(a topology.Allocation) {
-		for _, ng := range a {
-			if held[ng.Node] == nil {
-				held[ng.Node] = map[int]bool{}
-			}
-			for _, g := range ng.GPUs {
-				held[ng.Node][g] = true
-			}
-		}
-	}
+	held := heldGPUs{}
+	hold := held.hold
 	for i := range s.Jobs {
 		x.jobs[s.Jobs[i].ID] = &s.Jobs[i]
 		if s.Jobs[i].State != scheduler.Pending {
@@ -639,4 +634,19 @@ func checkRanks(t *rapid.T, x *explainRef, sch *scheduler.Scheduler, s *schedule
 func near(a, b float64) bool {
 	d := a - b
 	return d < 1e-9*(1+max(a, b)) && -d < 1e-9*(1+max(a, b))
+}
+
+// heldGPUs records, per node name, the GPUs held.
+type heldGPUs map[string]map[int]bool
+
+// hold records the GPUs of a as held.
+func (h heldGPUs) hold(a topology.Allocation) {
+	for _, ng := range a {
+		if h[ng.Node] == nil {
+			h[ng.Node] = map[int]bool{}
+		}
+		for _, g := range ng.GPUs {
+			h[ng.Node][g] = true
+		}
+	}
 }

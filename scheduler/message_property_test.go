@@ -1,0 +1,225 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/internal/gen"
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// TestPropertyWaitMessagesAtTurn recomputes, by brute force over the
+// snapshot and the placements made before each job's turn, the numbers
+// of the wait messages (free GPUs, members they hold, domains with room,
+// quota figures) and checks both the exact text of the
+// insufficient-gpus and topology messages and that each reason agrees
+// with those numbers. Steps that try jobs out of priority order
+// (shortest-first backfill) are left out.
+func TestPropertyWaitMessagesAtTurn(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s, _ := drawExplainSnapshot(t)
+		cfg := explainConfig(t, s)
+		d, err := scheduler.New(cfg).Step(gen.Clone(s))
+		if err != nil {
+			t.Fatalf("Step: %v", err)
+		}
+		x := newExplainRef(s, d, cfg)
+		if !x.inOrder() {
+			return
+		}
+		nodes := map[string]*topology.Node{}
+		held := heldGPUs{}
+		hold := held.hold
+		for i := range s.Cluster.Nodes {
+			nodes[s.Cluster.Nodes[i].Name] = &s.Cluster.Nodes[i]
+		}
+		for _, j := range s.Jobs {
+			if j.State != scheduler.Pending {
+				hold(j.Allocation)
+			}
+		}
+		types := map[string]bool{}
+		for _, n := range s.Cluster.Nodes {
+			types[n.GPUType] = true
+		}
+		sch := scheduler.New(cfg)
+		for _, j := range x.order {
+			w, waits := x.wait[j.ID]
+			if waits {
+				check(t, s, j, w, held, types)
+				if w.Reason == scheduler.ReasonQuota {
+					checkQuotaMsg(t, s, sch, x, j, w, held)
+				}
+			}
+			if p, ok := x.place[j.ID]; ok {
+				hold(p.Allocation)
+			}
+		}
+	})
+}
+
+var seenReasons = map[scheduler.Reason]int{}
+
+func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait, held map[string]map[int]bool, types map[string]bool) {
+	g, m := j.GPUsPerMember, j.Members
+	free, capacity := 0, 0
+	lvl := slices.Index(s.Cluster.Levels, j.Topology.Required)
+	dom := map[string]int{}
+	most, mostDom := 0, map[string]int{}
+	for _, n := range s.Cluster.Nodes {
+		if j.GPUType != "" && n.GPUType != j.GPUType {
+			continue
+		}
+		path := ""
+		if lvl >= 0 {
+			for _, l := range s.Cluster.Levels[:lvl+1] {
+				path += "/" + n.Domains[l]
+			}
+		}
+		h := 0
+		f := 0
+		for k := range n.GPUs {
+			if slices.Contains(n.Unhealthy, k) {
+				continue
+			}
+			h++
+			if !held[n.Name][k] {
+				f++
+			}
+		}
+		if n.State != topology.Down {
+			most += h / g
+			mostDom[path] += h / g
+		}
+		if n.State != topology.Ready {
+			continue
+		}
+		free += f
+		capacity += f / g
+		dom[path] += f / g
+	}
+	bestDom := 0
+	for _, c := range dom {
+		bestDom = max(bestDom, c)
+	}
+	maxMost := 0
+	for _, c := range mostDom {
+		maxMost = max(maxMost, c)
+	}
+	if lvl < 0 {
+		maxMost = most
+	}
+	typ := ""
+	if j.GPUType != "" {
+		typ = " " + j.GPUType
+	}
+	seenReasons[w.Reason]++
+	msg, _, _ := strings.Cut(w.Message, "; no start")
+	switch w.Reason {
+	case scheduler.ReasonGPUType:
+		if types[j.GPUType] {
+			t.Fatalf("%s: gpu-type but a node has %q", j.ID, j.GPUType)
+		}
+	case scheduler.ReasonUnsatisfiable:
+		if m <= maxMost {
+			t.Fatalf("%s: unsatisfiable %q, but %d members fit the empty cluster", j.ID, w.Message, maxMost)
+		}
+	case scheduler.ReasonInsufficientGPUs:
+		want := fmt.Sprintf("needs %d×%d%s GPUs, %d free", m, g, typ, free)
+		if free >= m*g {
+			noun := "members"
+			if capacity == 1 {
+				noun = "member"
+			}
+			want = fmt.Sprintf("needs %d×%d%s GPUs, %d free but split across nodes: room for %d %s", m, g, typ, free, capacity, noun)
+		}
+		if msg != want {
+			t.Fatalf("%s: message %q, want %q", j.ID, msg, want)
+		}
+		if capacity >= m {
+			t.Fatalf("%s: insufficient-gpus but %d members fit at its turn", j.ID, capacity)
+		}
+	case scheduler.ReasonTopology:
+		want := fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", m, g, typ, j.Topology.Required, free, j.Topology.Required)
+		if msg != want {
+			t.Fatalf("%s: message %q, want %q", j.ID, msg, want)
+		}
+		if capacity < m || bestDom >= m {
+			t.Fatalf("%s: topology with capacity %d, best domain %d, members %d", j.ID, capacity, bestDom, m)
+		}
+	case scheduler.ReasonBehindReservation:
+		if strings.Contains(w.Message, "an earlier job") {
+			t.Fatalf("%s: %q names no reservation", j.ID, w.Message)
+		}
+		if bestDom < m && lvl >= 0 || capacity < m {
+			t.Fatalf("%s: behind-reservation, but at its turn capacity %d, best domain %d < %d members", j.ID, capacity, bestDom, m)
+		}
+	}
+}
+
+func checkQuotaMsg(t *rapid.T, s *scheduler.Snapshot, sch *scheduler.Scheduler, x *explainRef, j *scheduler.Job, w scheduler.Wait, held map[string]map[int]bool) {
+	e, err := sch.Explain(s, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var team string
+	var u, nom, b, need, borrowed, idle int
+	if strings.Contains(w.Message, "borrowable") {
+		if _, err := fmt.Sscanf(w.Message, "%s uses %d of %d nominal + %d borrowable GPUs; job needs %d", &team, &u, &nom, &b, &need); err != nil {
+			t.Fatalf("%q: %v", w.Message, err)
+		}
+	} else {
+		if _, err := fmt.Sscanf(w.Message, "%s uses %d of %d nominal GPUs; job needs %d, of which %d borrowed, but only %d GPUs are idle", &team, &u, &nom, &need, &borrowed, &idle); err != nil {
+			t.Fatalf("%q: %v", w.Message, err)
+		}
+		seenReasons["idle-branch"]++
+		evicting := map[string]map[int]bool{}
+		for _, o := range s.Jobs {
+			ev, gone := x.evict[o.ID]
+			if o.State == scheduler.Evicting || gone && ev.By == "" {
+				for _, a := range o.Allocation {
+					if evicting[a.Node] == nil {
+						evicting[a.Node] = map[int]bool{}
+					}
+					for _, g := range a.GPUs {
+						evicting[a.Node][g] = true
+					}
+				}
+			}
+		}
+		for _, o := range x.order[:x.rank[j.ID]-1] {
+			if r, ok := x.resv[o.ID]; ok {
+				for _, a := range r.Allocation {
+					for _, g := range a.GPUs {
+						delete(evicting[a.Node], g)
+					}
+				}
+			}
+		}
+		want := 0
+		for _, n := range s.Cluster.Nodes {
+			if n.State != topology.Ready {
+				continue
+			}
+			for k := range n.GPUs {
+				if slices.Contains(n.Unhealthy, k) {
+					continue
+				}
+				if !held[n.Name][k] || evicting[n.Name][k] {
+					want++
+				}
+			}
+		}
+		if idle != want {
+			t.Fatalf("%s: %q: idle %d, want %d", j.ID, w.Message, idle, want)
+		}
+	}
+	if e.Quota == nil || e.Quota.InUse != u || e.Quota.Nominal != nom || (b != 0 && e.Quota.BorrowLimit != b) || team != j.Team || need != j.GPUs() {
+		t.Fatalf("%s: message %q, explanation quota %+v", j.ID, w.Message, e.Quota)
+	}
+}
