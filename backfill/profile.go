@@ -456,8 +456,13 @@ func (p *Profile) buildSky() {
 
 // freeBound returns the first t >= t0 at which the free GPUs of r's
 // class, counted over time, stay at r.GPUs() or more during [t, t+d): no
-// run of r fits before it. Forever when there is none.
+// run of r fits before it. Forever when there is none. Inside
+// WithReservations it returns t0: the index then hides GPUs for the
+// reservations that the count over time takes away again.
 func (p *Profile) freeBound(r gang.Request, d, t0 time.Duration) time.Duration {
+	if p.within {
+		return t0
+	}
 	if p.sky == nil {
 		p.buildSky()
 	}
@@ -1071,8 +1076,8 @@ func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer
 
 // Forget drops the answers [Profile.Earliest] remembered. A caller that
 // frees held GPUs in the index between queries without the count of free
-// GPUs rising (taking as many elsewhere) must call it; the profile
-// notices other loosening itself.
+// GPUs rising above what the last query saw (taking as many or more
+// elsewhere) must call it; the profile notices other loosening itself.
 func (p *Profile) Forget() { p.forget() }
 
 // nextStamp starts a step of a sweep in which each node is refreshed at

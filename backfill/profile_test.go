@@ -383,3 +383,26 @@ func TestEarliestInsideWithReservations(t *testing.T) {
 	require.Equal(t, time.Duration(0), after.At, "the answer found inside was remembered")
 	require.NoError(t, backfill.CheckInvariants(p))
 }
+
+// TestEarliestInsideWithReservationsStartsWhereTheViewAllows: inside
+// WithReservations the index hides GPU 0, free now but reserved from 1h
+// to 2h; GPU 1 is free throughout, so a 90-minute run of one GPU starts
+// now. The count of free GPUs over time, which takes the reservation
+// away again, used to put the first possible start at 2h.
+func TestEarliestInsideWithReservationsStartsWhereTheViewAllows(t *testing.T) {
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "a", GPUs: 2, GPUType: "H100"}}}
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	r := gang.NewRequest(1, 1)
+	p.Earliest(r, time.Minute, nil, 0)
+	p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(0), Members: 1}}}, time.Hour, time.Hour)
+	var st backfill.Start
+	var ok bool
+	p.WithReservations(2*time.Hour, func() {
+		require.Equal(t, topology.SetOf(1), ix.FreeSet(0))
+		st, ok = p.Earliest(r, 90*time.Minute, nil, 0)
+	})
+	require.True(t, ok)
+	require.Equal(t, time.Duration(0), st.At)
+}
