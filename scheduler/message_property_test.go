@@ -174,8 +174,12 @@ func checkQuotaMsg(t *rapid.T, s *scheduler.Snapshot, sch *scheduler.Scheduler, 
 			t.Fatalf("%q: %v", w.Message, err)
 		}
 	} else {
-		if _, err := fmt.Sscanf(w.Message, "%s uses %d of %d nominal GPUs; job needs %d, of which %d borrowed, but only %d GPUs are idle", &team, &u, &nom, &need, &borrowed, &idle); err != nil {
+		var unit string
+		if _, err := fmt.Sscanf(w.Message, "%s uses %d of %d nominal GPUs; job needs %d, of which %d borrowed, but only %d %s", &team, &u, &nom, &need, &borrowed, &idle, &unit); err != nil {
 			t.Fatalf("%q: %v", w.Message, err)
+		}
+		if wantUnit := map[bool]string{true: "GPU is idle", false: "GPUs are idle"}[idle == 1]; !strings.HasSuffix(w.Message, fmt.Sprintf(" %d %s", idle, wantUnit)) {
+			t.Fatalf("%q: want it to end %q", w.Message, fmt.Sprintf("%d %s", idle, wantUnit))
 		}
 		seenReasons["idle-branch"]++
 		evicting := map[string]map[int]bool{}
