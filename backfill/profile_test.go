@@ -363,14 +363,9 @@ func TestMovedWholeReleaseCountsOnce(t *testing.T) {
 // reserved from 10m to 20m: a 5-minute run fits now, but not in the
 // 30-minute window's view, where the reserved GPUs are hidden.
 func TestEarliestInsideWithReservations(t *testing.T) {
-	c := topology.Cluster{Nodes: []topology.Node{{Name: "a", GPUs: 2, GPUType: "H100"}}}
-	ix, err := topology.NewIndex(&c)
-	require.NoError(t, err)
-	p := backfill.NewProfile(ix)
-	r := gang.NewRequest(1, 1)
-	p.Earliest(r, time.Minute, nil, 0)
+	_, p, r := twoGPUProfile(t)
 	for g := range 2 {
-		p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(g), Members: 1}}}, 10*time.Minute, 10*time.Minute)
+		reserveGPU(p, g, 10*time.Minute, 10*time.Minute)
 	}
 	before, ok := p.Earliest(r, 5*time.Minute, nil, 0)
 	require.True(t, ok)
@@ -390,13 +385,8 @@ func TestEarliestInsideWithReservations(t *testing.T) {
 // now. The count of free GPUs over time, which takes the reservation
 // away again, used to put the first possible start at 2h.
 func TestEarliestInsideWithReservationsStartsWhereTheViewAllows(t *testing.T) {
-	c := topology.Cluster{Nodes: []topology.Node{{Name: "a", GPUs: 2, GPUType: "H100"}}}
-	ix, err := topology.NewIndex(&c)
-	require.NoError(t, err)
-	p := backfill.NewProfile(ix)
-	r := gang.NewRequest(1, 1)
-	p.Earliest(r, time.Minute, nil, 0)
-	p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(0), Members: 1}}}, time.Hour, time.Hour)
+	ix, p, r := twoGPUProfile(t)
+	reserveGPU(p, 0, time.Hour, time.Hour)
 	var st backfill.Start
 	var ok bool
 	p.WithReservations(2*time.Hour, func() {
@@ -405,4 +395,22 @@ func TestEarliestInsideWithReservationsStartsWhereTheViewAllows(t *testing.T) {
 	})
 	require.True(t, ok)
 	require.Equal(t, time.Duration(0), st.At)
+}
+
+// twoGPUProfile is a profile over one idle node of two GPUs, with a
+// request for one GPU that it has answered once (so that its answers are
+// remembered from then on).
+func twoGPUProfile(t *testing.T) (*topology.Index, *backfill.Profile, gang.Request) {
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "a", GPUs: 2, GPUType: "H100"}}}
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	p := backfill.NewProfile(ix)
+	r := gang.NewRequest(1, 1)
+	p.Earliest(r, time.Minute, nil, 0)
+	return ix, p, r
+}
+
+// reserveGPU reserves GPU g of node 0 from start for d.
+func reserveGPU(p *backfill.Profile, g int, start, d time.Duration) {
+	p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(g), Members: 1}}}, start, d)
 }
