@@ -357,26 +357,28 @@ func firstUsable(ix *topology.Index, r Request, l int, d topology.DomainID, need
 // are not Occupied, then among those that hold no member of it, then
 // among all.
 func pickSpread(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer, taken []Slot) (topology.NodeID, bool) {
-	unused := func(n topology.NodeID) bool {
+	used := func(n topology.NodeID) bool {
 		for _, t := range taken {
 			if t.Node == n || (r.SpreadLevel >= 0 && ix.DomainOf(r.SpreadLevel, t.Node) == ix.DomainOf(r.SpreadLevel, n)) {
-				return false
+				return true
 			}
 		}
-		return true
+		return false
 	}
-	for _, occupiedToo := range []bool{false, true} {
-		if occupiedToo && (r.Occupied == nil || len(taken) == 0) {
-			break // the same nodes as the try before, or as all
-		}
-		if !occupiedToo && len(taken) == 0 && r.Occupied == nil {
-			continue
-		}
+	occupied := func(n topology.NodeID) bool { return r.Occupied != nil && r.Occupied(n) }
+	// pick picks among the nodes r may use that skip leaves out.
+	pick := func(skip func(topology.NodeID) bool) (topology.NodeID, bool) {
 		fresh := r
-		fresh.Avoid = func(n topology.NodeID) bool {
-			return r.Avoid != nil && r.Avoid(n) || !occupiedToo && r.Occupied != nil && r.Occupied(n) || !unused(n)
+		fresh.Avoid = func(n topology.NodeID) bool { return r.Avoid != nil && r.Avoid(n) || skip(n) }
+		return pickScored(ix, fresh, l, d, s)
+	}
+	if len(taken) > 0 || r.Occupied != nil {
+		if n, ok := pick(func(n topology.NodeID) bool { return occupied(n) || used(n) }); ok {
+			return n, true
 		}
-		if n, ok := pickScored(ix, fresh, l, d, s); ok {
+	}
+	if len(taken) > 0 && r.Occupied != nil {
+		if n, ok := pick(used); ok {
 			return n, true
 		}
 	}
