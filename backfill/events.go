@@ -18,11 +18,11 @@ import (
 // entries and splits past that into near-equal runs of at least R/2, so
 // inserts leave runs at least R/2 long; deletes (a stacked reservation
 // deletes the ends it extends) can leave shorter ones, and a run left
-// under R/4, or two runs that meet when a run between them empties,
-// join a neighbour that leaves room, so no two neighbouring runs are
-// both that short: E entries lie in O(E/R) runs. A walk of k entries over runs of at least
-// r costs O(log(E/r) + k + k/r calls), and inserting or deleting an
-// entry O(log(E/r) + R) (a copy within its run).
+// under R/4, or two runs that meet when a run between them empties, join
+// a neighbour that leaves room, so no two neighbouring runs are both
+// that short: E entries lie in O(E/R) runs. A walk of k entries over
+// runs of at least r costs O(log(E/r) + k + k/r calls), and inserting or
+// deleting an entry O(log(E/r) + R) (a copy within its run).
 //
 // Entries are distinct: no two compare equal under tevLess (each has its
 // own seq). Even walks write the search key, so an events is not safe

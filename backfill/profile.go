@@ -92,15 +92,15 @@ func add(a, b time.Duration) time.Duration {
 // node whose releases or held GPUs change is recomputed from its events
 // before the next such query (O(g·e + e log e) for its g GPUs and e
 // events; either way O(log W + R) per window changed, for W windows in
-// runs of R, and O(log N) for the node's last window). A query counts the nodes whose window holds its
-// run from its first start, then sweeps the timeline for the windows
-// that start later: O((T + H + S)·log) for T nodes free for good from
-// its first start, H windows that end after its first run, and S
-// entries swept. The same windows choose the nodes as the gang placer
-// and the preference for GPUs busy now would on a cursor, unless a
-// domain chooser, a preferred level inside the required one, spreading
-// or a scorer choosing among GPU types could choose otherwise: then a
-// cursor brought to the start places the gang.
+// runs of R, and O(log N) for the node's last window). A query counts
+// the nodes whose window holds its run from its first start, then sweeps
+// the timeline for the windows that start later: O((T + H + S)·log) for
+// T nodes free for good from its first start, H windows that end after
+// its first run, and S entries swept. The same windows choose the nodes
+// as the gang placer and the preference for GPUs busy now would on a
+// cursor, unless a domain chooser, a preferred level inside the required
+// one, spreading or a scorer choosing among GPU types could choose
+// otherwise: then a cursor brought to the start places the gang.
 //
 // Only ready nodes are tracked; GPUs of draining and down nodes never
 // become usable.

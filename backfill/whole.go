@@ -355,9 +355,9 @@ func (w *wholeIndex) runFrom(r *evRun) time.Duration {
 
 // wholeEarliest returns the earliest t in [t0, limit] at which the
 // whole-node gang r fits for a run of d (see wholeIndex), and false when
-// there is none, for t0 <= limit (the caller, earliest, checks it); with place, it also returns the placement there (see
-// wholePlaces). The caller has brought seenHeld and the timeline up to
-// date.
+// there is none, for t0 <= limit (the caller, earliest, checks it); with
+// place, it also returns the placement there (see wholePlaces). The
+// caller has brought seenHeld and the timeline up to date.
 //
 // It counts, per domain, the nodes whose window holds the run from t0
 // (the windows that never end from t0 or earlier, and the others that

@@ -108,7 +108,7 @@ func NewTree(accounts []Account) (*Tree, error) {
 			return nil, &AccountError{Index: i, Account: a.Name, Reason: fmt.Sprintf("unknown parent %q", a.Parent)}
 		}
 	}
-	if err := findCycle(accounts, order, byName); err != nil {
+	if err := checkAncestry(accounts, order, byName); err != nil {
 		return nil, err
 	}
 	return build(accounts, order, byName), nil
@@ -118,12 +118,12 @@ func NewTree(accounts []Account) (*Tree, error) {
 // account: deeper trees are refused rather than walked.
 const MaxDepth = 1000
 
-// findCycle reports the first parent cycle, named by its smallest
+// checkAncestry reports the first parent cycle, named by its smallest
 // account, or else, on the first walk up (in name order of the accounts
 // it starts from) that finds accounts more than MaxDepth levels below a
 // top-level one, the shallowest of them: the account MaxDepth+1 levels
 // down on that way.
-func findCycle(accounts []Account, order []int, byName map[string]int) error {
+func checkAncestry(accounts []Account, order []int, byName map[string]int) error {
 	const (
 		unvisited = iota
 		onPath

@@ -83,16 +83,17 @@ func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
 // matrix, with GPUs already reserved for others left out; Select must
 // return indices into cands (as it leaves them: cands is a copy of its
 // own, which it may reorder or change), the placement r would get once
-// they are gone, and whether any choice makes room. It must leave ix exactly as it
-// found it (free GPUs on a copy of your own view, or Release what you
-// take) and keep no state that changes an answer; if Steps run
-// concurrently it must be safe for that (a [preempt.Selector] is not).
-// The default, [preempt.Select], frees the cheapest jobs first and drops
-// every victim that is not needed. Step checks the answer (victims in
-// range, a whole placement of r on ready nodes, in one domain of its
-// required level, on GPUs free in ix or held by the victims) and treats
-// one that fails as no answer; it evicts only the victims that hold GPUs
-// of the placement, so a victim chosen for nothing stays running.
+// they are gone, and whether any choice makes room. It must leave ix
+// exactly as it found it (free GPUs on a copy of your own view, or
+// Release what you take) and keep no state that changes an answer; if
+// Steps run concurrently it must be safe for that (a [preempt.Selector]
+// is not). The default, [preempt.Select], frees the cheapest jobs first
+// and drops every victim that is not needed. Step checks the answer
+// (victims in range, a whole placement of r on ready nodes, in one
+// domain of its required level, on GPUs free in ix or held by the
+// victims) and treats one that fails as no answer; it evicts only the
+// victims that hold GPUs of the placement, so a victim chosen for
+// nothing stays running.
 //
 // Each candidate is a running job as Step sees it: ID is the job's ID,
 // Tier its tier, Grace its CheckpointGrace, WorkLost and Ran the time

@@ -56,9 +56,9 @@ func (h *Host) Snapshot(now time.Time) *scheduler.Snapshot {
 // time) are gone or back in the queue when their eviction said requeue
 // (one that came evicting to New is gone), and jobs submitted by now
 // arrive. An evicting job is stopping: it holds its GPUs until its grace
-// is over even if its real run would have ended sooner. The grace is the one of the eviction Apply
-// carried out (none for node-down), else the job's checkpoint grace. It
-// returns what happened, as text.
+// is over even if its real run would have ended sooner. The grace is the
+// one of the eviction Apply carried out (none for node-down), else the
+// job's checkpoint grace. It returns what happened, as text.
 func (h *Host) Advance(now time.Time) []string {
 	var events []string
 	kept := h.Jobs[:0]

@@ -8,18 +8,18 @@ import (
 )
 
 // textbookEASY replays tr on a flat pool of n processors with textbook
-// EASY backfilling computed on processor counts, FCFS, requested times as
-// limits, and returns each job's start (seconds). It follows the
+// EASY backfilling computed on processor counts, FCFS, requested times
+// as limits, and returns each job's start (seconds). It follows the
 // simulator's event order: at each instant all completions, then all
 // arrivals, then one scheduling pass. (A job killed at its limit counts
 // among the completions here; the simulator's first Step at that instant
-// still sees its processors held: see the package doc.) A pass starts queue heads while they
-// fit; the head that does not fit gets the shadow time (the earliest end,
-// by limits, at which enough processors are free) and the extra
-// processors (free at the shadow time minus what it needs); a later job
-// (in queue order, or by requested time when sjbf) starts if it fits the
-// free processors and either ends by the shadow time or fits the extra
-// ones, which it then uses up.
+// still sees its processors held: see the package doc.) A pass starts
+// queue heads while they fit; the head that does not fit gets the shadow
+// time (the earliest end, by limits, at which enough processors are
+// free) and the extra processors (free at the shadow time minus what it
+// needs); a later job (in queue order, or by requested time when sjbf)
+// starts if it fits the free processors and either ends by the shadow
+// time or fits the extra ones, which it then uses up.
 //
 // With perEvent it instead follows the event order of the pyss simulator
 // that produced the published figures: at each instant every arrival (in
