@@ -12,7 +12,9 @@ import (
 
 // TestWidePlaceMatchesBruteForce is TestPlaceSmallAgreesWithBruteForce's check
 // (see placeSmall) on nodes of up to 64 GPUs, with GPU 63 held or
-// unhealthy, up to six GPU types and three levels.
+// unhealthy, up to six GPU types and three levels. The brute force
+// counts with GPUSet too, which topology's TestGPUSetMatchesAList checks
+// on its own.
 func TestWidePlaceMatchesBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ix := heldIndex(t, gen.WideCluster(t))

@@ -73,7 +73,8 @@ func TestWideDomainBuckets(t *testing.T) {
 // TestWideIndexMatchesModel holds the index, and a clone of it changed
 // apart, to the model through takes, releases and whole 64-bit SetHeld
 // calls on nodes of up to 64 GPUs (GPU 63 among them), up to six GPU
-// types and three levels, any node state and health.
+// types and three levels, any node state and health. The model counts
+// with GPUSet too; TestGPUSetMatchesAList checks GPUSet on its own.
 func TestWideIndexMatchesModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		c := gen.WideCluster(t)
