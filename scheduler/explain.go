@@ -147,7 +147,7 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 	if j == nil {
 		return nil, fmt.Errorf("explain: no job %q in the snapshot", job)
 	}
-	d := st.decision()
+	d := st.result()
 	e := &Explanation{Job: j.ID, Members: j.Members, GPUsPerMember: j.GPUsPerMember, GPUType: j.GPUType}
 	e.Outcome = j.State.String()
 	for _, p := range d.Placements {
@@ -174,9 +174,9 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 		}
 	}
 	if j.State == Pending {
-		e.Pending = len(st.order)
-		for i, o := range st.order {
-			if o == j {
+		e.Pending = len(st.queue)
+		for i, q := range st.queue {
+			if q.job == j {
 				e.Rank = i + 1
 			}
 		}

@@ -1,14 +1,31 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
-	"hash/maphash"
 	"slices"
-	"time"
+	"strings"
 
 	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/gang"
 )
+
+// This file is the pipeline of a Step. The stages, each a function that
+// lives beside what it needs:
+//
+//	Scheduler.step            check the policy's modes, validate (validate.go)
+//	newStepState              free-capacity index: nodes minus running and evicting jobs (state.go)
+//	stepState.evict           evict on down nodes and past time limits (state.go)
+//	stepState.orderPending    order the pending jobs (Config.Order)
+//	stepState.schedule        each job's turn, in order:
+//	  stepState.try             one job's turn:
+//	    admit                     checks of the job alone: GPU type, shape, quota (waits.go)
+//	    placeNowWithinShadows     start now by EASY's shadow-time rule (place.go)
+//	    preempt                   evict lower tiers, or claim GPUs being freed (preemption.go)
+//	    reserveWithinHorizon      a reservation, if the backfill mode has one left (reservations.go)
+//	    whyWaits                  why it waits (waits.go)
+//	  stepState.recordWait      record the reason of a job that waits
+//	stepState.result          sort the decision by job ID (state.go)
 
 // Scheduler turns snapshots into decisions. It keeps no state between
 // calls: Step is a pure function of the Config and the Snapshot. Step,
@@ -20,11 +37,9 @@ import (
 // is.
 type Scheduler struct {
 	cfg Config
-	// noMemo turns off the shortcuts of preemption (the memos of failed
-	// victim searches and of jobs that waited, and deciding without a
-	// search when waiting is as fast as any preemption) so that every job
-	// that may preempt searches for victims itself: tests compare the two
-	// to check that the shortcuts change no decision.
+	// noMemo makes every Step remember nothing between jobs (stepMemo)
+	// and take no shortcut past a victim search: tests compare the two
+	// to check that the memos change no decision.
 	noMemo bool
 }
 
@@ -45,28 +60,18 @@ func (s *Scheduler) Config() Config { return s.cfg }
 // minus the GPUs held by running and evicting jobs; evict running jobs
 // on down nodes and past their time limit; order the pending jobs; then,
 // job by job, place it now if it fits without delaying a reservation,
-// else give it a reservation if the backfill mode has one left for it,
-// else record why it waits.
+// else preempt for it if its tier may, else give it a reservation if the
+// backfill mode has one left for it, else record why it waits.
 func (s *Scheduler) Step(snap *Snapshot) (*Decision, error) {
 	st, err := s.step(snap, "")
 	if err != nil {
 		return nil, err
 	}
-	return st.decision(), nil
-}
-
-// builtinOrder reports whether o is nil or one of the package's own
-// orders, which are known not to modify the snapshot.
-func builtinOrder(o Orderer) bool {
-	switch o.(type) {
-	case nil, TierOrder, Multifactor, *Multifactor:
-		return true
-	}
-	return false
+	return st.result(), nil
 }
 
 // step runs the pipeline on snap and returns its state, for Step and
-// Explain. When target names a job, the run records what the Step had
+// Explain. When target names a job, the state records what the Step had
 // decided when that job's turn came (see turn).
 func (s *Scheduler) step(snap *Snapshot, target string) (*stepState, error) {
 	if err := s.cfg.checkModes(); err != nil {
@@ -76,196 +81,201 @@ func (s *Scheduler) step(snap *Snapshot, target string) (*stepState, error) {
 	if err != nil {
 		return nil, err
 	}
-	custom := !builtinOrder(s.cfg.Order) || s.cfg.Admit != nil || s.cfg.Victims != nil || s.cfg.Pack != nil || s.cfg.Spread != nil || s.cfg.Reserve != nil || s.cfg.Domains != nil
-	var seed maphash.Seed
-	var before uint64
-	if custom {
-		seed = maphash.MakeSeed()
-		before = fingerprint(seed, snap)
-	}
-	st, err := newStepState(&s.cfg, snap, c)
+	guard := newSnapshotGuard(&s.cfg, snap)
+	st, err := newStepState(&s.cfg, snap, c, !s.noMemo)
 	if err != nil {
 		return nil, err
 	}
 	st.target = target
-	st.noMemo = s.noMemo
-	err = func() (err error) {
-		if custom {
-			// A policy that changes the snapshot can leave it in a state
-			// Step does not expect and make it panic before the check
-			// below: that is the policy's broken contract, not a crash.
-			defer func() {
-				if p := recover(); p != nil {
-					if fingerprint(seed, snap) == before {
-						panic(p)
-					}
-					err = ErrPolicyModifiedSnapshot
-				}
-			}()
-		}
+	err = guard.run(func() error {
 		st.evict()
 		return st.schedule()
-	}()
+	})
 	if err != nil {
 		return nil, err
-	}
-	if custom && fingerprint(seed, snap) != before {
-		return nil, ErrPolicyModifiedSnapshot
 	}
 	return st, nil
 }
 
-// schedule walks the pending jobs in order.
+// schedule gives each pending job, in priority order, its turn (try) and
+// records how the turn ended. EASY gives the first K jobs that wait for
+// GPUs a reservation (Config.Reservations), conservative backfill every
+// such job, and a ReservationPolicy whom it chooses; a job without one
+// may still start now or preempt. With backfill off, every job after the
+// first that waits for GPUs waits too (reason priority). With
+// BackfillOrder ShortestFirst, the jobs after the reservations are tried
+// last, shortest time limit first (backfillShortestFirst).
 func (st *stepState) schedule() error {
-	jobs, err := st.pendingJobs()
+	queue, err := st.orderPending()
 	if err != nil {
 		return err
 	}
-	st.order = jobs
-	maxResv := st.cfg.reservations()
-	var blockedBy *Job // first blocked job, for strict order
-	var strictMsg string
-	var later []*Job
-	for _, j := range jobs {
+	st.queue = queue
+	maxReservations := st.cfg.reservations()
+	var blockedBy *Job // the first job that waits for GPUs, for strict order
+	var behind status  // the wait of the jobs behind it
+	var later []queued
+	for _, q := range queue {
+		j := q.job
 		if st.cfg.Backfill == NoBackfill && blockedBy != nil {
-			if _, ok := st.admissible(j); !ok {
-				continue // it waits for a reason of its own, recorded
+			if _, s := st.admit(j); s.decided() {
+				st.recordWait(q, s) // it waits for a reason of its own
+				continue
 			}
-			if strictMsg == "" {
-				strictMsg = fmt.Sprintf("waits behind higher-priority job %q (backfill is off)", blockedBy.ID)
+			if !behind.decided() {
+				behind = waitFor(ReasonPriority, fmt.Sprintf("waits behind higher-priority job %q (backfill is off)", blockedBy.ID))
 			}
-			st.wait(j, ReasonPriority, strictMsg, time.Time{})
+			st.recordWait(q, behind)
 			continue
 		}
-		if st.cfg.Reserve == nil && len(st.reserve) >= maxResv && st.cfg.BackfillOrder == ShortestFirst {
-			later = append(later, j)
+		made := len(st.reservations.made)
+		if st.cfg.Reserve == nil && made >= maxReservations && st.cfg.BackfillOrder == ShortestFirst {
+			later = append(later, q)
 			continue
 		}
-		may := len(st.reserve) < maxResv
+		mayReserve := made < maxReservations
 		if st.cfg.Reserve != nil {
-			may = st.cfg.Reserve.Reserve(j, len(st.reserve))
+			mayReserve = st.cfg.Reserve.Reserve(j, made)
 		}
-		if st.try(j, may) == blocked && blockedBy == nil {
+		s := st.try(j, mayReserve)
+		st.recordWait(q, s)
+		if s.blocks() && blockedBy == nil {
 			blockedBy = j
 		}
 	}
-	if len(later) > 0 {
-		// While evictions are under way, jobs that may preempt are tried
-		// in priority order first: GPUs that evictions free go to the first
-		// job that can use them (see awaitEvictions), not to the shortest.
-		if st.evicting != nil {
-			rest := later[:0]
-			for _, j := range later {
-				if st.preempts(j) {
-					_ = st.try(j, false)
-				} else {
-					rest = append(rest, j)
-				}
-			}
-			later = rest
-		}
-		slices.SortStableFunc(later, func(a, b *Job) int {
-			return compareDur(dur(a.TimeLimit), dur(b.TimeLimit))
-		})
-		for _, j := range later {
-			_ = st.try(j, false)
-		}
-	}
+	st.backfillShortestFirst(later)
 	return nil
 }
 
-func compareDur(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// backfillShortestFirst gives the jobs after the reservations their turns,
+// without a reservation, shortest time limit first (no limit last). While
+// evictions are under way, jobs that may preempt go first, in priority
+// order: GPUs that evictions free go to the first job that can use them
+// (see awaitEvictions), not to the shortest.
+func (st *stepState) backfillShortestFirst(later []queued) {
+	if len(later) == 0 {
+		return
 	}
-	return 0
+	if st.evicting != nil {
+		rest := later[:0]
+		for _, q := range later {
+			if st.preempts(q.job) {
+				st.recordWait(q, st.try(q.job, false))
+			} else {
+				rest = append(rest, q)
+			}
+		}
+		later = rest
+	}
+	slices.SortStableFunc(later, func(a, b queued) int {
+		return cmp.Compare(runLength(a.job.TimeLimit), runLength(b.job.TimeLimit))
+	})
+	for _, q := range later {
+		st.recordWait(q, st.try(q.job, false))
+	}
 }
 
-// outcome is what try did with a job.
-type outcome uint8
+// try is one job's turn: each stage decides j or passes it on to the
+// next, and the last says why it waits. mayReserve says whether j may be
+// given a reservation by the backfill mode (a preempting job may claim
+// one regardless: see claim).
+func (st *stepState) try(j *Job, mayReserve bool) status {
+	req, s := st.admit(j)
+	if s.decided() {
+		return s
+	}
+	d := st.hold(j)
+	key := st.shapeOf(j, req, d)
+	if s := st.placeNowWithinShadows(j, req, d, key); s.decided() {
+		return s
+	}
+	if s := st.preempt(j, req, d, mayReserve); s.decided() {
+		return s
+	}
+	if mayReserve {
+		if s := st.reserveWithinHorizon(j, req, d); s.decided() {
+			return s
+		}
+	}
+	return st.whyWaits(j, req, d, key, mayReserve && st.horizon != backfill.Forever)
+}
 
-// admissible runs the checks that concern j alone: a GPU type the
-// cluster has, a shape it can ever hold, the team's quota. When one fails
-// it records why j waits and reports false.
-func (st *stepState) admissible(j *Job) (gang.Request, bool) {
+// admit runs the checks that concern j alone, in order: a GPU type the
+// cluster has, a shape it can ever hold, the admission policy (quotas).
+// The first that fails refuses j; otherwise the status is undecided. It
+// returns j's gang request either way.
+func (st *stepState) admit(j *Job) (gang.Request, status) {
 	if j.ID == st.target && !st.turn.seen {
 		st.turn = turn{seen: true, inUse: st.inUse[j.Team]}
 	}
 	req, ok := st.request(j)
-	if !ok {
-		st.wait(j, ReasonGPUType, fmt.Sprintf("no node has GPU type %q", j.GPUType), time.Time{})
-		return req, false
+	if s := knownType(j, ok); s.decided() {
+		return req, s
 	}
-	if why := st.never(j, req); why != "" {
-		st.wait(j, ReasonUnsatisfiable, why, time.Time{})
-		return req, false
+	if s := st.satisfiable(j, req); s.decided() {
+		return req, s
 	}
-	if why := st.overQuota(j); why != "" {
-		st.wait(j, ReasonQuota, why, time.Time{})
-		return req, false
-	}
-	return req, true
+	return req, st.admitted(j)
 }
 
-// try places, reserves or explains one job.
-func (st *stepState) try(j *Job, mayReserve bool) outcome {
-	req, ok := st.admissible(j)
-	if !ok {
-		return skipped
-	}
-	d := st.hold(j)
-	key := shapeKey{class: req.Class, g: req.GPUsPerMember, req: req.Required, pre: req.Preferred, mode: int32(j.Placement), spread: req.SpreadLevel, blocks: st.blocks(d), resv: len(st.reserve)}
-	if m, known := st.noFit[key]; !known || j.Members < m {
-		var pl gang.Placement
-		var out gang.Outcome
-		if j.Placement == Spread && j.Group != "" {
-			pl, out = st.placeApart(j, req, d)
-		} else {
-			pl, out = st.prof.PlaceNow(req, d, st.scorer(j))
-		}
-		if out == gang.Placed {
-			st.placed(j, pl)
-			return placed
-		}
-		st.noFit[key] = j.Members
-	}
-	if st.preempts(j) {
-		if done := st.preempt(j, req, d, mayReserve); done {
-			return blocked
+// orderPending returns the pending jobs in the order of Config.Order,
+// each with its slot (place in ID order), and makes room for their waits.
+// A custom Orderer must return a permutation of the jobs it is given
+// (sorted by ID); else ErrPolicyOrder.
+func (st *stepState) orderPending() ([]queued, error) {
+	var byID []*Job
+	for i := range st.snap.Jobs {
+		if st.snap.Jobs[i].State == Pending {
+			byID = append(byID, &st.snap.Jobs[i])
 		}
 	}
-	if mayReserve {
-		by := st.horizon
-		if by >= 0 {
-			if start, ok := st.prof.EarliestBy(req, d, st.scorer(j), 0, by); ok {
-				st.reserveAt(j, start.Placement, start.At, d)
-				return blocked
-			}
+	slices.SortFunc(byID, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
+	st.waits = make([]Wait, len(byID))
+	queue := make([]queued, len(byID))
+	switch o := st.cfg.order().(type) {
+	case Multifactor:
+		o.queue(st.snap, byID, queue)
+	case *Multifactor:
+		o.queue(st.snap, byID, queue)
+	case TierOrder:
+		for i, j := range byID {
+			queue[i] = queued{job: j, slot: int32(i)}
 		}
-		if by != backfill.Forever {
-			st.explain(j, req, d, key)
-			st.beyondHorizon(j)
-			return blocked
-		}
+		slices.SortStableFunc(queue, func(a, b queued) int { return compareTierOrder(a.job, b.job) })
+	default:
+		return queueInOrder(o, st.snap, byID)
 	}
-	st.explain(j, req, d, key)
-	return blocked
+	return queue, nil
 }
 
-// beyondHorizon adds to the message of j, which waits for GPUs, that no
-// start was found within the planning horizon: Config.Horizon, or the
-// end of year 9999 when that comes first (see lastStartFor).
-func (st *stepState) beyondHorizon(j *Job) {
-	w := &st.waits[st.rank[st.index(j)]]
-	if w.Reason != ReasonInsufficientGPUs && w.Reason != ReasonTopology {
-		return
+// queue fills queue with the jobs byID in m's order.
+func (m Multifactor) queue(s *Snapshot, byID []*Job, queue []queued) {
+	for k, key := range m.orderKeys(s, byID) {
+		queue[k] = queued{job: byID[key.i], slot: key.i}
 	}
-	if st.cfg.Horizon > 0 && st.cfg.Horizon == st.horizon {
-		w.Message += fmt.Sprintf("; no start within the %s planning horizon", formatDuration(st.cfg.Horizon))
-	} else {
-		w.Message += "; no start before the end of year 9999"
+}
+
+// queueInOrder orders the jobs byID with a custom Orderer and finds each
+// one's slot, checking that the Orderer returned a permutation.
+func queueInOrder(o Orderer, snap *Snapshot, byID []*Job) ([]queued, error) {
+	jobs := slices.Clone(byID)
+	o.Order(snap, jobs)
+	if len(jobs) != len(byID) {
+		return nil, ErrPolicyOrder
 	}
+	slotOf := make(map[*Job]int32, len(byID))
+	for i, j := range byID {
+		slotOf[j] = int32(i)
+	}
+	seen := make([]bool, len(byID))
+	queue := make([]queued, len(jobs))
+	for k, j := range jobs {
+		slot, ok := slotOf[j]
+		if !ok || seen[slot] {
+			return nil, ErrPolicyOrder
+		}
+		seen[slot] = true
+		queue[k] = queued{job: j, slot: slot}
+	}
+	return queue, nil
 }
