@@ -48,10 +48,12 @@ type candidatePool struct {
 	byGrace   []int
 	graceFrom []int
 	// searchIdx and searchCands are a search's candidates (indices in
-	// cands, and their copies as the selector sees them); selector is
-	// the default victim selector, whose scratch serves every search.
+	// cands, and their copies as the selector sees them), victims what
+	// it found (indices in cands: valid until the next search); selector
+	// is the default victim selector, whose scratch serves every search.
 	searchIdx   []int
 	searchCands []preempt.Candidate
+	victims     []int
 	selector    preempt.Selector
 }
 
@@ -280,7 +282,8 @@ func (st *stepState) victimGrace(tier int) time.Duration {
 // searchVictims asks the victim selector (Config.Victims, or the default)
 // for victims among the candidates j's tier may preempt, with the GPUs
 // reserved for others within window left out, and returns them (indices
-// in the pool) with the placement they make room for. It reports false
+// in the pool, valid until the next search) with the placement they make
+// room for. It reports false
 // when the selector finds none, answers with an invalid placement, or
 // names only victims that free nothing the placement uses.
 func (st *stepState) searchVictims(j *Job, req gang.Request, scorer binpack.Scorer, window time.Duration) ([]int, gang.Placement, bool) {
@@ -306,10 +309,11 @@ func (st *stepState) searchVictims(j *Job, req gang.Request, scorer binpack.Scor
 	if len(victims) == 0 {
 		return nil, pl, false
 	}
-	inPool := make([]int, len(victims))
-	for k, v := range victims {
-		inPool[k] = idx[v]
+	inPool := pool.victims[:0]
+	for _, v := range victims {
+		inPool = append(inPool, idx[v])
 	}
+	pool.victims = inPool
 	return inPool, pl, true
 }
 

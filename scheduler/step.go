@@ -223,7 +223,7 @@ func (st *stepState) admit(j *Job) (gang.Request, status) {
 // A custom Orderer must return a permutation of the jobs it is given
 // (sorted by ID); else ErrPolicyOrder.
 func (st *stepState) orderPending() ([]queued, error) {
-	var byID []*Job
+	byID := make([]*Job, 0, len(st.snap.Jobs))
 	for i := range st.snap.Jobs {
 		if st.snap.Jobs[i].State == Pending {
 			byID = append(byID, &st.snap.Jobs[i])
