@@ -26,7 +26,7 @@ type stepMemo struct {
 	// are 0).
 	noFitIgnoringReservations map[shapeKey]int
 	// largestGang holds, per shape, the most members that fit the empty
-	// cluster (see Scheduler.largestGang).
+	// cluster (see stepState.largestGang).
 	largestGang map[shapeKey]int
 	// failedSearches remembers, per shape and tier, the victim searches
 	// that found none: a job with at least as many members and at least
@@ -83,7 +83,7 @@ type preemptKey struct {
 }
 
 // waitKey identifies the jobs that preempt treats alike in one state of
-// the Step: everything of a job that preempt reads (the run d, or
+// the Step: everything of a job that preempt reads (its hold, or
 // Forever for a run past every reservation's start: see preempt) but
 // whether it may reserve. That changes only how a claim is recorded (a
 // reservation, or a wait when a ReservationPolicy declines), never
@@ -95,7 +95,7 @@ type preemptKey struct {
 type waitKey struct {
 	preemptKey
 	members int
-	d       time.Duration
+	hold    time.Duration
 }
 
 // failedSearch is a victim search that found none: for members members

@@ -88,20 +88,20 @@ func (st *stepState) preempt(j *Job, req gang.Request, d time.Duration, mayReser
 		return status{}
 	}
 	st.buildCandidates()
-	pk := preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
+	key := preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
 		mode: int32(j.Placement), spread: req.SpreadLevel}, tier: j.Tier}
-	wk := waitKey{preemptKey: pk, members: j.Members, d: d}
+	alike := waitKey{preemptKey: key, members: j.Members, hold: d}
 	if starts := st.reservations.starts; len(starts) == 0 || d > starts[len(starts)-1] {
 		// A run from t >= 0 of d, or of d plus a grace, meets every
 		// reservation that has not ended by t: all such runs are alike.
-		wk.d = backfill.Forever
+		alike.hold = backfill.Forever
 	}
-	if st.memo.waitedIn(wk, st.changes()) {
+	if st.memo.waitedIn(alike, st.changes()) {
 		return status{}
 	}
-	s := st.preemptOnce(j, req, d, mayReserve, pk)
+	s := st.preemptOnce(j, req, d, mayReserve, key)
 	if !s.decided() {
-		st.memo.noteWaited(wk, st.changes())
+		st.memo.noteWaited(alike, st.changes())
 	}
 	return s
 }
@@ -120,29 +120,30 @@ func (st *stepState) changes() int {
 // victims, it waits (see [preempt.Worth]); a start on GPUs of jobs being
 // evicted counts as fast until evictionsEnd too (see asFastBy). So j's
 // start by waiting is sought first, and only up to the latest that bound
-// can be (the largest grace of the candidates j may preempt, or
+// can be (longestGrace, of the candidates j may preempt, or
 // evictionsEnd): past it, any victims found are worth evicting. A start
 // on evicting GPUs by evictionsEnd is as fast as any preemption, whatever
 // the victims; then, when the victims would not change what j is given,
 // no victim search is made. Whether waiting is as fast is judged for
 // each job on its own shape, members and run, on the Step as it is at
 // its turn.
-func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve bool, pk preemptKey) status {
-	// The reservation made below runs from grace for d; GPUs reserved
-	// for others within that window are not the victims' to give.
-	most := st.victimGrace(j.Tier)
-	window := addDur(d, most)
+func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayReserve bool, key preemptKey) status {
+	// The reservation made below runs from the victims' grace for d;
+	// GPUs reserved for others within that window are not the victims'
+	// to give.
+	longestGrace := st.victimGrace(j.Tier)
+	window := addDur(d, longestGrace)
 	// Only the default selector is known to find none for more members
 	// or a longer window once it found none: a custom one may answer each
 	// request its own way, so it is asked every time.
-	if st.cfg.Victims == nil && st.memo.searchFails(pk, j.Members, window) {
+	if st.cfg.Victims == nil && st.memo.searchFails(key, j.Members, window) {
 		return st.awaitEvictions(j, req, d, mayReserve)
 	}
 	scorer := st.scorer(j)
 	var byWaiting backfill.Start
 	canWait, sought := false, false
 	if st.memo != nil {
-		byWaiting, canWait = st.prof.EarliestBy(req, d, scorer, 0, max(most, st.evictionsEnd))
+		byWaiting, canWait = st.prof.EarliestBy(req, d, scorer, 0, max(longestGrace, st.evictionsEnd))
 		sought = true
 		if canWait && byWaiting.At <= st.asFastBy(byWaiting) {
 			if s, sure := st.asFastAnyway(j, byWaiting, d, mayReserve); sure {
@@ -152,7 +153,7 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 	}
 	victims, pl, found := st.searchVictims(j, req, scorer, window)
 	if !found {
-		st.memo.noteSearchFailed(pk, failedSearch{members: j.Members, window: window})
+		st.memo.noteSearchFailed(key, failedSearch{members: j.Members, window: window})
 		return st.awaitEvictions(j, req, d, mayReserve)
 	}
 	grace := time.Duration(0)
@@ -162,7 +163,7 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 	// Preempt only when waiting would be worse: the start without
 	// preemption, judged by time limits and the evictions already under
 	// way, is later than the victims' grace (or, on GPUs being evicted,
-	// than evictionsEnd). (A start sought only up to max(most,
+	// than evictionsEnd). (A start sought only up to max(longestGrace,
 	// evictionsEnd) and not found is later than that.)
 	if !sought {
 		byWaiting, canWait = st.prof.Earliest(req, d, scorer, 0)
