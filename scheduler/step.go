@@ -19,7 +19,7 @@ import (
 //	stepState.orderPending    order the pending jobs (Config.Order)
 //	stepState.schedule        each job's turn, in order:
 //	  stepState.try             one job's turn:
-//	    admit                     checks of the job alone: GPU type, shape, quota (waits.go)
+//	    admit                     checks of the job alone: GPU type, shape, quota (checks in waits.go)
 //	    placeNowWithinShadows     start now by EASY's shadow-time rule (place.go)
 //	    preempt                   evict lower tiers, or claim GPUs being freed (preemption.go)
 //	    reserveWithinHorizon      a reservation, if the backfill mode has one left (reservations.go)

@@ -95,7 +95,8 @@ func (st *stepState) satisfiable(j *Job, req gang.Request) status {
 
 // largestGang is the largest gang of req's member size, class and
 // required level that fits the cluster with every job gone: ready and
-// draining nodes, healthy GPUs. One pass over the nodes.
+// draining nodes, healthy GPUs. One pass over the nodes, of which the
+// cluster must have at least one.
 func (st *stepState) largestGang(req gang.Request) int {
 	g := req.GPUsPerMember
 	if req.Required == gang.NoLevel {
@@ -115,10 +116,7 @@ func (st *stepState) largestGang(req gang.Request) int {
 			per[st.ix.DomainOf(req.Required, id)] += st.ix.Healthy(id).Len() / g
 		}
 	}
-	if len(per) == 0 {
-		return 0 // a cluster without nodes has no domains
-	}
-	return slices.Max(per)
+	return slices.Max(per) // every node is in a domain of each level
 }
 
 // admitted refuses j when the admission policy (Config.Admit, by default
