@@ -24,10 +24,19 @@ import (
 //     (the job's run plus the largest grace).
 //  4. Victims found are evicted only when waiting is slower than their
 //     grace (preempt.Worth); the job is reserved the freed GPUs from then.
+//     Otherwise it claims the start it would wait for.
 //  5. Without victims, a job that can start on GPUs being freed by the
 //     time the evictions under way end is reserved those (awaitEvictions).
 //
-// A job that none of these decides goes on to the backfill mode.
+// A job that none of these decides goes on to the backfill mode. Step 4
+// for a job J whose only victim V has a checkpoint grace of 10m, no
+// evictions under way and J's shape fitting V's GPUs:
+//
+//	J could start by waiting at  decision
+//	now+5m (a job's limit)       V stays: waiting is as fast (claim, or the backfill mode)
+//	now+10m                      V stays: waiting is as fast (claim, or the backfill mode)
+//	now+1h                       V evicted; J reserved on V's GPUs at now+10m
+//	never (no time limits)       V evicted; J reserved on V's GPUs at now+10m
 
 // asFastMsg is why a job that may preempt waits for GPUs being freed
 // instead.
