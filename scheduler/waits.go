@@ -16,6 +16,18 @@ import (
 // message says why, in the words the decision reports. The stage that
 // decides builds the whole status; schedule records it, once, with
 // recordWait. The zero status is undecided: the next stage goes on.
+//
+// Where each reason is decided:
+//
+//	reason               code     decided by
+//	gpu-type             refused  knownType
+//	unsatisfiable        refused  satisfiable
+//	quota                refused  admitted (Config.Admit)
+//	behind-reservation   waiting  behindReservations
+//	insufficient-gpus    waiting  noRoom
+//	topology             waiting  noRoom
+//	awaiting-preemption  waiting  claim (preemption.go)
+//	priority             waiting  schedule (backfill off)
 type status struct {
 	code    code
 	reason  Reason
