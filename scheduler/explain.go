@@ -175,8 +175,8 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 	}
 	if j.State == Pending {
 		e.Pending = len(st.queue)
-		for i, q := range st.queue {
-			if q.job == j {
+		for i, slot := range st.queue {
+			if st.pending[slot] == j {
 				e.Rank = i + 1
 			}
 		}

@@ -27,8 +27,12 @@ type stepState struct {
 	decided Decision
 	waits   []Wait
 
-	held  []heldJob // running and evicting jobs, by ID
-	queue []queued  // pending jobs in priority order
+	held []heldJob // running and evicting jobs, by ID
+	// pending lists the pending jobs by ID: a job's index there is its
+	// slot, where its wait is recorded; queue is their slots in priority
+	// order.
+	pending []*Job
+	queue   []int32
 
 	// quotas by team, and GPUs each team holds or was promised: running
 	// jobs not being evicted, this Step's placements and reservations;
@@ -86,13 +90,6 @@ type turn struct {
 	// delays names the reservations a behind-reservation job could
 	// delay, as its message does (see delays).
 	delays []string
-}
-
-// queued is a pending job in the queue and its slot: its place among the
-// pending jobs in ID order, where its wait is recorded.
-type queued struct {
-	job  *Job
-	slot int32
 }
 
 // newStepState starts a Step on snap, which validate checked, learning c:

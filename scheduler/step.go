@@ -106,31 +106,29 @@ func (s *Scheduler) step(snap *Snapshot, target string) (*stepState, error) {
 // BackfillOrder ShortestFirst, the jobs after the reservations are tried
 // last, shortest time limit first (backfillShortestFirst).
 func (st *stepState) schedule() error {
-	queue, err := st.orderPending()
-	if err != nil {
+	if err := st.orderPending(); err != nil {
 		return err
 	}
-	st.queue = queue
 	maxReservations := st.cfg.reservations()
 	var blockedBy *Job // the first job that waits for GPUs, for strict order
 	var behind status  // the wait of the jobs behind it
-	var later []queued
-	for _, q := range queue {
-		j := q.job
+	var later []int32
+	for _, slot := range st.queue {
+		j := st.pending[slot]
 		if st.cfg.Backfill == NoBackfill && blockedBy != nil {
 			if _, s := st.admit(j); s.decided() {
-				st.recordWait(q, s) // it waits for a reason of its own
+				st.recordWait(slot, s) // it waits for a reason of its own
 				continue
 			}
 			if !behind.decided() {
 				behind = waitFor(ReasonPriority, fmt.Sprintf("waits behind higher-priority job %q (backfill is off)", blockedBy.ID))
 			}
-			st.recordWait(q, behind)
+			st.recordWait(slot, behind)
 			continue
 		}
 		made := len(st.reservations.made)
 		if st.cfg.Reserve == nil && made >= maxReservations && st.cfg.BackfillOrder == ShortestFirst {
-			later = append(later, q)
+			later = append(later, slot)
 			continue
 		}
 		mayReserve := made < maxReservations
@@ -138,7 +136,7 @@ func (st *stepState) schedule() error {
 			mayReserve = st.cfg.Reserve.Reserve(j, made)
 		}
 		s := st.try(j, mayReserve)
-		st.recordWait(q, s)
+		st.recordWait(slot, s)
 		if s.blocks() && blockedBy == nil {
 			blockedBy = j
 		}
@@ -147,31 +145,32 @@ func (st *stepState) schedule() error {
 	return nil
 }
 
-// backfillShortestFirst gives the jobs after the reservations their turns,
-// without a reservation, shortest time limit first (no limit last). While
-// evictions are under way, jobs that may preempt go first, in priority
-// order: GPUs that evictions free go to the first job that can use them
-// (see awaitEvictions), not to the shortest.
-func (st *stepState) backfillShortestFirst(later []queued) {
+// backfillShortestFirst gives the jobs after the reservations (their
+// slots, in priority order) their turns, without a reservation, shortest
+// time limit first (no limit last). While evictions are under way, jobs
+// that may preempt go first, in priority order: GPUs that evictions free
+// go to the first job that can use them (see awaitEvictions), not to the
+// shortest.
+func (st *stepState) backfillShortestFirst(later []int32) {
 	if len(later) == 0 {
 		return
 	}
 	if st.evicting != nil {
 		rest := later[:0]
-		for _, q := range later {
-			if st.preempts(q.job) {
-				st.recordWait(q, st.try(q.job, false))
+		for _, slot := range later {
+			if j := st.pending[slot]; st.preempts(j) {
+				st.recordWait(slot, st.try(j, false))
 			} else {
-				rest = append(rest, q)
+				rest = append(rest, slot)
 			}
 		}
 		later = rest
 	}
-	slices.SortStableFunc(later, func(a, b queued) int {
-		return cmp.Compare(runLength(a.job.TimeLimit), runLength(b.job.TimeLimit))
+	slices.SortStableFunc(later, func(a, b int32) int {
+		return cmp.Compare(runLength(st.pending[a].TimeLimit), runLength(st.pending[b].TimeLimit))
 	})
-	for _, q := range later {
-		st.recordWait(q, st.try(q.job, false))
+	for _, slot := range later {
+		st.recordWait(slot, st.try(st.pending[slot], false))
 	}
 }
 
@@ -218,11 +217,11 @@ func (st *stepState) admit(j *Job) (gang.Request, status) {
 	return req, st.admitted(j)
 }
 
-// orderPending returns the pending jobs in the order of Config.Order,
-// each with its slot (place in ID order), and makes room for their waits.
-// A custom Orderer must return a permutation of the jobs it is given
-// (sorted by ID); else ErrPolicyOrder.
-func (st *stepState) orderPending() ([]queued, error) {
+// orderPending lists the pending jobs by ID (st.pending) and their slots
+// in the order of Config.Order (st.queue), and makes room for their
+// waits. A custom Orderer must return a permutation of the jobs it is
+// given (sorted by ID); else ErrPolicyOrder.
+func (st *stepState) orderPending() error {
 	byID := make([]*Job, 0, len(st.snap.Jobs))
 	for i := range st.snap.Jobs {
 		if st.snap.Jobs[i].State == Pending {
@@ -230,34 +229,42 @@ func (st *stepState) orderPending() ([]queued, error) {
 		}
 	}
 	slices.SortFunc(byID, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
+	st.pending = byID
 	st.waits = make([]Wait, len(byID))
-	queue := make([]queued, len(byID))
 	switch o := st.cfg.order().(type) {
 	case Multifactor:
-		o.queue(st.snap, byID, queue)
+		st.queue = o.slots(st.snap, byID)
 	case *Multifactor:
-		o.queue(st.snap, byID, queue)
+		st.queue = o.slots(st.snap, byID)
 	case TierOrder:
-		for i, j := range byID {
-			queue[i] = queued{job: j, slot: int32(i)}
+		st.queue = make([]int32, len(byID))
+		for i := range st.queue {
+			st.queue[i] = int32(i)
 		}
-		slices.SortStableFunc(queue, func(a, b queued) int { return compareTierOrder(a.job, b.job) })
+		slices.SortStableFunc(st.queue, func(a, b int32) int { return compareTierOrder(byID[a], byID[b]) })
 	default:
-		return queueInOrder(o, st.snap, byID)
+		queue, err := slotsInOrder(o, st.snap, byID)
+		if err != nil {
+			return err
+		}
+		st.queue = queue
 	}
-	return queue, nil
+	return nil
 }
 
-// queue fills queue with the jobs byID in m's order.
-func (m Multifactor) queue(s *Snapshot, byID []*Job, queue []queued) {
-	for k, key := range m.orderKeys(s, byID) {
-		queue[k] = queued{job: byID[key.i], slot: key.i}
+// slots returns the indices of the jobs byID in m's order.
+func (m Multifactor) slots(s *Snapshot, byID []*Job) []int32 {
+	keys := m.orderKeys(s, byID)
+	slots := make([]int32, len(keys))
+	for k, key := range keys {
+		slots[k] = key.i
 	}
+	return slots
 }
 
-// queueInOrder orders the jobs byID with a custom Orderer and finds each
-// one's slot, checking that the Orderer returned a permutation.
-func queueInOrder(o Orderer, snap *Snapshot, byID []*Job) ([]queued, error) {
+// slotsInOrder orders the jobs byID with a custom Orderer and returns
+// their indices in its order, checking that it returned a permutation.
+func slotsInOrder(o Orderer, snap *Snapshot, byID []*Job) ([]int32, error) {
 	jobs := slices.Clone(byID)
 	o.Order(snap, jobs)
 	if len(jobs) != len(byID) {
@@ -268,14 +275,14 @@ func queueInOrder(o Orderer, snap *Snapshot, byID []*Job) ([]queued, error) {
 		slotOf[j] = int32(i)
 	}
 	seen := make([]bool, len(byID))
-	queue := make([]queued, len(jobs))
+	slots := make([]int32, len(jobs))
 	for k, j := range jobs {
 		slot, ok := slotOf[j]
 		if !ok || seen[slot] {
 			return nil, ErrPolicyOrder
 		}
 		seen[slot] = true
-		queue[k] = queued{job: j, slot: slot}
+		slots[k] = slot
 	}
-	return queue, nil
+	return slots, nil
 }

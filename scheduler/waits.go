@@ -62,12 +62,12 @@ func refuse(why Reason, message string) status {
 	return status{code: refused, reason: why, message: message}
 }
 
-// recordWait records, for a job whose turn ended in s, why it waits, in
-// its slot of the ID order; it records nothing for a job that started or
-// holds a reservation (those are recorded where they are made).
-func (st *stepState) recordWait(q queued, s status) {
+// recordWait records, for the job in slot whose turn ended in s, why it
+// waits; it records nothing for a job that started or holds a
+// reservation (those are recorded where they are made).
+func (st *stepState) recordWait(slot int32, s status) {
 	if s.code == waiting || s.code == refused {
-		st.waits[q.slot] = Wait{Job: q.job.ID, Reason: s.reason, Message: s.message, Start: s.start}
+		st.waits[slot] = Wait{Job: st.pending[slot].ID, Reason: s.reason, Message: s.message, Start: s.start}
 	}
 }
 
