@@ -40,7 +40,7 @@ func (st *stepState) placeNowWithinShadows(j *Job, req gang.Request, d time.Dura
 	if j.Placement == Spread && j.Group != "" {
 		pl, out = st.placeApart(j, req, d)
 	} else {
-		pl, out = st.prof.PlaceNow(req, d, st.scorer(j))
+		pl, out = st.profile.PlaceNow(req, d, st.scorer(j))
 	}
 	if out != gang.Placed {
 		st.memo.noteFailsNow(key, j.Members)
@@ -125,7 +125,7 @@ func (st *stepState) addGroup(group string, n topology.NodeID, members int) {
 func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placement, gang.Outcome) {
 	nodes := st.groups[j.Group]
 	if len(nodes) == 0 {
-		return st.prof.PlaceNow(req, d, st.scorer(j))
+		return st.profile.PlaceNow(req, d, st.scorer(j))
 	}
 	level := req.SpreadLevel
 	count := func(n topology.NodeID) int { return nodes[n] }
@@ -147,10 +147,10 @@ func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang
 	req.Occupied = func(n topology.NodeID) bool { return count(n) > 0 }
 	for k := 1; k <= most; k++ {
 		req.Avoid = func(n topology.NodeID) bool { return count(n) >= k }
-		if pl, out := st.prof.PlaceNow(req, d, st.scorer(j)); out == gang.Placed {
+		if pl, out := st.profile.PlaceNow(req, d, st.scorer(j)); out == gang.Placed {
 			return pl, out
 		}
 	}
 	req.Avoid = nil // every place, still off the group's first
-	return st.prof.PlaceNow(req, d, st.scorer(j))
+	return st.profile.PlaceNow(req, d, st.scorer(j))
 }

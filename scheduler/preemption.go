@@ -152,7 +152,7 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 	var byWaiting backfill.Start
 	canWait, sought := false, false
 	if st.memo != nil {
-		byWaiting, canWait = st.prof.EarliestBy(req, d, scorer, 0, max(longestGrace, st.evictionsEnd))
+		byWaiting, canWait = st.profile.EarliestBy(req, d, scorer, 0, max(longestGrace, st.evictionsEnd))
 		sought = true
 		if canWait && byWaiting.At <= st.asFastBy(byWaiting) {
 			if s, sure := st.asFastAnyway(j, byWaiting, d, mayReserve); sure {
@@ -175,7 +175,7 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 	// than evictionsEnd). (A start sought only up to max(longestGrace,
 	// evictionsEnd) and not found is later than that.)
 	if !sought {
-		byWaiting, canWait = st.prof.Earliest(req, d, scorer, 0)
+		byWaiting, canWait = st.profile.Earliest(req, d, scorer, 0)
 	}
 	if !preempt.Worth(max(grace, st.asFastBy(byWaiting)), byWaiting.At, canWait) {
 		// It has the right to these GPUs and waits only because that is
@@ -304,7 +304,7 @@ func (st *stepState) searchVictims(j *Job, req gang.Request, scorer binpack.Scor
 	var pl gang.Placement
 	ok := false
 	if len(sub) > 0 {
-		st.prof.WithReservations(window, func() {
+		st.profile.WithReservations(window, func() {
 			if st.cfg.Victims != nil {
 				victims, pl, ok = st.customVictims(req, scorer, sub)
 			} else {
@@ -349,11 +349,11 @@ func (st *stepState) searchable(tier int, window time.Duration, idx []int, sub [
 		// The job still loses the work of all its GPUs: Size keeps
 		// their count for the cost order.
 		for k, h := range c.Holds {
-			if res := st.prof.Reserved(h.Node, 0, window); h.GPUs&res != 0 {
+			if res := st.profile.Reserved(h.Node, 0, window); h.GPUs&res != 0 {
 				seen.Size = c.NumGPUs()
 				seen.Holds = slices.Clone(c.Holds[:k])
 				for _, h := range c.Holds[k:] {
-					if free := h.GPUs &^ st.prof.Reserved(h.Node, 0, window); free != 0 {
+					if free := h.GPUs &^ st.profile.Reserved(h.Node, 0, window); free != 0 {
 						seen.Holds = append(seen.Holds, preempt.Hold{Node: h.Node, GPUs: free})
 					}
 				}
@@ -375,7 +375,7 @@ func (st *stepState) evictVictims(j *Job, victims []int) {
 		v := pool.jobs[i]
 		st.decided.Evictions = append(st.decided.Evictions, Eviction{Job: v.ID, Reason: EvictPreempted, By: j.ID, Grace: v.CheckpointGrace, Requeue: true})
 		for _, h := range pool.cands[i].Holds {
-			st.prof.MoveRelease(h.Node, h.GPUs, v.CheckpointGrace)
+			st.profile.MoveRelease(h.Node, h.GPUs, v.CheckpointGrace)
 		}
 		st.evictionsEnd = max(st.evictionsEnd, v.CheckpointGrace)
 		st.inUse[v.Team] -= v.GPUs()
@@ -438,7 +438,7 @@ func (st *stepState) awaitEvictions(j *Job, req gang.Request, d time.Duration, m
 	}
 	// EarliestBy remembers its misses per shape: asking again for a
 	// shape that cannot start by then is cheap.
-	start, ok := st.prof.EarliestBy(req, d, st.scorer(j), 0, st.evictingEnd)
+	start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, st.evictingEnd)
 	if !ok {
 		return status{}
 	}
@@ -576,7 +576,7 @@ func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate
 		}
 		// GPUs free now or freed by the victims, and reserved for no one
 		// during the run.
-		ok := (st.ix.FreeSet(sl.Node) | (freed[sl.Node] & st.ix.Healthy(sl.Node))) &^ st.prof.Reserved(sl.Node, 0, window)
+		ok := (st.ix.FreeSet(sl.Node) | (freed[sl.Node] & st.ix.Healthy(sl.Node))) &^ st.profile.Reserved(sl.Node, 0, window)
 		if sl.GPUs&^ok != 0 || sl.Members < 1 || sl.GPUs.Len() != sl.Members*req.GPUsPerMember {
 			return false
 		}

@@ -44,7 +44,7 @@ func (st *stepState) reserveWithinHorizon(j *Job, req gang.Request, d time.Durat
 	if st.horizon < 0 {
 		return status{}
 	}
-	start, ok := st.prof.EarliestBy(req, d, st.scorer(j), 0, st.horizon)
+	start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, st.horizon)
 	if !ok {
 		return status{}
 	}
@@ -66,7 +66,7 @@ func (st *stepState) reserveAt(j *Job, pl gang.Placement, start, d time.Duration
 			st.freeing -= (taken & st.ix.Healthy(sl.Node)).Len()
 		}
 	}
-	st.prof.Reserve(pl, start, d)
+	st.profile.Reserve(pl, start, d)
 	st.inUse[j.Team] += j.GPUs()
 	if len(st.quotas) > 0 {
 		if st.reserved == nil {

@@ -14,12 +14,12 @@ import (
 // (step.go) fills it job by job; what it remembers only to answer faster
 // is in memo, and the preemption candidates are in pool.
 type stepState struct {
-	cfg    *Config
-	snap   *Snapshot
-	ix     *topology.Index   // free GPUs now: nodes minus held and placed
-	prof   *backfill.Profile // free GPUs over time: ix, releases, reservations
-	matrix preempt.Matrix    // the preemption matrix in force
-	levels map[string]int    // topology level name to its index
+	cfg     *Config
+	snap    *Snapshot
+	ix      *topology.Index   // free GPUs now: nodes minus held and placed
+	profile *backfill.Profile // free GPUs over time: ix, releases, reservations
+	matrix  preempt.Matrix    // the preemption matrix in force
+	levels  map[string]int    // topology level name to its index
 
 	// decided collects the placements, evictions and reservations made;
 	// waits holds the wait of each pending job that neither starts nor
@@ -130,7 +130,7 @@ func newStepState(cfg *Config, snap *Snapshot, c checked, memoize bool) (*stepSt
 			}
 		}
 	}
-	st.prof = backfill.NewProfile(ix)
+	st.profile = backfill.NewProfile(ix)
 	return st, nil
 }
 
@@ -178,7 +178,7 @@ func (st *stepState) evict() {
 			}
 		}
 		for _, hold := range h.holds {
-			st.prof.AddRelease(hold.Node, hold.GPUs, end)
+			st.profile.AddRelease(hold.Node, hold.GPUs, end)
 			if leaving {
 				st.addEvicting(hold.Node, hold.GPUs, end)
 			} else if j.Group != "" {
