@@ -85,15 +85,18 @@ type TierOrder struct{}
 
 // Order sorts jobs by tier, then submit time, then ID. O(n log n).
 func (TierOrder) Order(_ *Snapshot, jobs []*Job) {
-	slices.SortStableFunc(jobs, func(a, b *Job) int {
-		if c := cmp.Compare(a.Tier, b.Tier); c != 0 {
-			return c
-		}
-		if c := a.Submitted.Compare(b.Submitted); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortStableFunc(jobs, compareTierOrder)
+}
+
+// compareTierOrder compares two jobs in TierOrder.
+func compareTierOrder(a, b *Job) int {
+	if c := cmp.Compare(a.Tier, b.Tier); c != 0 {
+		return c
+	}
+	if c := a.Submitted.Compare(b.Submitted); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }
 
 // Config is the scheduling policy. The zero value schedules sensibly:

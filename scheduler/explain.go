@@ -134,7 +134,7 @@ type QuotaUse struct {
 // Explain runs Step on snap and explains the outcome for one job. It
 // costs one Step plus O(N) for the node counts.
 func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
-	r, err := s.step(snap, job)
+	st, err := s.step(snap, job)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 	if j == nil {
 		return nil, fmt.Errorf("explain: no job %q in the snapshot", job)
 	}
-	d := r.decision()
+	d := st.result()
 	e := &Explanation{Job: j.ID, Members: j.Members, GPUsPerMember: j.GPUsPerMember, GPUType: j.GPUType}
 	e.Outcome = j.State.String()
 	for _, p := range d.Placements {
@@ -174,9 +174,9 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 		}
 	}
 	if j.State == Pending {
-		e.Pending = len(r.order)
-		for i, o := range r.order {
-			if o == j {
+		e.Pending = len(st.queue)
+		for i, slot := range st.queue {
+			if st.pending[slot] == j {
 				e.Rank = i + 1
 			}
 		}
@@ -187,19 +187,19 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 			e.Priority = factors(snap, j, *o)
 		}
 	}
-	req, ok := r.request(j)
-	r.funnel(e, j, req, ok)
-	if q := r.quotas[j.Team]; q != nil && *q != (Quota{}) { // a zero quota limits nothing
+	req, ok := st.request(j)
+	st.funnel(e, j, req, ok)
+	if q := st.quotas[j.Team]; q != nil && *q != (Quota{}) { // a zero quota limits nothing
 		// What the team held when the job's turn came: a pending job's
 		// own reservation, and those of jobs after it, do not count.
-		inUse := r.inUse[j.Team]
-		if j.State == Pending && r.turn.seen {
-			inUse = r.turn.inUse
+		inUse := st.inUse[j.Team]
+		if j.State == Pending && st.turn.seen {
+			inUse = st.turn.inUse
 		}
 		e.Quota = &QuotaUse{Team: j.Team, Nominal: q.GPUs, BorrowLimit: q.BorrowLimit, InUse: inUse}
 	}
 	if e.Reason == string(ReasonBehindReservation) && ok {
-		e.Delays = r.turn.delays // as its message named them, at its turn
+		e.Delays = st.turn.delays // as its message named them, at its turn
 	}
 	return e, nil
 }
@@ -219,23 +219,23 @@ func factors(snap *Snapshot, j *Job, m Multifactor) *PriorityFactors {
 }
 
 // funnel fills the node counts and the topology fit.
-func (r *run) funnel(e *Explanation, j *Job, req gang.Request, typeKnown bool) {
+func (st *stepState) funnel(e *Explanation, j *Job, req gang.Request, typeKnown bool) {
 	g := j.GPUsPerMember
-	for n := range r.ix.NumNodes() {
+	for n := range st.ix.NumNodes() {
 		id := topology.NodeID(n)
 		e.Nodes.Total++
-		if r.ix.State(id) != topology.Ready {
+		if st.ix.State(id) != topology.Ready {
 			continue
 		}
 		e.Nodes.Ready++
-		if !typeKnown || !r.ix.InClass(id, req.Class) {
+		if !typeKnown || !st.ix.InClass(id, req.Class) {
 			continue
 		}
 		e.Nodes.OfType++
-		if r.ix.Healthy(id).Len() >= g {
+		if st.ix.Healthy(id).Len() >= g {
 			e.Nodes.BigEnough++
 		}
-		if r.ix.Free(id) >= g {
+		if st.ix.Free(id) >= g {
 			e.Nodes.FreeEnough++
 		}
 	}
@@ -245,14 +245,14 @@ func (r *run) funnel(e *Explanation, j *Job, req gang.Request, typeKnown bool) {
 		if !typeKnown {
 			return 0
 		}
-		return r.ix.Capacity(level, d, req.Class, g)
+		return st.ix.Capacity(level, d, req.Class, g)
 	}
 	e.MembersFitNow = capacity(topology.ClusterLevel, 0)
 	if req.Required != gang.NoLevel {
-		df := &DomainFit{Level: j.Topology.Required, Domains: r.ix.NumDomains(req.Required)}
+		df := &DomainFit{Level: j.Topology.Required, Domains: st.ix.NumDomains(req.Required)}
 		for dm := range df.Domains {
 			if c := capacity(req.Required, topology.DomainID(dm)); c > df.BestFit || df.Best == "" {
-				df.Best, df.BestFit = r.ix.DomainName(req.Required, topology.DomainID(dm)), c
+				df.Best, df.BestFit = st.ix.DomainName(req.Required, topology.DomainID(dm)), c
 			}
 		}
 		e.Topology = df

@@ -1,8 +1,8 @@
 package scheduler
 
-// NewWithoutPreemptionMemo returns a scheduler whose Steps search for
-// victims for every job that may preempt, remembering nothing between
-// jobs: the reference that the preemption memos must agree with.
-func NewWithoutPreemptionMemo(cfg Config) *Scheduler {
+// NewWithoutMemo returns a scheduler whose Steps remember nothing
+// between jobs and search for victims for every job that may preempt:
+// the reference that the memos and shortcuts must agree with.
+func NewWithoutMemo(cfg Config) *Scheduler {
 	return &Scheduler{cfg: cfg, noMemo: true}
 }

@@ -19,6 +19,63 @@ var ErrPolicyModifiedSnapshot = errors.New("scheduler: a policy modified the sna
 // one).
 var ErrPolicyOrder = errors.New("scheduler: the Orderer did not return a permutation of the pending jobs")
 
+// snapshotGuard checks, when a custom policy is configured, that the
+// policies leave the snapshot as they found it. The built-in policies are
+// known not to change it, so without a custom one the guard does nothing.
+type snapshotGuard struct {
+	snap   *Snapshot
+	custom bool
+	seed   maphash.Seed
+	before uint64 // the snapshot's fingerprint before any policy ran
+}
+
+func newSnapshotGuard(cfg *Config, snap *Snapshot) snapshotGuard {
+	g := snapshotGuard{snap: snap, custom: !builtinOrder(cfg.Order) || cfg.Admit != nil || cfg.Victims != nil ||
+		cfg.Pack != nil || cfg.Spread != nil || cfg.Reserve != nil || cfg.Domains != nil}
+	if g.custom {
+		g.seed = maphash.MakeSeed()
+		g.before = fingerprint(g.seed, snap)
+	}
+	return g
+}
+
+// builtinOrder reports whether o is nil or one of the package's own
+// orders, which are known not to modify the snapshot.
+func builtinOrder(o Orderer) bool {
+	switch o.(type) {
+	case nil, TierOrder, Multifactor, *Multifactor:
+		return true
+	}
+	return false
+}
+
+// run runs f, which calls the policies, and returns its error, or
+// ErrPolicyModifiedSnapshot when a custom policy changed the snapshot. A
+// policy that changes the snapshot can leave it in a state Step does not
+// expect and make it panic: that is the policy's broken contract, not a
+// crash, and is reported as such; a panic with the snapshot unchanged
+// goes on.
+func (g snapshotGuard) run(f func() error) (err error) {
+	if !g.custom {
+		return f()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if fingerprint(g.seed, g.snap) == g.before {
+				panic(p)
+			}
+			err = ErrPolicyModifiedSnapshot
+		}
+	}()
+	if err := f(); err != nil {
+		return err
+	}
+	if fingerprint(g.seed, g.snap) != g.before {
+		return ErrPolicyModifiedSnapshot
+	}
+	return nil
+}
+
 // fingerprint hashes every field of the snapshot that Step reads, so that
 // Step can tell whether a policy changed it. O(size of the snapshot).
 func fingerprint(seed maphash.Seed, s *Snapshot) uint64 {

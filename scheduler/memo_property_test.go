@@ -60,7 +60,7 @@ func sameWithoutMemo(t *rapid.T, cfg scheduler.Config, s *scheduler.Snapshot) {
 	if err != nil {
 		t.Fatalf("Step: %v", err)
 	}
-	ref, err := scheduler.NewWithoutPreemptionMemo(cfg).Step(s)
+	ref, err := scheduler.NewWithoutMemo(cfg).Step(s)
 	if err != nil {
 		t.Fatalf("Step without memo: %v", err)
 	}

@@ -319,7 +319,7 @@ func TestInvariantPreemption(t *testing.T) {
 				awaiting++
 			}
 		}
-		ref, err := scheduler.NewWithoutPreemptionMemo(cfg).Step(s)
+		ref, err := scheduler.NewWithoutMemo(cfg).Step(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,7 +352,7 @@ func TestInvariantPreemptionOverSteps(t *testing.T) {
 			if err := checkAll(w, checkNoDoubleAllocation, checkGangs, checkNoJobLost, checkReservationsHold, checkWorkConserving, checkPreemptions); err != nil {
 				t.Fatalf("%v\ncfg %+v%s", err, cfg, hist)
 			}
-			ref, err := scheduler.NewWithoutPreemptionMemo(cfg).Step(s)
+			ref, err := scheduler.NewWithoutMemo(cfg).Step(s)
 			if err != nil {
 				t.Fatal(err)
 			}

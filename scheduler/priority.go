@@ -65,6 +65,16 @@ func Factors(s *Snapshot) *fairshare.Factors {
 // O(k log k) for each run of k jobs equal in tier and priority. A nil
 // snapshot is taken as an empty one.
 func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
+	ks := m.orderKeys(s, jobs)
+	orig := slices.Clone(jobs)
+	for i := range ks {
+		jobs[i] = orig[ks[i].i]
+	}
+}
+
+// orderKeys returns the keys of jobs in m's order, each naming its job by its
+// index in jobs; it does not change jobs.
+func (m Multifactor) orderKeys(s *Snapshot, jobs []*Job) []keyed {
 	if s == nil {
 		s = &Snapshot{}
 	}
@@ -102,7 +112,6 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 	// Jobs arrive sorted by ID (Step sorts them), so their index breaks
 	// the last ties as the ID would, without comparing strings.
 	sorted := slices.IsSortedFunc(jobs, func(a, b *Job) int { return strings.Compare(a.ID, b.ID) })
-	orig := slices.Clone(jobs)
 	for lo := 0; lo < len(ks); {
 		hi := lo + 1
 		for hi < len(ks) && ks[hi].p == ks[lo].p && ks[hi].tier == ks[lo].tier {
@@ -110,7 +119,7 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 		}
 		if hi-lo > 1 {
 			slices.SortFunc(ks[lo:hi], func(a, b keyed) int {
-				ja, jb := orig[a.i], orig[b.i]
+				ja, jb := jobs[a.i], jobs[b.i]
 				if c := cmp.Compare(ja.Submitted.Unix(), jb.Submitted.Unix()); c != 0 {
 					return c
 				}
@@ -127,9 +136,7 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 		}
 		lo = hi
 	}
-	for i := range ks {
-		jobs[i] = orig[ks[i].i]
-	}
+	return ks
 }
 
 // keyed is a job's place in the multifactor order as far as tier and

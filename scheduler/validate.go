@@ -123,11 +123,44 @@ func validate(s *Snapshot, tiers int) (checked, error) {
 // from 0) and its GPU count, or false for an unknown name. When the
 // snapshot is valid, it has asked node about every allocation entry of
 // every job exactly once, in order, and claimed (zero, by node number)
-// holds the GPUs the allocations hold.
+// holds the GPUs the allocations hold. The error names the first field
+// at fault, in input order: teams first, then each job's ID, fields and
+// allocation.
 func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool), claimed []topology.GPUSet) error {
-	teams := make(map[string]int, len(s.Teams))
-	for i := range s.Teams {
-		t := &s.Teams[i]
+	if err := validateTeams(s.Teams); err != nil {
+		return err
+	}
+	ids := newIDCheck(s.Jobs)
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if err := ids.check(i, j); err != nil {
+			return err
+		}
+		if err := checkJobFields(s.Cluster.Levels, tiers, i, j); err != nil {
+			return err
+		}
+		if j.State == Pending {
+			if len(j.Allocation) > 0 {
+				return verr(jobField(i, j)+": allocation", "a pending job holds no allocation")
+			}
+			continue
+		}
+		if err := checkAllocation(s, i, node, claimed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jobField names job i, j, for an error: jobs[3] "C".
+func jobField(i int, j *Job) string { return fmt.Sprintf("jobs[%d] %q", i, j.ID) }
+
+// validateTeams checks each team's fields in input order, then the tree
+// their parents make (checkTeamTree).
+func validateTeams(ts []Team) error {
+	teams := make(map[string]int, len(ts))
+	for i := range ts {
+		t := &ts[i]
 		f := func() string { return fmt.Sprintf("teams[%d] %q", i, t.Name) }
 		if t.Name == "" {
 			return verr(fmt.Sprintf("teams[%d]", i), "name is empty")
@@ -151,117 +184,129 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 			}
 		}
 	}
-	if err := checkTeamTree(s.Teams, teams); err != nil {
-		return err
+	return checkTeamTree(ts, teams)
+}
+
+// idCheck finds repeated job IDs. Jobs listed in ID order, as hosts
+// usually keep them, repeat an ID only next to each other; otherwise a
+// map (byID non-nil) finds repeats.
+type idCheck struct {
+	jobs []Job
+	byID map[string]int
+}
+
+func newIDCheck(jobs []Job) idCheck {
+	c := idCheck{jobs: jobs}
+	if !slices.IsSortedFunc(jobs, func(a, b Job) int { return strings.Compare(a.ID, b.ID) }) {
+		c.byID = make(map[string]int, len(jobs))
 	}
-	// Jobs listed in ID order, as hosts usually keep them, repeat an ID
-	// only next to each other; otherwise a map finds repeats.
-	var ids map[string]int
-	if !slices.IsSortedFunc(s.Jobs, func(a, b Job) int { return strings.Compare(a.ID, b.ID) }) {
-		ids = make(map[string]int, len(s.Jobs))
+	return c
+}
+
+// check refuses job i, j, when its ID is empty or repeats an earlier
+// job's; the jobs must be checked in order.
+func (c idCheck) check(i int, j *Job) error {
+	if j.ID == "" {
+		return verr(fmt.Sprintf("jobs[%d]", i), "id is empty")
 	}
-	for i := range s.Jobs {
-		j := &s.Jobs[i]
-		f := func() string { return fmt.Sprintf("jobs[%d] %q", i, j.ID) }
-		if j.ID == "" {
-			return verr(fmt.Sprintf("jobs[%d]", i), "id is empty")
+	if c.byID == nil {
+		if i > 0 && c.jobs[i-1].ID == j.ID {
+			return verr(jobField(i, j), "duplicate job id (also jobs[%d])", i-1)
 		}
-		if ids == nil {
-			if i > 0 && s.Jobs[i-1].ID == j.ID {
-				return verr(f(), "duplicate job id (also jobs[%d])", i-1)
+		return nil
+	}
+	if k, dup := c.byID[j.ID]; dup {
+		return verr(jobField(i, j), "duplicate job id (also jobs[%d])", k)
+	}
+	c.byID[j.ID] = i
+	return nil
+}
+
+// checkJobFields checks job i's own fields, in the order they are listed
+// here, against the number of tiers and the cluster's levels.
+func checkJobFields(levels []string, tiers int, i int, j *Job) error {
+	f := func() string { return jobField(i, j) }
+	switch {
+	case j.Tier < 0 || j.Tier >= tiers:
+		return verr(f()+": tier", "must be in 0..%d, got %d", tiers-1, j.Tier)
+	case j.Kind > Inference:
+		return verr(f()+": kind", "unknown kind %d", j.Kind)
+	case j.State > Evicting:
+		return verr(f()+": state", "unknown state %d", j.State)
+	case j.Placement > Spread:
+		return verr(f()+": placement", "unknown placement %d", j.Placement)
+	case j.Members < 1:
+		return verr(f()+": members", "must be >= 1, got %d", j.Members)
+	case j.GPUsPerMember < 1:
+		return verr(f()+": gpusPerMember", "must be >= 1, got %d", j.GPUsPerMember)
+	case j.GPUsPerMember > topology.MaxGPUsPerNode:
+		return verr(f()+": gpusPerMember", "must be <= %d, got %d", topology.MaxGPUsPerNode, j.GPUsPerMember)
+	case j.Members > 1<<20:
+		return verr(f()+": members", "must be <= %d, got %d", 1<<20, j.Members)
+	case j.TimeLimit < 0:
+		return verr(f()+": timeLimit", "must be >= 0, got %s", j.TimeLimit)
+	case j.CheckpointGrace < 0:
+		return verr(f()+": checkpointGrace", "must be >= 0, got %s", j.CheckpointGrace)
+	}
+	req, pref := -1, -1
+	if l := j.Topology.Required; l != "" {
+		if req = levelIndex(levels, l); req < 0 {
+			return verr(f()+": topology.required", "unknown level %q", l)
+		}
+	}
+	if l := j.Topology.Preferred; l != "" {
+		if pref = levelIndex(levels, l); pref < 0 {
+			return verr(f()+": topology.preferred", "unknown level %q", l)
+		}
+		if req >= 0 && pref < req {
+			return verr(f()+": topology.preferred", "level %q is outside required level %q", l, j.Topology.Required)
+		}
+	}
+	if l := j.SpreadLevel; l != "" && levelIndex(levels, l) < 0 {
+		return verr(f()+": spreadLevel", "unknown level %q", l)
+	}
+	return nil
+}
+
+// checkAllocation checks the allocation of running or evicting job i:
+// known nodes, GPU indices in range and claimed by no other entry, whole
+// members on each node, members × gpusPerMember GPUs in all. It asks
+// node about each entry once, in order, and adds the GPUs to claimed.
+func checkAllocation(s *Snapshot, i int, node func(name string) (int, int, bool), claimed []topology.GPUSet) error {
+	j := &s.Jobs[i]
+	if len(j.Allocation) == 0 {
+		return verr(jobField(i, j)+": allocation", "must be given for %s job", article(j.State.String()))
+	}
+	total := 0
+	for k, a := range j.Allocation {
+		af := func() string { return fmt.Sprintf("%s: allocation[%d]", jobField(i, j), k) }
+		ni, gpus, ok := node(a.Node)
+		if !ok {
+			return verr(af()+".node", "unknown node %q", a.Node)
+		}
+		for _, g := range a.GPUs {
+			if g < 0 || g >= gpus {
+				return verr(af()+".gpus", "GPU index %d out of range 0..%d of node %q", g, gpus-1, a.Node)
 			}
-		} else if k, dup := ids[j.ID]; dup {
-			return verr(f(), "duplicate job id (also jobs[%d])", k)
-		} else {
-			ids[j.ID] = i
-		}
-		if j.Tier < 0 || j.Tier >= tiers {
-			return verr(f()+": tier", "must be in 0..%d, got %d", tiers-1, j.Tier)
-		}
-		if j.Kind > Inference {
-			return verr(f()+": kind", "unknown kind %d", j.Kind)
-		}
-		if j.State > Evicting {
-			return verr(f()+": state", "unknown state %d", j.State)
-		}
-		if j.Placement > Spread {
-			return verr(f()+": placement", "unknown placement %d", j.Placement)
-		}
-		if j.Members < 1 {
-			return verr(f()+": members", "must be >= 1, got %d", j.Members)
-		}
-		if j.GPUsPerMember < 1 {
-			return verr(f()+": gpusPerMember", "must be >= 1, got %d", j.GPUsPerMember)
-		}
-		if j.GPUsPerMember > topology.MaxGPUsPerNode {
-			return verr(f()+": gpusPerMember", "must be <= %d, got %d", topology.MaxGPUsPerNode, j.GPUsPerMember)
-		}
-		if j.Members > 1<<20 {
-			return verr(f()+": members", "must be <= %d, got %d", 1<<20, j.Members)
-		}
-		if j.TimeLimit < 0 {
-			return verr(f()+": timeLimit", "must be >= 0, got %s", j.TimeLimit)
-		}
-		if j.CheckpointGrace < 0 {
-			return verr(f()+": checkpointGrace", "must be >= 0, got %s", j.CheckpointGrace)
-		}
-		req, pref := -1, -1
-		if l := j.Topology.Required; l != "" {
-			if req = levelIndex(s.Cluster.Levels, l); req < 0 {
-				return verr(f()+": topology.required", "unknown level %q", l)
-			}
-		}
-		if l := j.Topology.Preferred; l != "" {
-			if pref = levelIndex(s.Cluster.Levels, l); pref < 0 {
-				return verr(f()+": topology.preferred", "unknown level %q", l)
-			}
-			if req >= 0 && pref < req {
-				return verr(f()+": topology.preferred", "level %q is outside required level %q", l, j.Topology.Required)
-			}
-		}
-		if l := j.SpreadLevel; l != "" && levelIndex(s.Cluster.Levels, l) < 0 {
-			return verr(f()+": spreadLevel", "unknown level %q", l)
-		}
-		if j.State == Pending {
-			if len(j.Allocation) > 0 {
-				return verr(f()+": allocation", "a pending job holds no allocation")
-			}
-			continue
-		}
-		if len(j.Allocation) == 0 {
-			return verr(f()+": allocation", "must be given for %s job", article(j.State.String()))
-		}
-		total := 0
-		for k, a := range j.Allocation {
-			af := func() string { return fmt.Sprintf("%s: allocation[%d]", f(), k) }
-			ni, gpus, ok := node(a.Node)
-			if !ok {
-				return verr(af()+".node", "unknown node %q", a.Node)
-			}
-			for _, g := range a.GPUs {
-				if g < 0 || g >= gpus {
-					return verr(af()+".gpus", "GPU index %d out of range 0..%d of node %q", g, gpus-1, a.Node)
+			bit := topology.SetOf(g)
+			if claimed[ni]&bit != 0 {
+				if other := claimant(s, a.Node, g); other != i {
+					return verr(af()+".gpus", "GPU %d of node %q is claimed twice (also jobs[%d] %q)", g, a.Node, other, s.Jobs[other].ID)
 				}
-				bit := topology.SetOf(g)
-				if claimed[ni]&bit != 0 {
-					if other := claimant(s, a.Node, g); other != i {
-						return verr(af()+".gpus", "GPU %d of node %q is claimed twice (also jobs[%d] %q)", g, a.Node, other, s.Jobs[other].ID)
-					}
-					return verr(af()+".gpus", "GPU %d of node %q is claimed twice by this job", g, a.Node)
-				}
-				claimed[ni] |= bit
+				return verr(af()+".gpus", "GPU %d of node %q is claimed twice by this job", g, a.Node)
 			}
-			if len(a.GPUs) == 0 {
-				return verr(af()+".gpus", "holds no GPUs on node %q (leave the entry out)", a.Node)
-			}
-			if len(a.GPUs)%j.GPUsPerMember != 0 {
-				return verr(af()+".gpus", "%d GPUs on node %q is not a whole number of members of %d", len(a.GPUs), a.Node, j.GPUsPerMember)
-			}
-			total += len(a.GPUs)
+			claimed[ni] |= bit
 		}
-		if total != j.GPUs() {
-			return verr(f()+": allocation", "holds %d GPUs, want members × gpusPerMember = %d", total, j.GPUs())
+		if len(a.GPUs) == 0 {
+			return verr(af()+".gpus", "holds no GPUs on node %q (leave the entry out)", a.Node)
 		}
+		if len(a.GPUs)%j.GPUsPerMember != 0 {
+			return verr(af()+".gpus", "%d GPUs on node %q is not a whole number of members of %d", len(a.GPUs), a.Node, j.GPUsPerMember)
+		}
+		total += len(a.GPUs)
+	}
+	if total != j.GPUs() {
+		return verr(jobField(i, j)+": allocation", "holds %d GPUs, want members × gpusPerMember = %d", total, j.GPUs())
 	}
 	return nil
 }

@@ -1,0 +1,156 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/gpusched/gpusched/binpack"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// placeNowWithinShadows is the stage that starts j now, which it may only
+// by the EASY shadow-time rule: the start of a reservation is its shadow
+// time, and a job may start now only on GPUs that no reservation holds
+// before the job would end (its hold d: time limit plus the grace of its
+// eviction at the limit). So it either ends by the shadow time of every
+// reservation on the GPUs it takes, or takes extra GPUs that nobody
+// reserved. The profile applies the rule ([backfill.Profile.PlaceNow]);
+// on a flat pool it is exactly EASY's. Example, ten one-GPU nodes, a
+// running job holding six until now+1h, and A (8 GPUs) reserved at its
+// shadow time now+1h on those six and two free ones, which leaves two
+// extra:
+//
+//	next job  GPUs  limit  starts now  because
+//	B         4     30m    yes         ends before the shadow time
+//	B         4     1h     yes         ends at the shadow time
+//	B         2     3h     yes         runs past it on the two extra GPUs
+//	B         3     3h     no          runs past it and needs one of A's GPUs
+//	B         2     none   yes         never ends, on the two extra GPUs
+//	B         5     10m    no          five GPUs are not free now
+//
+// A job that does not start this way is left undecided for the next
+// stage. key is j's shape and view of the reservations (see shapeKey);
+// shapes known not to fit are not asked again.
+func (st *stepState) placeNowWithinShadows(j *Job, req gang.Request, d time.Duration, key shapeKey) status {
+	if st.memo.failsNow(key, j.Members) {
+		return status{}
+	}
+	var pl gang.Placement
+	var out gang.Outcome
+	if j.Placement == Spread && j.Group != "" {
+		pl, out = st.placeApart(j, req, d)
+	} else {
+		pl, out = st.profile.PlaceNow(req, d, st.scorer(j))
+	}
+	if out != gang.Placed {
+		st.memo.noteFailsNow(key, j.Members)
+		return status{}
+	}
+	st.recordPlacement(j, pl)
+	return status{code: started}
+}
+
+// shapeOf is the memo key of j, whose request is req and hold d.
+func (st *stepState) shapeOf(j *Job, req gang.Request, d time.Duration) shapeKey {
+	return shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
+		mode: int32(j.Placement), spread: req.SpreadLevel, shadows: st.shadowsWithin(d), reservations: len(st.reservations.made)}
+}
+
+// request is j's gang request; false when no node has j's GPU type.
+func (st *stepState) request(j *Job) (gang.Request, bool) {
+	req := gang.NewRequest(j.Members, j.GPUsPerMember)
+	c, ok := st.ix.Class(j.GPUType)
+	req.Class = c
+	if j.Topology.Required != "" {
+		if l, has := st.levels[j.Topology.Required]; has {
+			req.Required = l
+		}
+	}
+	if j.Topology.Preferred != "" {
+		if l, has := st.levels[j.Topology.Preferred]; has {
+			req.Preferred = l
+		}
+	}
+	req.Chooser = st.cfg.Domains
+	if j.Placement == Spread {
+		req.Distinct = true
+		if l, has := st.levels[j.SpreadLevel]; has && j.SpreadLevel != "" {
+			req.SpreadLevel = l
+		}
+	}
+	return req, ok
+}
+
+// scorer is the node scorer for j's placement mode (nil: the default).
+func (st *stepState) scorer(j *Job) binpack.Scorer {
+	if j.Placement == Spread {
+		if st.cfg.Spread != nil {
+			return st.cfg.Spread
+		}
+		return binpack.Spread{}
+	}
+	return st.cfg.Pack
+}
+
+// recordPlacement records that j starts now on pl, which the profile
+// holds already.
+func (st *stepState) recordPlacement(j *Job, pl gang.Placement) {
+	st.decided.Placements = append(st.decided.Placements, Placement{Job: j.ID, Allocation: pl.Allocation(st.ix)})
+	st.inUse[j.Team] += j.GPUs()
+	if j.Group != "" {
+		for _, sl := range pl.Slots {
+			st.addGroup(j.Group, sl.Node, sl.Members)
+		}
+	}
+}
+
+// addGroup counts members more members of group on node n.
+func (st *stepState) addGroup(group string, n topology.NodeID, members int) {
+	m := st.groups[group]
+	if m == nil {
+		m = map[topology.NodeID]int{}
+		st.groups[group] = m
+	}
+	m[n] += members
+}
+
+// placeApart places a spread job of a group away from the group's other
+// members: first on nodes (or domains of its spread level) holding none
+// of them, then on those holding at most one, and so on, so replicas
+// double up as little as capacity allows. Within each try, its members
+// go first to places holding no member of the group (gang.Request
+// Occupied), so the group sits on as many places as capacity allows. Its
+// last try may use every place, so it fails exactly when a placement
+// without the group in view would, and it reports that try's outcome.
+func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placement, gang.Outcome) {
+	nodes := st.groups[j.Group]
+	if len(nodes) == 0 {
+		return st.profile.PlaceNow(req, d, st.scorer(j))
+	}
+	level := req.SpreadLevel
+	count := func(n topology.NodeID) int { return nodes[n] }
+	most := 0
+	if level == gang.NoLevel {
+		for _, c := range nodes {
+			most = max(most, c)
+		}
+	} else {
+		domains := map[topology.DomainID]int{}
+		for n, c := range nodes {
+			domains[st.ix.DomainOf(level, n)] += c
+		}
+		for _, c := range domains {
+			most = max(most, c)
+		}
+		count = func(n topology.NodeID) int { return domains[st.ix.DomainOf(level, n)] }
+	}
+	req.Occupied = func(n topology.NodeID) bool { return count(n) > 0 }
+	for k := 1; k <= most; k++ {
+		req.Avoid = func(n topology.NodeID) bool { return count(n) >= k }
+		if pl, out := st.profile.PlaceNow(req, d, st.scorer(j)); out == gang.Placed {
+			return pl, out
+		}
+	}
+	req.Avoid = nil // every place, still off the group's first
+	return st.profile.PlaceNow(req, d, st.scorer(j))
+}

@@ -1,0 +1,306 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// status is what one stage of a job's turn decided, in the manner of the
+// Kubernetes scheduler framework's Status: code drives the pipeline, and
+// for a job that waits, reason names the check that decided it and
+// message says why, in the words the decision reports. The stage that
+// decides builds the whole status; schedule records it, once, with
+// recordWait. The zero status is undecided: the next stage goes on.
+//
+// Where each reason is decided:
+//
+//	reason               code     decided by
+//	gpu-type             refused  knownType
+//	unsatisfiable        refused  satisfiable
+//	quota                refused  admitted (Config.Admit)
+//	behind-reservation   waiting  behindReservations
+//	insufficient-gpus    waiting  noRoom
+//	topology             waiting  noRoom
+//	awaiting-preemption  waiting  claim (preemption.go)
+//	priority             waiting  schedule (backfill off)
+type status struct {
+	code    code
+	reason  Reason
+	message string
+	start   time.Time // the estimated start of a waiting job, where known
+}
+
+// code is how a job's turn ends.
+type code uint8
+
+const (
+	undecided code = iota // no stage decided yet
+	started               // placed now
+	reserved              // holds a reservation: waits for GPUs, blocks strict order
+	waiting               // waits for GPUs without a reservation: blocks strict order
+	refused               // cannot run now for reasons of its own: blocks nobody
+)
+
+func (s status) decided() bool { return s.code != undecided }
+
+// blocks reports whether the job waits for GPUs, reserved or not: with
+// backfill off, every job after it waits too.
+func (s status) blocks() bool { return s.code == reserved || s.code == waiting }
+
+// waitFor is the status of a job that waits for GPUs.
+func waitFor(why Reason, message string) status {
+	return status{code: waiting, reason: why, message: message}
+}
+
+// refuse is the status of a job that a check of its own turns away.
+func refuse(why Reason, message string) status {
+	return status{code: refused, reason: why, message: message}
+}
+
+// recordWait records, for the job in slot whose turn ended in s, why it
+// waits; it records nothing for a job that started or holds a
+// reservation (those are recorded where they are made).
+func (st *stepState) recordWait(slot int32, s status) {
+	if s.code == waiting || s.code == refused {
+		st.waits[slot] = Wait{Job: st.pending[slot].ID, Reason: s.reason, Message: s.message, Start: s.start}
+	}
+}
+
+// Checks of a job alone: each returns refused, or undecided to pass.
+
+// knownType refuses j when no node has its GPU type.
+func knownType(j *Job, ok bool) status {
+	if !ok {
+		return refuse(ReasonGPUType, fmt.Sprintf("no node has GPU type %q", j.GPUType))
+	}
+	return status{}
+}
+
+// satisfiable refuses j when it can never fit this cluster: no node
+// large enough for a member, or more members than the empty cluster (or
+// the largest domain of its required level) holds. The largest gang of a
+// shape is computed once per shape.
+func (st *stepState) satisfiable(j *Job, req gang.Request) status {
+	if st.ix.NumNodes() == 0 {
+		return refuse(ReasonUnsatisfiable, "the cluster has no nodes")
+	}
+	if j.GPUsPerMember > st.ix.MaxGPUs() {
+		return refuse(ReasonUnsatisfiable, fmt.Sprintf("needs %d GPUs on one node; the largest node has %d", j.GPUsPerMember, st.ix.MaxGPUs()))
+	}
+	key := shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: gang.NoLevel, spread: gang.NoLevel}
+	most := st.memo.largest(key, func() int { return st.largestGang(req) })
+	if j.Members <= most {
+		return status{}
+	}
+	typ := typeWord(j.GPUType)
+	if req.Required != gang.NoLevel {
+		return refuse(ReasonUnsatisfiable, fmt.Sprintf("needs %d×%d%s GPUs in one %s; no %s of this cluster holds more than %s",
+			j.Members, j.GPUsPerMember, typ, j.Topology.Required, j.Topology.Required, counted(most, "such member")))
+	}
+	return refuse(ReasonUnsatisfiable, fmt.Sprintf("needs %d×%d%s GPUs; this cluster holds at most %s", j.Members, j.GPUsPerMember, typ, counted(most, "such member")))
+}
+
+// largestGang is the largest gang of req's member size, class and
+// required level that fits the cluster with every job gone: ready and
+// draining nodes, healthy GPUs. One pass over the nodes, of which the
+// cluster must have at least one.
+func (st *stepState) largestGang(req gang.Request) int {
+	g := req.GPUsPerMember
+	if req.Required == gang.NoLevel {
+		total := 0
+		for n := range st.ix.NumNodes() {
+			id := topology.NodeID(n)
+			if st.ix.State(id) != topology.Down && st.ix.InClass(id, req.Class) {
+				total += st.ix.Healthy(id).Len() / g
+			}
+		}
+		return total
+	}
+	per := make([]int, st.ix.NumDomains(req.Required))
+	for n := range st.ix.NumNodes() {
+		id := topology.NodeID(n)
+		if st.ix.State(id) != topology.Down && st.ix.InClass(id, req.Class) {
+			per[st.ix.DomainOf(req.Required, id)] += st.ix.Healthy(id).Len() / g
+		}
+	}
+	return slices.Max(per) // every node is in a domain of each level
+}
+
+// admitted refuses j when the admission policy (Config.Admit, by default
+// the teams' quotas) does not let its team start it now.
+func (st *stepState) admitted(j *Job) status {
+	var a Admitter = QuotaAdmitter{quotas: st.quotas}
+	if st.cfg.Admit != nil {
+		a = st.cfg.Admit
+	}
+	u := Usage{TeamGPUs: st.inUse[j.Team], IdleGPUs: st.ix.FreeGPUs(topology.ClusterLevel, 0, topology.AnyType) + st.freeing}
+	if ok, why := a.Admit(st.snap, j, u); !ok {
+		if why == "" {
+			why = "not admitted by the admission policy"
+		}
+		return refuse(ReasonQuota, why)
+	}
+	return status{}
+}
+
+// Why a job waits for GPUs.
+
+// whyWaits is the last stage of a job that neither starts nor holds a
+// reservation: it says why j waits. Either j fits the free GPUs now but
+// would delay a reservation (behind-reservation), or it does not fit them
+// even ignoring the reservations (insufficient-gpus, or topology when
+// the GPUs are free but no domain of its required level holds it). When
+// j may have a reservation but the profile has no start for it within
+// the planning horizon (noHorizonStart), the message of the second kind
+// says so.
+func (st *stepState) whyWaits(j *Job, req gang.Request, d time.Duration, key shapeKey, noHorizonStart bool) status {
+	key.shadows, key.reservations = 0, 0
+	out := st.fitIgnoringReservations(j, req, key)
+	if out == gang.Placed {
+		return st.behindReservations(j, req, d)
+	}
+	st.memo.noteFailsIgnoringReservations(key, j.Members)
+	return st.noRoom(j, req, out, noHorizonStart)
+}
+
+// fitIgnoringReservations is whether j would fit the free GPUs now were
+// no GPU reserved: gang.Placed, gang.NoDomain when enough GPUs are free
+// but no domain of its required level holds it, else gang.NoCapacity.
+// It places nothing.
+func (st *stepState) fitIgnoringReservations(j *Job, req gang.Request, key shapeKey) gang.Outcome {
+	clusterHolds := func() bool {
+		return st.ix.Capacity(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember) >= j.Members
+	}
+	switch {
+	case st.memo.failsIgnoringReservations(key, j.Members):
+		if req.Required != gang.NoLevel && clusterHolds() {
+			return gang.NoDomain
+		}
+		return gang.NoCapacity
+	case req.Required == gang.NoLevel && req.Preferred == gang.NoLevel:
+		// Without topology a gang fits exactly when the members fit.
+		if clusterHolds() {
+			return gang.Placed
+		}
+		return gang.NoCapacity
+	}
+	pl, out := gang.Place(st.ix, req, st.scorer(j))
+	if out == gang.Placed {
+		pl.Release(st.ix)
+	}
+	return out
+}
+
+// behindReservations is the status of j, which fits now but would delay
+// the reservations that start within its run d; the message names them.
+// For Explain's target, the turn keeps them too.
+func (st *stepState) behindReservations(j *Job, req gang.Request, d time.Duration) status {
+	s := waitFor(ReasonBehindReservation, st.delayed(req.Class, req.GPUsPerMember, d))
+	if j.ID == st.target {
+		st.delays(req.Class, req.GPUsPerMember, d, func(rs *madeReservation) {
+			st.turn.delays = append(st.turn.delays, fmt.Sprintf("%s at %s", rs.job, formatTime(st.at(rs.start), time.RFC3339Nano)))
+		})
+	}
+	return s
+}
+
+// noRoom is the status of j, which does not fit the free GPUs now (out
+// says how), with the horizon's note when noHorizonStart.
+func (st *stepState) noRoom(j *Job, req gang.Request, out gang.Outcome, noHorizonStart bool) status {
+	free := st.ix.FreeGPUs(topology.ClusterLevel, 0, req.Class)
+	why := ReasonInsufficientGPUs
+	if out == gang.NoDomain {
+		why = ReasonTopology
+	}
+	room := -1 // enough GPUs are free, but on too few nodes with room for a member
+	if why == ReasonInsufficientGPUs && free >= j.GPUs() {
+		room = st.ix.Capacity(topology.ClusterLevel, 0, req.Class, j.GPUsPerMember)
+	}
+	key := messageKey{why: why, members: j.Members, gpusPerMember: j.GPUsPerMember, free: free, room: room, gpuType: j.GPUType, required: j.Topology.Required}
+	msg := st.memo.noRoomMessage(key, func() string {
+		typ := typeWord(j.GPUType)
+		switch {
+		case why == ReasonTopology:
+			return fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", j.Members, j.GPUsPerMember, typ, j.Topology.Required, free, j.Topology.Required)
+		case room >= 0:
+			return fmt.Sprintf("needs %d×%d%s GPUs, %d free but split across nodes: room for %s", j.Members, j.GPUsPerMember, typ, free, counted(room, "member"))
+		}
+		return fmt.Sprintf("needs %d×%d%s GPUs, %d free", j.Members, j.GPUsPerMember, typ, free)
+	})
+	if noHorizonStart {
+		msg += st.horizonNote()
+	}
+	return waitFor(why, msg)
+}
+
+// horizonNote ends the message of a job for which no start was found
+// within the planning horizon: Config.Horizon, or the end of year 9999
+// when that comes first (see lastStartFor).
+func (st *stepState) horizonNote() string {
+	if st.cfg.Horizon > 0 && st.cfg.Horizon == st.horizon {
+		return fmt.Sprintf("; no start within the %s planning horizon", formatDuration(st.cfg.Horizon))
+	}
+	return "; no start before the end of year 9999"
+}
+
+// delayed is the message of a job of class c and g GPUs per member that
+// fits now but would delay reservations that start within d (see
+// delays), which it names. With the same reservations of the class made
+// so far, the same ones start within d when as many do, and with as many
+// jobs placed, the same GPUs are free; so the text is formatted once per
+// (class, member size, count, reservations, placements).
+func (st *stepState) delayed(c topology.Class, g int, d time.Duration) string {
+	key := delayKey{class: c, gpusPerMember: int32(g), shadows: st.shadowsWithin(d), all: len(st.reservations.made), started: len(st.decided.Placements)}
+	if c != topology.AnyType {
+		key.shadows, key.all = 0, 0
+		if cr := st.reservations.byClass[c]; cr != nil {
+			key.shadows, _ = slices.BinarySearch(cr.starts, d)
+			key.all = len(cr.starts)
+		}
+	}
+	return st.memo.delayMessage(key, func() string {
+		return "fits now but would delay the reservation of " + st.formatDelayed(c, g, d)
+	})
+}
+
+// formatDelayed names the first three reservations (in the order they
+// were made) that a job of class c and g GPUs per member could delay
+// within d, and counts the others.
+func (st *stepState) formatDelayed(c topology.Class, g int, d time.Duration) string {
+	var names []string
+	count := 0
+	st.delays(c, g, d, func(rs *madeReservation) {
+		if count++; count <= 3 {
+			names = append(names, fmt.Sprintf("%q at %s", rs.job, formatTime(st.at(rs.start), time.RFC3339Nano)))
+		}
+	})
+	if len(names) == 0 {
+		return "an earlier job"
+	}
+	if more := count - len(names); more > 0 {
+		names = append(names, fmt.Sprintf("%d more", more))
+	}
+	return strings.Join(names, ", ")
+}
+
+// typeWord is a GPU type as a word to put before "GPUs" in a message:
+// " H100", or nothing for a job that names no type.
+func typeWord(t string) string {
+	if t == "" {
+		return ""
+	}
+	return " " + t
+}
+
+// counted is "1 " + noun, or n and the noun's plural (noun + "s").
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
