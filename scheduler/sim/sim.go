@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -244,6 +243,7 @@ type jstate struct {
 	alloc    topology.Allocation
 }
 
+// runner is the state of one run.
 type runner struct {
 	jobs   []Job
 	cfg    scheduler.Config
@@ -251,40 +251,37 @@ type runner struct {
 	opt    Options
 	start  time.Time
 	snap   scheduler.Snapshot
+	pool   pool
 	nodeOf map[string]int
-	held   []topology.GPUSet
+	held   []topology.GPUSet // held[n] is the GPUs held on node n
 	byID   map[string]int32
 	st     []jstate
 	res    []JobResult
 	owner  []int32 // owner[k] is the job index of snap.Jobs[k]
 	q      queue
 	order  []int32 // job indices by submit time
-	next   int
+	next   int     // order[next] is the next job to arrive
 	nodeEv []NodeEvent
 
 	now time.Duration
 	// last is the latest time the run may reach: math.MaxInt64, less how
 	// far the earliest time lies before 0, so that every time minus the
 	// earliest fits a Duration.
-	last     time.Duration
-	gpus     int
-	busy     int
-	teamBusy []int
-	// teamNames are the teams of the jobs, sorted; ledger keeps their
-	// decayed usage, which every snapshot carries.
-	teamNames []string
-	ledger    *fairshare.Ledger
-	gpuSec    float64
-	doneSec   float64 // gpuSec at the latest finish: the makespan's part
-	stuck     int     // preemptions since a job last arrived or finished
-	teamSec   []float64
-	pending   int
-	running   int
-	finished  int
-	steps     int
-	nodeDown  int
-	lat       []time.Duration
-	samp      sampler
+	last        time.Duration
+	gpus        int
+	busy        int // GPUs held by running and evicting jobs
+	pendingGPUs int // GPUs the pending jobs ask for
+	teams       teamBook
+	gpuSec      float64
+	doneSec     float64 // gpuSec at the latest finish: the makespan's part
+	stuck       int     // preemptions since a job last arrived or finished
+	pending     int
+	running     int
+	finished    int
+	steps       int
+	nodeDown    int
+	lat         []time.Duration
+	samp        sampler
 }
 
 // Run simulates the workload jobs on cluster c under policy cfg and
@@ -293,126 +290,174 @@ type runner struct {
 // checks (a GPU allocated twice, a placement of a job that is not
 // pending, an eviction of a job that is not running).
 func Run(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options) (*Result, error) {
+	return run(c, jobs, cfg, opt, true)
+}
+
+// run is Run; narrow false shows Step the whole cluster always (see pool).
+func run(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options, narrow bool) (*Result, error) {
 	r, err := newRunner(c, jobs, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
+	r.pool.narrow = r.pool.narrow && narrow
 	if err := r.loop(); err != nil {
 		return nil, err
 	}
 	return r.result(), nil
 }
 
+// newRunner checks the input and sets up the run at its earliest time,
+// before any event.
 func newRunner(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options) (*runner, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("sim: cluster: %w", err)
 	}
-	start := opt.Start
-	if start.IsZero() {
-		start = DefaultStart()
+	r := &runner{jobs: jobs, cfg: cfg, sched: scheduler.New(cfg), opt: opt, start: opt.Start}
+	if r.start.IsZero() {
+		r.start = DefaultStart()
 	}
-	r := &runner{
-		jobs: jobs, cfg: cfg, sched: scheduler.New(cfg), opt: opt, start: start,
-		nodeOf: make(map[string]int, len(c.Nodes)),
-		byID:   make(map[string]int32, len(jobs)),
-		st:     make([]jstate, len(jobs)),
-		res:    make([]JobResult, len(jobs)),
-		order:  make([]int32, len(jobs)),
+	r.setCluster(c)
+	if err := r.setJobs(); err != nil {
+		return nil, err
 	}
-	c.Nodes = slices.Clone(c.Nodes)
-	r.snap.Cluster = c
-	r.held = make([]topology.GPUSet, len(c.Nodes))
-	for i := range c.Nodes {
-		r.nodeOf[c.Nodes[i].Name] = i
-		r.gpus += c.Nodes[i].GPUs
+	r.setTeams()
+	if err := r.setNodeEvents(); err != nil {
+		return nil, err
 	}
-	teamIx := map[string]int32{}
-	for i := range jobs {
-		j := &jobs[i]
-		where := fmt.Sprintf("sim: jobs[%d] %q", i, j.ID)
-		switch {
-		case j.ID == "":
-			return nil, fmt.Errorf("sim: jobs[%d]: id is empty", i)
-		case j.Members < 1:
-			return nil, fmt.Errorf("%s: members must be >= 1, got %d", where, j.Members)
-		case j.GPUsPerMember < 1:
-			return nil, fmt.Errorf("%s: gpusPerMember must be >= 1, got %d", where, j.GPUsPerMember)
-		case j.Run <= 0:
-			return nil, fmt.Errorf("%s: run must be > 0, got %s", where, j.Run)
-		case j.Limit < 0:
-			return nil, fmt.Errorf("%s: limit must be >= 0, got %s", where, j.Limit)
-		case j.CheckpointGrace < 0:
-			return nil, fmt.Errorf("%s: checkpointGrace must be >= 0, got %s", where, j.CheckpointGrace)
-		}
-		if k, dup := r.byID[j.ID]; dup {
-			return nil, fmt.Errorf("%s: duplicate id (also jobs[%d])", where, k)
-		}
-		r.byID[j.ID] = int32(i)
-		if _, ok := teamIx[j.Team]; !ok {
-			teamIx[j.Team] = 0
-		}
-		r.order[i] = int32(i)
-		r.st[i].pos = -1
-		r.res[i] = JobResult{ID: j.ID, Team: j.Team, Submit: j.Submit}
-	}
-	teams := make([]string, 0, len(teamIx))
-	for t := range teamIx {
-		teams = append(teams, t)
-	}
-	slices.Sort(teams)
-	for k, t := range teams {
-		teamIx[t] = int32(k)
-	}
-	for i := range jobs {
-		r.st[i].team = teamIx[jobs[i].Team]
-	}
-	r.teamBusy = make([]int, len(teams))
-	r.teamSec = make([]float64, len(teams))
-	r.teamNames = teams
-	r.initTeams()
-	slices.SortStableFunc(r.order, func(a, b int32) int {
-		return cmpDur(jobs[a].Submit, jobs[b].Submit)
-	})
-	r.nodeEv = slices.Clone(opt.NodeEvents)
-	for k, e := range r.nodeEv {
-		if _, ok := r.nodeOf[e.Node]; !ok {
-			return nil, fmt.Errorf("sim: nodeEvents[%d]: unknown node %q", k, e.Node)
-		}
-		if e.State > topology.Down {
-			return nil, fmt.Errorf("sim: nodeEvents[%d]: unknown state %d", k, e.State)
-		}
-		r.q.push(event{at: e.At, kind: evNode, job: int32(k)})
-	}
+	origin := r.origin()
 	maxPts := opt.MaxPoints
 	if maxPts <= 0 {
 		maxPts = 500
 	}
-	origin := time.Duration(0)
-	if len(jobs) > 0 {
-		origin = jobs[r.order[0]].Submit
-	}
-	if len(r.nodeEv) > 0 {
-		origin = min(origin, r.q.peek().at)
-	}
-	r.samp = newSampler(maxPts, origin, teams)
+	r.samp = newSampler(maxPts, origin, r.teams.names)
 	r.now = origin
 	r.last = time.Duration(math.MaxInt64)
 	if origin < 0 {
 		r.last += origin
 	}
-	for i := range jobs {
-		if jobs[i].Submit > r.last {
-			return nil, fmt.Errorf("sim: jobs[%d] %q: submit %s lies more than %s after the earliest time, %s: %w",
-				i, jobs[i].ID, jobs[i].Submit, time.Duration(math.MaxInt64), origin, ErrTimeRange)
+	if err := r.checkTimes(origin); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// setCluster copies the nodes (node events change their state) and
+// indexes them by name.
+func (r *runner) setCluster(c topology.Cluster) {
+	c.Nodes = slices.Clone(c.Nodes)
+	r.pool = pool{nodes: c.Nodes, narrow: narrowable(&c, &r.cfg, &r.opt)}
+	r.snap.Cluster = c
+	r.held = make([]topology.GPUSet, len(c.Nodes))
+	r.nodeOf = make(map[string]int, len(c.Nodes))
+	for i := range c.Nodes {
+		r.nodeOf[c.Nodes[i].Name] = i
+		r.gpus += c.Nodes[i].GPUs
+	}
+}
+
+// setJobs checks every job, indexes them by ID and orders them by submit
+// time (stably: input order breaks ties).
+func (r *runner) setJobs() error {
+	n := len(r.jobs)
+	r.byID = make(map[string]int32, n)
+	r.st = make([]jstate, n)
+	r.res = make([]JobResult, n)
+	r.order = make([]int32, n)
+	for i := range r.jobs {
+		j := &r.jobs[i]
+		if err := checkJob(i, j); err != nil {
+			return err
+		}
+		if k, dup := r.byID[j.ID]; dup {
+			return fmt.Errorf("sim: jobs[%d] %q: duplicate id (also jobs[%d])", i, j.ID, k)
+		}
+		r.byID[j.ID] = int32(i)
+		r.order[i] = int32(i)
+		r.st[i].pos = -1
+		r.res[i] = JobResult{ID: j.ID, Team: j.Team, Submit: j.Submit}
+	}
+	slices.SortStableFunc(r.order, func(a, b int32) int {
+		return cmpDur(r.jobs[a].Submit, r.jobs[b].Submit)
+	})
+	return nil
+}
+
+// checkJob returns an error naming jobs[i] when a field is out of range.
+func checkJob(i int, j *Job) error {
+	where := fmt.Sprintf("sim: jobs[%d] %q", i, j.ID)
+	switch {
+	case j.ID == "":
+		return fmt.Errorf("sim: jobs[%d]: id is empty", i)
+	case j.Members < 1:
+		return fmt.Errorf("%s: members must be >= 1, got %d", where, j.Members)
+	case j.GPUsPerMember < 1:
+		return fmt.Errorf("%s: gpusPerMember must be >= 1, got %d", where, j.GPUsPerMember)
+	case j.Run <= 0:
+		return fmt.Errorf("%s: run must be > 0, got %s", where, j.Run)
+	case j.Limit < 0:
+		return fmt.Errorf("%s: limit must be >= 0, got %s", where, j.Limit)
+	case j.CheckpointGrace < 0:
+		return fmt.Errorf("%s: checkpointGrace must be >= 0, got %s", where, j.CheckpointGrace)
+	}
+	return nil
+}
+
+// setTeams numbers the teams of the jobs by name and builds the
+// snapshot's team list: the teams of Options.Teams, and every other team a
+// job names with share 1, unless the policy reads no more than quotas.
+func (r *runner) setTeams() {
+	names, of := sortedTeams(r.jobs)
+	for i := range r.st {
+		r.st[i].team = of[i]
+	}
+	r.teams = newTeamBook(names, r.cfg.FairShare.HalfLife)
+	r.snap.Teams = r.teams.snapshotTeams(r.opt.Teams, r.start, !readsTeamsOnlyForQuotas(&r.cfg))
+}
+
+// setNodeEvents checks the node events and queues them.
+func (r *runner) setNodeEvents() error {
+	r.nodeEv = slices.Clone(r.opt.NodeEvents)
+	for k, e := range r.nodeEv {
+		if _, ok := r.nodeOf[e.Node]; !ok {
+			return fmt.Errorf("sim: nodeEvents[%d]: unknown node %q", k, e.Node)
+		}
+		if e.State > topology.Down {
+			return fmt.Errorf("sim: nodeEvents[%d]: unknown state %d", k, e.State)
+		}
+		r.q.push(event{at: e.At, kind: evNode, job: int32(k)})
+	}
+	return nil
+}
+
+// origin returns the earliest time of the run: the first arrival or node
+// event (0 when there is neither).
+func (r *runner) origin() time.Duration {
+	origin := time.Duration(0)
+	if len(r.jobs) > 0 {
+		origin = r.jobs[r.order[0]].Submit
+	}
+	if len(r.nodeEv) > 0 {
+		origin = min(origin, r.q.peek().at)
+	}
+	return origin
+}
+
+// checkTimes returns an ErrTimeRange error for the first arrival or node
+// event past r.last.
+func (r *runner) checkTimes(origin time.Duration) error {
+	for i := range r.jobs {
+		if r.jobs[i].Submit > r.last {
+			return fmt.Errorf("sim: jobs[%d] %q: submit %s lies more than %s after the earliest time, %s: %w",
+				i, r.jobs[i].ID, r.jobs[i].Submit, time.Duration(math.MaxInt64), origin, ErrTimeRange)
 		}
 	}
 	for k, e := range r.nodeEv {
 		if e.At > r.last {
-			return nil, fmt.Errorf("sim: nodeEvents[%d]: at %s lies more than %s after the earliest time, %s: %w",
+			return fmt.Errorf("sim: nodeEvents[%d]: at %s lies more than %s after the earliest time, %s: %w",
 				k, e.At, time.Duration(math.MaxInt64), origin, ErrTimeRange)
 		}
 	}
-	return r, nil
+	return nil
 }
 
 func cmpDur(a, b time.Duration) int {
@@ -490,19 +535,8 @@ func (r *runner) advance(t time.Duration) {
 	}
 	dt := (t - r.now).Seconds()
 	r.gpuSec += float64(r.busy) * dt
-	// b GPUs held over the interval, each second decayed from when it
-	// was used to t: b·∫ 2^(-s/h) ds over [0, dt], charged at t. Exact,
-	// so a team's usage does not depend on how often other events split
-	// the interval.
-	h := r.ledger.HalfLife().Seconds()
-	decayed := -math.Expm1(-dt/h*math.Ln2) * h / math.Ln2
-	for k, b := range r.teamBusy {
-		r.teamSec[k] += float64(b) * dt
-		if b > 0 {
-			_ = r.ledger.Add(r.teamNames[k], float64(b)*decayed, r.start.Add(t))
-		}
-	}
-	r.samp.add(r.now, t, r.busy, r.pending, r.running, r.teamBusy)
+	r.teams.charge(dt, r.start.Add(t))
+	r.samp.add(r.now, t, r.busy, r.pending, r.running, &r.teams)
 	r.now = t
 }
 
@@ -511,7 +545,7 @@ func (r *runner) advance(t time.Duration) {
 func (r *runner) apply(e event) bool {
 	if e.kind == evNode {
 		ne := r.nodeEv[e.job]
-		r.snap.Cluster.Nodes[r.nodeOf[ne.Node]].State = ne.State
+		r.pool.nodes[r.nodeOf[ne.Node]].State = ne.State
 		return true
 	}
 	s := &r.st[e.job]
@@ -545,6 +579,7 @@ func (r *runner) apply(e event) bool {
 			s.progress = min(s.progress+kept, r.jobs[e.job].Run)
 			s.state = sPending
 			r.pending++
+			r.pendingGPUs += r.jobs[e.job].Members * r.jobs[e.job].GPUsPerMember
 			sj := &r.snap.Jobs[s.pos]
 			sj.State, sj.Allocation, sj.Started, sj.EvictedAt = scheduler.Pending, nil, time.Time{}, time.Time{}
 			return true
@@ -569,7 +604,7 @@ func (r *runner) release(i int32, reason scheduler.EvictReason) {
 	}
 	g := r.jobs[i].Members * r.jobs[i].GPUsPerMember
 	r.busy -= g
-	r.teamBusy[s.team] -= g
+	r.teams.hold(s.team, -g)
 	if s.state == sRunning {
 		r.running--
 	}
@@ -619,6 +654,7 @@ func (r *runner) arrive(i int32) {
 	s.state = sPending
 	s.pos = int32(len(r.snap.Jobs))
 	r.pending++
+	r.pendingGPUs += j.Members * j.GPUsPerMember
 	r.snap.Jobs = append(r.snap.Jobs, scheduler.Job{
 		ID: j.ID, Team: j.Team, Tier: j.Tier, Kind: j.Kind,
 		Submitted: r.start.Add(j.Submit), Members: j.Members, GPUsPerMember: j.GPUsPerMember,
@@ -627,10 +663,12 @@ func (r *runner) arrive(i int32) {
 	r.owner = append(r.owner, i)
 }
 
+// step calls Step on the current snapshot and applies its decision.
 func (r *runner) step() error {
 	r.snap.Now = r.start.Add(r.now)
+	r.snap.Cluster.Nodes = r.pool.shown(r.busy, r.pendingGPUs, r.held)
 	for k := range r.snap.Teams {
-		r.snap.Teams[k].Usage = r.ledger.Own(r.snap.Teams[k].Name, r.snap.Now)
+		r.snap.Teams[k].Usage = r.teams.ledger.Own(r.snap.Teams[k].Name, r.snap.Now)
 	}
 	var t0 time.Time
 	if r.opt.Clock != nil {
@@ -730,7 +768,7 @@ func (r *runner) place(p *scheduler.Placement) error {
 		if !ok {
 			return fmt.Errorf("placement of job %q: unknown node %q", p.Job, a.Node)
 		}
-		node := &r.snap.Cluster.Nodes[n]
+		node := &r.pool.nodes[n]
 		if node.State != topology.Ready {
 			return fmt.Errorf("placement of job %q on node %q, which is %s", p.Job, a.Node, node.State)
 		}
@@ -745,6 +783,7 @@ func (r *runner) place(p *scheduler.Placement) error {
 			return fmt.Errorf("placement of job %q: unhealthy GPUs of node %q", p.Job, a.Node)
 		}
 		r.held[n] |= set
+		r.pool.took(n)
 	}
 	s.state = sRunning
 	s.started = r.now
@@ -752,8 +791,9 @@ func (r *runner) place(p *scheduler.Placement) error {
 	r.pending--
 	r.running++
 	g := j.Members * j.GPUsPerMember
+	r.pendingGPUs -= g
 	r.busy += g
-	r.teamBusy[s.team] += g
+	r.teams.hold(s.team, g)
 	res := &r.res[i]
 	if res.Attempts == 0 {
 		res.Start = r.now
@@ -768,24 +808,4 @@ func (r *runner) place(p *scheduler.Placement) error {
 	sj.Allocation = p.Allocation
 	r.q.push(ev)
 	return nil
-}
-
-// initTeams builds the snapshot's team list: the teams of Options.Teams
-// (their Usage is the usage at the start) and, with share 1, every other
-// team a job names; and the usage ledger with the policy's half-life.
-func (r *runner) initTeams() {
-	r.ledger = fairshare.NewLedger(r.cfg.FairShare.HalfLife)
-	known := map[string]bool{}
-	for _, t := range r.opt.Teams {
-		known[t.Name] = true
-		r.snap.Teams = append(r.snap.Teams, t)
-		if t.Usage > 0 {
-			_ = r.ledger.Add(t.Name, t.Usage, r.start)
-		}
-	}
-	for _, name := range r.teamNames {
-		if name != "" && !known[name] {
-			r.snap.Teams = append(r.snap.Teams, scheduler.Team{Name: name, Share: fairshare.DefaultShare})
-		}
-	}
 }
