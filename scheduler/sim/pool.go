@@ -28,7 +28,7 @@ import (
 // pending: the prefix is max(57+1, 40+10) = 58 nodes.
 type pool struct {
 	nodes  []topology.Node // every node of the cluster
-	narrow bool           // show a prefix, as above
+	narrow bool            // show a prefix, as above
 	// top is one past the highest node holding GPUs, or more: it is
 	// lowered lazily, when the prefix is cut.
 	top int

@@ -11,7 +11,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/gpusched/gpusched/scheduler"
-	"github.com/gpusched/gpusched/topology"
 )
 
 // allocated returns the bytes the heap allocated while f ran.
@@ -115,13 +114,11 @@ func TestHugePoolFewJobs(t *testing.T) {
 	}
 	c := Uniform(1<<20, 1)
 	cfg := scheduler.Config{Order: scheduler.TierOrder{}, Backfill: scheduler.EASY}
-	steps := 0
-	shown := 0
+	steps, shown := 0, 0
 	r, err := newRunner(c, jobs, cfg, Options{})
 	require.NoError(t, err)
 	r.opt.Progress = func(int, int) { steps++; shown += len(r.snap.Cluster.Nodes) }
 	require.NoError(t, r.loop())
 	// At most every job's processors at once: 50·51/2.
 	require.LessOrEqual(t, shown, steps*50*51/2, "nodes shown over %d Steps", steps)
-	_ = topology.Cluster{}
 }

@@ -252,7 +252,7 @@ type runner struct {
 	start  time.Time
 	snap   scheduler.Snapshot
 	pool   pool
-	nodeOf map[string]int
+	nodes  nodeIndex
 	held   []topology.GPUSet // held[n] is the GPUs held on node n
 	byID   map[string]int32
 	st     []jstate
@@ -341,16 +341,17 @@ func newRunner(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options
 	return r, nil
 }
 
-// setCluster copies the nodes (node events change their state) and
-// indexes them by name.
+// setCluster indexes the nodes by name. Node events change the state of
+// nodes, so with node events the run works on a copy of them.
 func (r *runner) setCluster(c topology.Cluster) {
-	c.Nodes = slices.Clone(c.Nodes)
+	if len(r.opt.NodeEvents) > 0 {
+		c.Nodes = slices.Clone(c.Nodes)
+	}
 	r.pool = pool{nodes: c.Nodes, narrow: narrowable(&c, &r.cfg, &r.opt)}
 	r.snap.Cluster = c
 	r.held = make([]topology.GPUSet, len(c.Nodes))
-	r.nodeOf = make(map[string]int, len(c.Nodes))
+	r.nodes = newNodeIndex(c.Nodes)
 	for i := range c.Nodes {
-		r.nodeOf[c.Nodes[i].Name] = i
 		r.gpus += c.Nodes[i].GPUs
 	}
 }
@@ -418,7 +419,7 @@ func (r *runner) setTeams() {
 func (r *runner) setNodeEvents() error {
 	r.nodeEv = slices.Clone(r.opt.NodeEvents)
 	for k, e := range r.nodeEv {
-		if _, ok := r.nodeOf[e.Node]; !ok {
+		if _, ok := r.nodes.find(e.Node); !ok {
 			return fmt.Errorf("sim: nodeEvents[%d]: unknown node %q", k, e.Node)
 		}
 		if e.State > topology.Down {
@@ -545,7 +546,8 @@ func (r *runner) advance(t time.Duration) {
 func (r *runner) apply(e event) bool {
 	if e.kind == evNode {
 		ne := r.nodeEv[e.job]
-		r.pool.nodes[r.nodeOf[ne.Node]].State = ne.State
+		n, _ := r.nodes.find(ne.Node)
+		r.pool.nodes[n].State = ne.State
 		return true
 	}
 	s := &r.st[e.job]
@@ -599,7 +601,7 @@ func (r *runner) apply(e event) bool {
 func (r *runner) release(i int32, reason scheduler.EvictReason) {
 	s := &r.st[i]
 	for _, a := range s.alloc {
-		n := r.nodeOf[a.Node]
+		n, _ := r.nodes.find(a.Node)
 		r.held[n] &^= topology.SetOf(a.GPUs...)
 	}
 	g := r.jobs[i].Members * r.jobs[i].GPUsPerMember
@@ -764,7 +766,7 @@ func (r *runner) place(p *scheduler.Placement) error {
 	}
 	ev.at += r.now
 	for _, a := range p.Allocation {
-		n, ok := r.nodeOf[a.Node]
+		n, ok := r.nodes.find(a.Node)
 		if !ok {
 			return fmt.Errorf("placement of job %q: unknown node %q", p.Job, a.Node)
 		}
