@@ -39,8 +39,9 @@
 // meanFlowTime, maxBoundedSlowdown, completed, killedAtLimit,
 // preemptions, unfinished, steps, gpus, gpuHours, jain, skippedBy and
 // teams. -plot draws utilization, queue length and per-team share over
-// time as SVG or PNG (by extension). Bad flags or files exit with status
-// 2 and one line on stderr; a failure to write the results exits 1 with
+// time as SVG or PNG (by extension). While the run lasts, a progress bar
+// of the finished jobs goes to stderr when stderr is a terminal. Bad flags
+// or files exit with status 2 and one line on stderr; a failure to write the results exits 1 with
 // one line; -h prints the usage to stderr and exits 0.
 package main
 
@@ -58,6 +59,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/gpusched/gpusched/internal/trace"
 	"github.com/gpusched/gpusched/scheduler"
@@ -338,14 +341,14 @@ func simulate(args []string, stdout, stderr io.Writer, isTTY bool, clock func() 
 		return err
 	}
 	opt := sim.Options{Clock: clock}
-	var bar *progress
+	var bar *progressbar.ProgressBar
 	if isTTY {
-		bar = &progress{w: stderr, clock: clock}
-		opt.Progress = bar.update
+		bar = newProgress(stderr, len(w.jobs))
+		opt.Progress = func(finished, _ int) { _ = bar.Set(finished) }
 	}
 	res, err := sim.Run(sim.Uniform(w.nodes, w.perNode), w.jobs, cfg, opt)
 	if bar != nil {
-		bar.done()
+		_ = bar.Finish() // erases the bar
 	}
 	if errors.Is(err, sim.ErrTimeRange) {
 		// The trace's times, not the simulator, are at fault: bad input.
@@ -370,33 +373,18 @@ func simulate(args []string, stdout, stderr io.Writer, isTTY bool, clock func() 
 	return nil
 }
 
-// progress draws a bar on a terminal, at most ten times a second.
-type progress struct {
-	w     io.Writer
-	clock func() time.Time
-	last  time.Time
-	drawn bool
-}
-
-func (p *progress) update(done, total int) {
-	now := p.clock()
-	if now.Sub(p.last) < 100*time.Millisecond && done < total {
-		return
-	}
-	p.last = now
-	const width = 40
-	filled := 0
-	if total > 0 {
-		filled = done * width / total
-	}
-	fmt.Fprintf(p.w, "\r[%s%s] %d/%d jobs", strings.Repeat("#", filled), strings.Repeat(" ", width-filled), done, total)
-	p.drawn = true
-}
-
-func (p *progress) done() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
+// newProgress returns a bar on w counting the finished jobs of total,
+// redrawn at most ten times a second and erased when the run ends.
+func newProgress(w io.Writer, total int) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("jobs"),
+		progressbar.OptionSetWidth(40),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
 }
 
 func secs(d time.Duration) float64 { return d.Seconds() }
