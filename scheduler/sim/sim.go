@@ -70,11 +70,14 @@ type Options struct {
 	// scratch.
 	CheckpointInterval time.Duration
 	// Teams gives team shares, parents and quotas; their Usage is the
-	// usage at Start. Every snapshot carries the teams with their usage
+	// usage at Start. Every snapshot carries these teams with their usage
 	// as of its time, accumulated by a fair-share ledger (half-life
-	// Config.FairShare.HalfLife) from the GPUs each team held; teams that
-	// jobs name but Teams does not get share 1. Shares also weight Jain's
-	// fairness index (see [Summary.Jain]).
+	// Config.FairShare.HalfLife) from the GPUs each team held. Teams that
+	// jobs name but Teams does not have share 1; the snapshots list them
+	// too, with their usage, unless the order is TierOrder with no custom
+	// hook, under which Step reads no usage (see the package
+	// documentation, Cost). Shares also weight Jain's fairness index (see
+	// [Summary.Jain]).
 	Teams []scheduler.Team
 	// Clock, when set, is read before and after every Step to measure its
 	// latency. Nil means no latency is measured.
@@ -90,7 +93,8 @@ type Options struct {
 	Progress func(finished, total int)
 	// Observe, when set, is called after every successful Step with the
 	// snapshot Step saw and its decision, before the decision is applied.
-	// It must not modify or keep either.
+	// It must not modify or keep either. With Observe set, every snapshot
+	// holds the whole cluster (see the package documentation, Cost).
 	Observe func(snap *scheduler.Snapshot, d *scheduler.Decision)
 	// MaxStepsPerInstant bounds the Step calls at one instant (zero-grace
 	// evictions finish at the instant they are decided, which calls Step
@@ -461,6 +465,7 @@ func (r *runner) checkTimes(origin time.Duration) error {
 	return nil
 }
 
+// cmpDur compares durations as cmp.Compare does.
 func cmpDur(a, b time.Duration) int {
 	switch {
 	case a < b:
@@ -485,6 +490,12 @@ func (r *runner) nextTime() (time.Duration, bool) {
 	return t, ok
 }
 
+// loop runs the events in time order until there are none: at each
+// distinct time it applies the queued events and arrivals of that time,
+// then calls step when they changed what Step would see and something is
+// pending (or a time limit or node change may make an eviction due). It
+// fails when Step is called more than MaxStepsPerInstant times at one
+// time.
 func (r *runner) loop() error {
 	maxSteps := r.opt.MaxStepsPerInstant
 	if maxSteps <= 0 {
@@ -649,6 +660,7 @@ func (r *runner) finish(i int32, out Outcome, work time.Duration) {
 	s.pos = -1
 }
 
+// arrive makes job i pending and adds it to the snapshot.
 func (r *runner) arrive(i int32) {
 	r.stuck = 0
 	j := &r.jobs[i]
@@ -703,6 +715,9 @@ func (r *runner) step() error {
 	return nil
 }
 
+// evict applies an eviction of the decision: the job, which must be
+// running, is evicting until now + its grace, when an evEvicted event
+// releases it. Preemptions count toward MaxPreemptions.
 func (r *runner) evict(e *scheduler.Eviction) error {
 	i, ok := r.byID[e.Job]
 	if !ok || r.st[i].state != sRunning {
@@ -742,6 +757,10 @@ func (r *runner) evict(e *scheduler.Eviction) error {
 
 var errEmptyAllocation = errors.New("empty allocation")
 
+// place applies a placement of the decision after checking it: the job is
+// pending, the allocation holds its GPUs, on ready nodes, healthy and
+// free. The job runs from now; an event ends the attempt at completion or
+// at its enforced time limit, whichever comes first.
 func (r *runner) place(p *scheduler.Placement) error {
 	i, ok := r.byID[p.Job]
 	if !ok || r.st[i].state != sPending {
