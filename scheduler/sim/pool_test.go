@@ -57,8 +57,8 @@ func TestPoolPrefixDecidesAsWhole(t *testing.T) {
 		opt := Options{RecordRuns: true, CheckpointInterval: time.Duration(rapid.IntRange(0, 5).Draw(rt, "checkpoint")) * time.Second}
 		c := Uniform(nodes, 1)
 		require.True(rt, narrowable(&c, &cfg, &opt))
-		whole, errWhole := run(c, jobs, cfg, opt, false)
-		prefix, errPrefix := run(c, jobs, cfg, opt, true)
+		whole, errWhole := simulate(c, jobs, cfg, opt, false)
+		prefix, errPrefix := simulate(c, jobs, cfg, opt, true)
 		require.Equal(rt, errWhole, errPrefix)
 		if !reflect.DeepEqual(whole, prefix) {
 			rt.Fatalf("the prefix decides otherwise:\n whole  %+v\n prefix %+v", whole.Jobs, prefix.Jobs)

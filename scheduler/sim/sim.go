@@ -294,11 +294,12 @@ type runner struct {
 // checks (a GPU allocated twice, a placement of a job that is not
 // pending, an eviction of a job that is not running).
 func Run(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options) (*Result, error) {
-	return run(c, jobs, cfg, opt, true)
+	return simulate(c, jobs, cfg, opt, true)
 }
 
-// run is Run; narrow false shows Step the whole cluster always (see pool).
-func run(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options, narrow bool) (*Result, error) {
+// simulate is Run; with narrow false, every Step is shown the whole
+// cluster (see pool).
+func simulate(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options, narrow bool) (*Result, error) {
 	r, err := newRunner(c, jobs, cfg, opt)
 	if err != nil {
 		return nil, err
