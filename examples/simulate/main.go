@@ -378,6 +378,11 @@ func simulate(args []string, stdout, stderr io.Writer, isTTY bool, clock func() 
 		return err
 	}
 	opt := sim.Options{Clock: clock}
+	if o.plot == "" {
+		// Only the chart reads the time series, which holds a share per
+		// team and point: without one, one point will do.
+		opt.MaxPoints = 1
+	}
 	var bar *progressbar.ProgressBar
 	if isTTY {
 		bar = newProgress(stderr, len(w.jobs))
