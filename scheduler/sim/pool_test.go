@@ -122,3 +122,17 @@ func TestHugePoolFewJobs(t *testing.T) {
 	// At most every job's processors at once: 50·51/2.
 	require.LessOrEqual(t, shown, steps*50*51/2, "nodes shown over %d Steps", steps)
 }
+
+// Uniform names nodes "n" and the index zero-padded to the width of the
+// largest, so that name order is index order.
+func TestUniformNames(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 9, 10, 11, 100, 101, 1000} {
+		c := Uniform(n, 2)
+		require.Len(t, c.Nodes, n)
+		width := len(fmt.Sprint(max(n-1, 0)))
+		for i, node := range c.Nodes {
+			require.Equal(t, fmt.Sprintf("n%0*d", width, i), node.Name)
+			require.Equal(t, 2, node.GPUs)
+		}
+	}
+}
