@@ -39,8 +39,9 @@
 // meanFlowTime, maxBoundedSlowdown, completed, killedAtLimit,
 // preemptions, unfinished, steps, gpus, gpuHours, jain, skippedBy and
 // teams. -plot draws utilization, queue length and per-team share over
-// time as SVG or PNG (by extension). Bad flags or files exit with status
-// 2 and one line on stderr; a failure to write the results exits 1 with
+// time as SVG or PNG (by extension). While the run lasts, a progress bar
+// of the finished jobs goes to stderr when stderr is a terminal. Bad flags
+// or files exit with status 2 and one line on stderr; a failure to write the results exits 1 with
 // one line; -h prints the usage to stderr and exits 0.
 package main
 
@@ -58,6 +59,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/gpusched/gpusched/internal/trace"
 	"github.com/gpusched/gpusched/scheduler"
@@ -211,6 +214,8 @@ const (
 	maxMembers = 1 << 20
 )
 
+// load reads the trace and turns it into the simulator's jobs on the
+// cluster the options and the trace give.
 func load(o *options) (*workload, error) {
 	tr, err := trace.Read(o.trace, o.format)
 	if err != nil {
@@ -221,6 +226,23 @@ func load(o *options) (*workload, error) {
 		w.skippedBy[s.Cause] = s.Count
 		w.skipped += s.Count
 	}
+	if err := w.size(o, tr); err != nil {
+		return nil, err
+	}
+	jobs := tr.Jobs
+	if o.jobs > 0 && o.jobs < len(jobs) {
+		jobs = jobs[:o.jobs]
+	}
+	if err := w.convert(o, jobs); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// size sets the cluster's shape: -gpus, -nodes with -gpus-per-node, or a
+// flat pool of the SWF header's MaxProcs (MaxNodes without it); at most
+// maxNodes nodes.
+func (w *workload) size(o *options, tr *trace.Trace) error {
 	var from string
 	switch {
 	case o.gpus > 0:
@@ -232,43 +254,39 @@ func load(o *options) (*workload, error) {
 	case tr.MaxNodes > 0:
 		w.nodes, w.perNode, from = tr.MaxNodes, 1, fmt.Sprintf("%s: header MaxNodes %d", o.trace, tr.MaxNodes)
 	default:
-		return nil, usagef("simulate: %s: no cluster size: give -gpus N or -nodes N -gpus-per-node G", o.trace)
+		return usagef("simulate: %s: no cluster size: give -gpus N or -nodes N -gpus-per-node G", o.trace)
 	}
 	if w.nodes > maxNodes {
-		return nil, usagef("simulate: %s: more nodes than the simulator takes (at most %d)", from, maxNodes)
+		return usagef("simulate: %s: more nodes than the simulator takes (at most %d)", from, maxNodes)
 	}
-	jobs := tr.Jobs
-	if o.jobs > 0 && o.jobs < len(jobs) {
-		jobs = jobs[:o.jobs]
-	}
+	return nil
+}
+
+// maxSec is the most seconds a time.Duration holds (about 292 years):
+// times beyond it would wrap around.
+const maxSec = int64(math.MaxInt64 / int64(time.Second))
+
+// convert turns trace jobs into the simulator's, skipping (and counting)
+// those too large for the cluster. It fails when a time is out of range,
+// or when the times the run can reach (the last submit plus all the run
+// time, jobs running one after another at worst, plus a limit) are: the
+// simulator counts time from the start of the trace (second 0) and from
+// the first submit, and past maxSec from either it would wrap around.
+func (w *workload) convert(o *options, jobs []trace.Job) error {
 	total := w.nodes * w.perNode
-	// Seconds beyond what a time.Duration holds (about 292 years) would
-	// wrap around: each time must stay within it, and so must every time
-	// the run reaches (checked after the loop).
-	const maxSec = int64(math.MaxInt64 / int64(time.Second))
 	lo, hi, runs, longest := int64(math.MaxInt64), int64(math.MinInt64), int64(0), int64(0)
 	width := len(fmt.Sprint(len(jobs)))
 	w.jobs = make([]sim.Job, 0, len(jobs))
 	for i, j := range jobs {
+		if err := checkSeconds(o.trace, &j); err != nil {
+			return err
+		}
 		procs := j.Procs
 		if o.procs == "requested" {
 			procs = j.ReqProcs
 		}
-		for _, f := range []struct {
-			name string
-			v    int64
-		}{{"submit time", j.Submit}, {"run time", j.Run}, {"time limit", j.Limit}} {
-			if f.v > maxSec || f.v < -maxSec {
-				return nil, usagef("simulate: %s: line %d: %s %d s is out of range (at most %d s)", o.trace, j.Line, f.name, f.v, maxSec)
-			}
-		}
-		if procs > total { // before Shape, which would overflow on huge counts
-			w.skippedBy[tooLarge]++
-			w.skipped++
-			continue
-		}
-		m, per := sim.Shape(procs, w.perNode)
-		if m*per > total || m > maxMembers {
+		m, per, ok := w.shape(procs, total)
+		if !ok {
 			w.skippedBy[tooLarge]++
 			w.skipped++
 			continue
@@ -291,16 +309,38 @@ func load(o *options) (*workload, error) {
 		runs = min(runs+j.Run, maxSec) // saturates: each run is at most maxSec
 		longest = max(longest, j.Limit)
 	}
-	// Every time the simulation reaches is at most the last submit plus
-	// all the run time (jobs run one after another at worst) plus a limit.
-	// The simulator counts time from the start of the trace (second 0), and
-	// measures it from the first submit too: past maxSec from either it
-	// would wrap around. (The sums fit an int64: each term is within
-	// ±maxSec.)
+	// The sums fit an int64: each term is within ±maxSec.
 	if len(w.jobs) > 0 && (hi-min(lo, 0) > maxSec || hi-min(lo, 0)+runs > maxSec-longest) {
-		return nil, usagef("simulate: %s: submit times from %d to %d s plus %d s of run time reach past %d s: times would overflow", o.trace, lo, hi, runs, maxSec)
+		return usagef("simulate: %s: submit times from %d to %d s plus %d s of run time reach past %d s: times would overflow", o.trace, lo, hi, runs, maxSec)
 	}
-	return w, nil
+	return nil
+}
+
+// checkSeconds fails when a time of j lies beyond maxSec either way.
+func checkSeconds(path string, j *trace.Job) error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"submit time", j.Submit}, {"run time", j.Run}, {"time limit", j.Limit}} {
+		if f.v > maxSec || f.v < -maxSec {
+			return usagef("simulate: %s: line %d: %s %d s is out of range (at most %d s)", path, j.Line, f.name, f.v, maxSec)
+		}
+	}
+	return nil
+}
+
+// shape returns the gang shape of a job of procs processors or GPUs on the
+// cluster's nodes (see sim.Shape), and false when it is larger than the
+// cluster's total GPUs or than maxMembers members.
+func (w *workload) shape(procs, total int) (members, perMember int, ok bool) {
+	if procs > total { // before Shape, which would overflow on huge counts
+		return 0, 0, false
+	}
+	m, per := sim.Shape(procs, w.perNode)
+	if m*per > total || m > maxMembers {
+		return 0, 0, false
+	}
+	return m, per, true
 }
 
 func oneLine(err error) string {
@@ -338,14 +378,19 @@ func simulate(args []string, stdout, stderr io.Writer, isTTY bool, clock func() 
 		return err
 	}
 	opt := sim.Options{Clock: clock}
-	var bar *progress
+	if o.plot == "" {
+		// Only the chart reads the time series, which holds a share per
+		// team and point: without one, one point will do.
+		opt.MaxPoints = 1
+	}
+	var bar *progressbar.ProgressBar
 	if isTTY {
-		bar = &progress{w: stderr, clock: clock}
-		opt.Progress = bar.update
+		bar = newProgress(stderr, len(w.jobs))
+		opt.Progress = func(finished, _ int) { _ = bar.Set(finished) }
 	}
 	res, err := sim.Run(sim.Uniform(w.nodes, w.perNode), w.jobs, cfg, opt)
 	if bar != nil {
-		bar.done()
+		_ = bar.Finish() // erases the bar
 	}
 	if errors.Is(err, sim.ErrTimeRange) {
 		// The trace's times, not the simulator, are at fault: bad input.
@@ -370,33 +415,18 @@ func simulate(args []string, stdout, stderr io.Writer, isTTY bool, clock func() 
 	return nil
 }
 
-// progress draws a bar on a terminal, at most ten times a second.
-type progress struct {
-	w     io.Writer
-	clock func() time.Time
-	last  time.Time
-	drawn bool
-}
-
-func (p *progress) update(done, total int) {
-	now := p.clock()
-	if now.Sub(p.last) < 100*time.Millisecond && done < total {
-		return
-	}
-	p.last = now
-	const width = 40
-	filled := 0
-	if total > 0 {
-		filled = done * width / total
-	}
-	fmt.Fprintf(p.w, "\r[%s%s] %d/%d jobs", strings.Repeat("#", filled), strings.Repeat(" ", width-filled), done, total)
-	p.drawn = true
-}
-
-func (p *progress) done() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
+// newProgress returns a bar on w counting the finished jobs of total,
+// redrawn at most ten times a second and erased when the run ends.
+func newProgress(w io.Writer, total int) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("jobs"),
+		progressbar.OptionSetWidth(40),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
 }
 
 func secs(d time.Duration) float64 { return d.Seconds() }

@@ -115,6 +115,7 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 	var out, errb bytes.Buffer
 	require.Equal(t, 0, run([]string{"-trace", "testdata/small.swf", "-json"}, &out, &errb, true, fixedClock()))
 	require.Contains(t, errb.String(), "jobs")
+	require.True(t, strings.HasSuffix(errb.String(), "\r"), "the bar is erased at the end: %q", errb.String())
 	_, _, stderr := runCLI(t, "-trace", "testdata/small.swf", "-json")
 	require.Empty(t, stderr)
 }

@@ -56,7 +56,8 @@ func line(p *plot.Plot, xy plotter.XYs, c color.Color, name string) error {
 }
 
 // writePlot draws three panels over time (in hours from the first
-// submit): utilization, queue length and per-team share of GPU time.
+// submit): utilization, queue length and per-team share of GPU time, as
+// SVG, or PNG when path ends in .png.
 func writePlot(path string, res *sim.Result, gpus int) error {
 	pts := res.Series
 	if len(pts) == 0 {
@@ -64,26 +65,51 @@ func writePlot(path string, res *sim.Result, gpus int) error {
 	}
 	origin := pts[0].At - pts[0].Width/2
 	hours := func(p sim.Point) float64 { return (p.At - origin).Hours() }
+	pu, err := utilizationPanel(res, gpus, hours)
+	if err != nil {
+		return err
+	}
+	pq, err := queuePanel(res, hours)
+	if err != nil {
+		return err
+	}
+	ps, err := sharePanel(res, hours)
+	if err != nil {
+		return err
+	}
+	return savePanels(path, []*plot.Plot{pu, pq, ps})
+}
 
-	util, queue := make(plotter.XYs, len(pts)), make(plotter.XYs, len(pts))
-	for i, p := range pts {
-		util[i] = plotter.XY{X: hours(p), Y: p.Utilization}
-		queue[i] = plotter.XY{X: hours(p), Y: p.Queue}
+// utilizationPanel plots the fraction of the GPUs held.
+func utilizationPanel(res *sim.Result, gpus int, hours func(sim.Point) float64) (*plot.Plot, error) {
+	xy := make(plotter.XYs, len(res.Series))
+	for i, p := range res.Series {
+		xy[i] = plotter.XY{X: hours(p), Y: p.Utilization}
 	}
 	pu := plot.New()
 	pu.Title.Text = fmt.Sprintf("GPU utilization (%d GPUs, mean %.3f)", gpus, res.Summary.Utilization)
 	pu.Y.Min, pu.Y.Max = 0, 1.05
 	pu.Y.Label.Text = "utilization"
-	if err := line(pu, util, palette[0], ""); err != nil {
-		return err
+	return pu, line(pu, xy, palette[0], "")
+}
+
+// queuePanel plots the number of pending jobs.
+func queuePanel(res *sim.Result, hours func(sim.Point) float64) (*plot.Plot, error) {
+	xy := make(plotter.XYs, len(res.Series))
+	for i, p := range res.Series {
+		xy[i] = plotter.XY{X: hours(p), Y: p.Queue}
 	}
 	pq := plot.New()
 	pq.Title.Text = "Queue length (pending jobs, time-averaged)"
 	pq.Y.Min = 0
 	pq.Y.Label.Text = "jobs"
-	if err := line(pq, queue, palette[3], ""); err != nil {
-		return err
-	}
+	return pq, line(pq, xy, palette[3], "")
+}
+
+// sharePanel plots the share of GPU time of the maxPlotTeams teams with
+// the most GPU-hours, one line each, and of all the others as one line.
+func sharePanel(res *sim.Result, hours func(sim.Point) float64) (*plot.Plot, error) {
+	pts := res.Series
 	ps := plot.New()
 	ps.Title.Text = "Per-team share of GPU time"
 	ps.Y.Min, ps.Y.Max = 0, 1.05
@@ -105,25 +131,28 @@ func writePlot(path string, res *sim.Result, gpus int) error {
 			xy[j] = plotter.XY{X: hours(p), Y: p.TeamShare[k]}
 		}
 		if err := line(ps, xy, palette[i%len(palette)], teamLabel(t.Team)); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if len(res.Teams) > len(top) {
-		xy := make(plotter.XYs, len(pts))
-		for j, p := range pts {
-			s := 0.0
-			for k, v := range p.TeamShare {
-				if !shown[k] {
-					s += v
-				}
+	if len(res.Teams) == len(top) {
+		return ps, nil
+	}
+	xy := make(plotter.XYs, len(pts))
+	for j, p := range pts {
+		s := 0.0
+		for k, v := range p.TeamShare {
+			if !shown[k] {
+				s += v
 			}
-			xy[j] = plotter.XY{X: hours(p), Y: s}
 		}
-		if err := line(ps, xy, palette[len(palette)-1], fmt.Sprintf("other (%d)", len(res.Teams)-len(top))); err != nil {
-			return err
-		}
+		xy[j] = plotter.XY{X: hours(p), Y: s}
 	}
+	return ps, line(ps, xy, palette[len(palette)-1], fmt.Sprintf("other (%d)", len(res.Teams)-len(top)))
+}
 
+// savePanels writes the panels one above the other on a 10-inch square,
+// as PNG when path ends in .png and SVG otherwise.
+func savePanels(path string, panels []*plot.Plot) error {
 	w, h := 10*vg.Inch, 10*vg.Inch
 	var c draw.Canvas
 	var save func(*os.File) error
@@ -136,8 +165,11 @@ func writePlot(path string, res *sim.Result, gpus int) error {
 		c = draw.New(svg)
 		save = func(f *os.File) error { _, err := svg.WriteTo(f); return err }
 	}
-	plots := [][]*plot.Plot{{pu}, {pq}, {ps}}
-	tiles := draw.Tiles{Rows: 3, Cols: 1, PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(6), PadY: vg.Points(12)}
+	plots := make([][]*plot.Plot, len(panels))
+	for i, p := range panels {
+		plots[i] = []*plot.Plot{p}
+	}
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(6), PadY: vg.Points(12)}
 	canvases := plot.Align(plots, tiles, c)
 	for i := range plots {
 		plots[i][0].Draw(canvases[i][0])

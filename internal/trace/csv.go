@@ -71,15 +71,37 @@ func normCol(s string) string {
 // id,submit,gpus,duration[,timeLimit][,team][,tier][,kind], with an
 // optional header row that may name the columns in any order. See the
 // package documentation for the details. Malformed input gives a
-// [*ParseError].
-func ReadCSV(r io.Reader) (*Trace, error) { return readCSV(r, 0) }
+// [*ParseError]; so does a line or an input beyond [MaxLineBytes] or
+// [MaxInputBytes]. The input is streamed: memory grows with the jobs, not
+// with blank or comment lines.
+func ReadCSV(r io.Reader) (*Trace, error) {
+	cr := newCSVReader(r)
+	rd := csvReader{t: &Trace{}, teams: interner{}, first: true}
+	for c := range rd.pos {
+		rd.pos[c] = -1
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, csvError(err)
+		}
+		line, _ := cr.FieldPos(0)
+		if err := rd.record(rec, line); err != nil {
+			return nil, err
+		}
+	}
+	rd.t.finish(&rd.skips)
+	return rd.t, nil
+}
 
-// readCSV is ReadCSV with room for hint jobs allocated up front.
-func readCSV(r io.Reader, hint int) (*Trace, error) {
-	// A byte order mark is dropped before the CSV reader sees it: in
-	// front of a comment or a quote it would change how the first line
-	// reads.
-	br := bufio.NewReader(r)
+// newCSVReader returns a CSV reader of r within the input limits. A byte
+// order mark is dropped before the CSV reader sees it: in front of a
+// comment or a quote it would change how the first line reads.
+func newCSVReader(r io.Reader) *csv.Reader {
+	br := bufio.NewReader(newLimitReader(r, "csv"))
 	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
 		_, _ = br.Discard(len(bom))
 	}
@@ -88,79 +110,87 @@ func readCSV(r io.Reader, hint int) (*Trace, error) {
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
+	return cr
+}
 
-	t := &Trace{Jobs: make([]Job, 0, hint)}
-	var skips skipCounter
-	teams := interner{}
+// csvError converts an error of the CSV reader: a syntax error becomes a
+// *ParseError of its line, and a limit of the input is passed on.
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) && !errors.As(pe.Err, new(*ParseError)) {
+		return &ParseError{Format: "csv", Line: pe.Line, Err: pe.Err}
+	}
+	return readError("csv", err)
+}
+
+// csvReader is the state of one CSV read.
+type csvReader struct {
+	t     *Trace
+	skips skipCounter
+	teams interner
 	// pos[c] is the record index of column c, or -1 when absent.
-	var pos [numCols]int
-	for c := range pos {
-		pos[c] = -1
+	pos   [numCols]int
+	want  int  // exact field count in header mode; 0 in positional mode
+	row   int  // data rows seen, for default ids
+	first bool // no record read yet: the next may be a header
+}
+
+// record reads one record of the input, at line: a whitespace-only line is
+// ignored, the first record may be the header, any other is a job.
+func (rd *csvReader) record(rec []string, line int) error {
+	if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+		return nil
 	}
-	want := 0 // exact field count in header mode; 0 in positional mode
-	row := 0  // data rows seen, for default ids
-	first := true
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, &ParseError{Format: "csv", Line: pe.Line, Err: pe.Err}
+	if rd.first {
+		rd.first = false
+		if isHeader(rec) {
+			if err := csvHeader(rec, &rd.pos, line); err != nil {
+				return err
 			}
-			return nil, fmt.Errorf("csv: %w", err)
-		}
-		line, _ := cr.FieldPos(0)
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue // whitespace-only line
-		}
-		if first {
-			first = false
-			if isHeader(rec) {
-				if err := csvHeader(rec, &pos, line); err != nil {
-					return nil, err
-				}
-				want = len(rec)
-				continue
-			}
-		}
-		if want == 0 {
-			if len(rec) < colDuration+1 || len(rec) > numCols {
-				return nil, &ParseError{Format: "csv", Line: line,
-					Err: fmt.Errorf("%d fields, want %d to %d", len(rec), colDuration+1, numCols)}
-			}
-			for c := range pos {
-				pos[c] = -1
-				if c < len(rec) {
-					pos[c] = c
-				}
-			}
-		} else if len(rec) != want {
-			return nil, &ParseError{Format: "csv", Line: line,
-				Err: fmt.Errorf("%d fields, want %d as in the header", len(rec), want)}
-		}
-		j, ok, err := csvJob(rec, &pos, line, row, teams)
-		row++
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case ok:
-			t.Jobs = append(t.Jobs, j)
-		case j.Procs <= 0:
-			skips.noProcs++
-		default:
-			skips.noRun++
+			rd.want = len(rec)
+			return nil
 		}
 	}
-	if len(t.Jobs) == 0 {
-		t.Jobs = nil
+	if err := rd.columns(rec, line); err != nil {
+		return err
 	}
-	sortJobs(t.Jobs)
-	t.Skipped = skips.skips()
-	return t, nil
+	j, ok, err := csvJob(rec, &rd.pos, line, rd.row, rd.teams)
+	rd.row++
+	switch {
+	case err != nil:
+		return err
+	case ok:
+		rd.t.Jobs = append(rd.t.Jobs, j)
+	case j.Procs <= 0:
+		rd.skips.noProcs++
+	default:
+		rd.skips.noRun++
+	}
+	return nil
+}
+
+// columns checks a data record's field count: the header's, or 4 to 8
+// without a header, in which case the columns are positional and pos
+// follows the record's length.
+func (rd *csvReader) columns(rec []string, line int) error {
+	if rd.want > 0 {
+		if len(rec) != rd.want {
+			return &ParseError{Format: "csv", Line: line,
+				Err: fmt.Errorf("%d fields, want %d as in the header", len(rec), rd.want)}
+		}
+		return nil
+	}
+	if len(rec) < colDuration+1 || len(rec) > numCols {
+		return &ParseError{Format: "csv", Line: line,
+			Err: fmt.Errorf("%d fields, want %d to %d", len(rec), colDuration+1, numCols)}
+	}
+	for c := range rd.pos {
+		rd.pos[c] = -1
+		if c < len(rec) {
+			rd.pos[c] = c
+		}
+	}
+	return nil
 }
 
 // isHeader reports whether the first record is a header: it names at least

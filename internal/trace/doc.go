@@ -12,6 +12,17 @@
 //
 //	swf: line 17: field 4 "abc": not a number
 //
+// Readers stream their input, so memory grows with the jobs read, not
+// with the input: blank and comment lines cost nothing but reading time.
+// A line longer than [MaxLineBytes] (1 MiB) or an input longer than
+// [MaxInputBytes] (4 GiB) stops the read with a [*ParseError] that wraps
+// [ErrTooLong] or [ErrTooLarge] and names the limit:
+//
+//	swf: line 1: line longer than 1048576 bytes
+//
+// so an endless stream such as /dev/zero ends in an error, not in running
+// out of memory.
+//
 // Readers never panic on bad input. Every returned job has Procs,
 // ReqProcs, Run and Limit of at least 1. Numbers may be written as
 // integers or decimal floats ("3600.0", "1e3"); times are rounded to whole
@@ -83,7 +94,8 @@
 //
 // # Files
 //
-// [Read] opens a file, decompresses gzip input (detected by content) and
-// picks the reader from the format argument or, when it is empty, from the
-// file name (see [FormatOf]).
+// [Read] opens a file, decompresses gzip input (detected by content) as
+// it reads, and picks the reader from the format argument or, when it is
+// empty, from the file name (see [FormatOf]). The limits apply to the
+// decompressed text.
 package trace

@@ -16,8 +16,11 @@ func FuzzReadSWF(f *testing.F) {
 	f.Add([]byte(swfLine("1.5", "3600.0", "1e3", "-1.0", "2", "0", "3")))
 	f.Add([]byte("1 2 3\n"))
 	f.Add([]byte("; MaxProcs: x\n"))
+	f.Add([]byte(swfLine("1", "0", "10", "2", "2", "20", "1") + "\n" + strings.Repeat("\n", 4096)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := ReadSWF(bytes.NewReader(data))
+		var tr *Trace
+		var err error
+		checkAllocs(t, len(data), func() { tr, err = ReadSWF(bytes.NewReader(data)) })
 		if err != nil {
 			var pe *ParseError
 			if tr != nil || !errors.As(err, &pe) || pe.Line < 1 {
@@ -35,8 +38,11 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add([]byte("kind,duration,gpus,submit\ninference,66.0,0,1\n,1,1,-1\n"))
 	f.Add([]byte("\"x,1\",2,3,4\n# c\n\n"))
 	f.Add([]byte("a,0,1\n"))
+	f.Add([]byte(strings.Repeat("a,0,1,1\n", 512)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := ReadCSV(bytes.NewReader(data))
+		var tr *Trace
+		var err error
+		checkAllocs(t, len(data), func() { tr, err = ReadCSV(bytes.NewReader(data)) })
 		if err != nil {
 			var pe *ParseError
 			if tr != nil || !errors.As(err, &pe) || pe.Line < 1 {
@@ -46,6 +52,24 @@ func FuzzReadCSV(f *testing.F) {
 		}
 		checkJobs(t, tr)
 	})
+}
+
+// Allocation bounds of a read of n bytes: fixed buffers (the SWF
+// scanner's 64 KiB, the CSV reader's few KiB) plus a job, its strings and
+// the growth of the job list for each short line. The shortest usable
+// line, "a,0,1,1\n", costs about 80 bytes per input byte in a long list.
+const (
+	allocFixed   = 128 << 10
+	allocPerByte = 128
+)
+
+// checkAllocs runs read and fails when it allocates beyond the bounds for
+// an input of n bytes.
+func checkAllocs(t *testing.T, n int, read func()) {
+	t.Helper()
+	if a := allocated(read); a > allocFixed+allocPerByte*uint64(n) {
+		t.Fatalf("allocated %d bytes for %d bytes of input (bound %d + %d per byte)", a, n, allocFixed, allocPerByte)
+	}
 }
 
 // Jobs written in the positional CSV format read back as written, in

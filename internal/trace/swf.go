@@ -12,121 +12,158 @@ import (
 // swfFields is the number of fields of a Standard Workload Format record.
 const swfFields = 18
 
-// maxLine bounds the length of one input line.
-const maxLine = 1 << 20
-
 // ReadSWF reads a log in the Standard Workload Format of the Parallel
 // Workloads Archive. See the package documentation for the field mapping
-// and the skip rules. Malformed input gives a [*ParseError].
-func ReadSWF(r io.Reader) (*Trace, error) { return readSWF(r, 0) }
-
-// readSWF is ReadSWF with room for hint jobs allocated up front.
-func readSWF(r io.Reader, hint int) (*Trace, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	t := &Trace{Jobs: make([]Job, 0, hint)}
-	var skips skipCounter
-	teams := interner{}
-	var f [swfFields]string
-	lineNo := 0
+// and the skip rules. Malformed input gives a [*ParseError]; so does a
+// line or an input beyond [MaxLineBytes] or [MaxInputBytes]. The input is
+// streamed: memory grows with the jobs, not with blank or comment lines.
+func ReadSWF(r io.Reader) (*Trace, error) {
+	lr := newLimitReader(r, "swf")
+	sc := bufio.NewScanner(lr)
+	// The limit reader stops lines at MaxLineBytes; the scanner needs room
+	// for such a line and its line break.
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes+2)
+	sr := swfReader{t: &Trace{}, teams: interner{}}
 	for sc.Scan() {
-		lineNo++
-		line := sc.Text()
-		if lineNo == 1 {
-			line = strings.TrimPrefix(line, "\uFEFF")
+		// Once the reader stops at a limit, the scanner still hands out
+		// what it holds, the cut-off line last: that line is the error.
+		if lr.err != nil && sr.lineNo+1 >= lr.errLine {
+			return nil, lr.err
 		}
-		s := strings.TrimLeft(line, " \t\r\v\f")
-		if s == "" || isBlank(s) {
-			continue
+		if err := sr.line(sc.Text()); err != nil {
+			return nil, err
 		}
-		if s[0] == ';' {
-			if err := swfHeader(t, s[1:], lineNo); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if n := splitFields(s, f[:]); n != swfFields {
-			return nil, &ParseError{Format: "swf", Line: lineNo,
-				Err: fmt.Errorf("%d fields, want %d", n, swfFields)}
-		}
-		var v [swfFields]int64
-		for i := range f {
-			// Processor counts must be whole; other fields are rounded.
-			whole := i == 4 || i == 7
-			x, err := parseNum(f[i], whole)
-			if err != nil {
-				return nil, &ParseError{Format: "swf", Line: lineNo,
-					Field: "field " + strconv.Itoa(i+1), Value: f[i], Err: err}
-			}
-			v[i] = x
-		}
-		procs := v[4]
-		if procs <= 0 {
-			procs = v[7]
-		}
-		if procs <= 0 {
-			skips.noProcs++
-			continue
-		}
-		field := 5
-		if v[4] <= 0 {
-			field = 8
-		}
-		if procs > maxInt {
-			return nil, &ParseError{Format: "swf", Line: lineNo,
-				Field: "field " + strconv.Itoa(field), Value: f[field-1], Err: ErrRange}
-		}
-		req := procs
-		if v[7] > 0 {
-			if v[7] > maxInt {
-				return nil, &ParseError{Format: "swf", Line: lineNo,
-					Field: "field 8", Value: f[7], Err: ErrRange}
-			}
-			req = v[7]
-		}
-		run := v[3]
-		if run <= 0 {
-			skips.noRun++
-			continue
-		}
-		if v[1] < 0 {
-			skips.noSubmit++ // -1: unknown, as in every SWF field
-			continue
-		}
-		limit := v[8]
-		if limit <= 0 {
-			limit = run
-		}
-		team := ""
-		if v[12] >= 0 {
-			team = teams.get(strconv.FormatInt(v[12], 10))
-		}
-		t.Jobs = append(t.Jobs, Job{
-			ID:       strconv.FormatInt(v[0], 10),
-			Submit:   v[1],
-			Run:      run,
-			Limit:    limit,
-			Procs:    int(procs),
-			ReqProcs: int(req),
-			Team:     team,
-			Tier:     DefaultTier,
-			Kind:     KindTraining,
-			Line:     lineNo,
-		})
 	}
 	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &ParseError{Format: "swf", Line: lineNo + 1,
-				Err: fmt.Errorf("line longer than %d bytes", maxLine)}
+		return nil, readError("swf", err)
+	}
+	sr.t.finish(&sr.skips)
+	return sr.t, nil
+}
+
+// readError returns the *ParseError in err (a limit of the input), or err
+// prefixed with the format.
+func readError(format string, err error) error {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return fmt.Errorf("%s: %w", format, err)
+}
+
+// swfReader is the state of one SWF read: the trace so far, the skip
+// counts, the team names seen and the current line number.
+type swfReader struct {
+	t      *Trace
+	skips  skipCounter
+	teams  interner
+	lineNo int
+	f      [swfFields]string
+}
+
+// line reads one line: blank lines are ignored, ';' lines are header
+// comments, any other is a job record of exactly swfFields fields.
+func (sr *swfReader) line(line string) error {
+	sr.lineNo++
+	if sr.lineNo == 1 {
+		line = strings.TrimPrefix(line, "\uFEFF")
+	}
+	s := strings.TrimLeft(line, " \t\r\v\f")
+	switch {
+	case s == "" || isBlank(s):
+		return nil
+	case s[0] == ';':
+		return swfHeader(sr.t, s[1:], sr.lineNo)
+	}
+	if n := splitFields(s, sr.f[:]); n != swfFields {
+		return &ParseError{Format: "swf", Line: sr.lineNo,
+			Err: fmt.Errorf("%d fields, want %d", n, swfFields)}
+	}
+	v, err := swfNumbers(&sr.f, sr.lineNo)
+	if err != nil {
+		return err
+	}
+	j, cause, err := swfJob(&v, &sr.f, sr.lineNo)
+	if err != nil {
+		return err
+	}
+	switch cause {
+	case "":
+		if v[12] >= 0 {
+			j.Team = sr.teams.get(strconv.FormatInt(v[12], 10))
 		}
-		return nil, fmt.Errorf("swf: %w", err)
+		sr.t.Jobs = append(sr.t.Jobs, j)
+	case SkipNoProcessors:
+		sr.skips.noProcs++
+	case SkipNoRuntime:
+		sr.skips.noRun++
+	case SkipNoSubmitTime:
+		sr.skips.noSubmit++
 	}
-	if len(t.Jobs) == 0 {
-		t.Jobs = nil
+	return nil
+}
+
+// swfNumbers parses the fields of a record. Processor counts (fields 5
+// and 8) must be whole; other fields are rounded to integers.
+func swfNumbers(f *[swfFields]string, lineNo int) ([swfFields]int64, error) {
+	var v [swfFields]int64
+	for i := range f {
+		whole := i == 4 || i == 7
+		x, err := parseNum(f[i], whole)
+		if err != nil {
+			return v, &ParseError{Format: "swf", Line: lineNo,
+				Field: "field " + strconv.Itoa(i+1), Value: f[i], Err: err}
+		}
+		v[i] = x
 	}
-	sortJobs(t.Jobs)
-	t.Skipped = skips.skips()
-	return t, nil
+	return v, nil
+}
+
+// swfJob maps a parsed record to a job, without its team. cause is ""
+// for a usable job, else the Skip* cause it is dropped for, checked in
+// the documented order: processors, run time, submit time.
+func swfJob(v *[swfFields]int64, f *[swfFields]string, lineNo int) (j Job, cause string, err error) {
+	procs, field := v[4], 5
+	if procs <= 0 {
+		procs, field = v[7], 8
+	}
+	if procs <= 0 {
+		return j, SkipNoProcessors, nil
+	}
+	if procs > maxInt {
+		return j, "", &ParseError{Format: "swf", Line: lineNo,
+			Field: "field " + strconv.Itoa(field), Value: f[field-1], Err: ErrRange}
+	}
+	req := procs
+	if v[7] > 0 {
+		if v[7] > maxInt {
+			return j, "", &ParseError{Format: "swf", Line: lineNo,
+				Field: "field 8", Value: f[7], Err: ErrRange}
+		}
+		req = v[7]
+	}
+	run := v[3]
+	if run <= 0 {
+		return j, SkipNoRuntime, nil
+	}
+	if v[1] < 0 {
+		return j, SkipNoSubmitTime, nil // -1: unknown, as in every SWF field
+	}
+	limit := v[8]
+	if limit <= 0 {
+		limit = run
+	}
+	return Job{
+		ID:       strconv.FormatInt(v[0], 10),
+		Submit:   v[1],
+		Run:      run,
+		Limit:    limit,
+		Procs:    int(procs),
+		ReqProcs: int(req),
+		Tier:     DefaultTier,
+		Kind:     KindTraining,
+		Line:     lineNo,
+	}, "", nil
 }
 
 // swfHeader reads the MaxProcs and MaxNodes header comments; other header

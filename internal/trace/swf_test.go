@@ -130,7 +130,7 @@ func TestReadSWFErrors(t *testing.T) {
 		{"out of range", swfLine("1", "1e30", "10", "1", "1", "10", "1"),
 			`swf: line 1: field 2 "1e30": out of range`, ErrRange},
 		{"bad header", "; MaxProcs: many\n", `swf: line 1: MaxProcs "many": not a number`, ErrNotNumber},
-		{"long line", strings.Repeat("1", maxLine+1), "swf: line 1: line longer than 1048576 bytes", nil},
+		{"long line", strings.Repeat("1", MaxLineBytes+1), "swf: line 1: line longer than 1048576 bytes", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"errors"
@@ -149,49 +150,149 @@ const (
 	ErrRange = constError("out of range")
 	// ErrNotWhole means a count (processors, GPUs, tier) has a fraction.
 	ErrNotWhole = constError("not a whole number")
+	// ErrTooLong means a line is longer than [MaxLineBytes].
+	ErrTooLong = constError("line too long")
+	// ErrTooLarge means the input is longer than [MaxInputBytes].
+	ErrTooLarge = constError("input too large")
+)
+
+// Limits on what a reader reads. A line longer than MaxLineBytes or an
+// input longer than MaxInputBytes (after decompression) stops the read
+// with a [*ParseError] wrapping [ErrTooLong] or [ErrTooLarge], so an
+// endless stream (/dev/zero, a pipe that never closes, a gzip bomb) costs
+// at most MaxInputBytes of reading and MaxLineBytes of buffer.
+const (
+	// MaxLineBytes bounds one line, its line break excluded.
+	MaxLineBytes = 1 << 20
+	// MaxInputBytes bounds the whole input: 4 GiB, well above the largest
+	// logs of the Parallel Workloads Archive uncompressed.
+	MaxInputBytes = 4 << 30
 )
 
 // Read reads the trace file at path. format is "swf", "csv", or "" to choose
 // by extension: a name ending in .swf (before an optional .gz) is SWF, any
 // other is CSV. Gzip-compressed input is detected by its magic bytes and
-// decompressed transparently.
+// decompressed as it is read. The file is streamed: memory grows with the
+// jobs read, not with the file's size, and the limits [MaxLineBytes] and
+// [MaxInputBytes] apply to the decompressed text.
 func Read(path, format string) (*Trace, error) {
 	if format == "" {
 		format = FormatOf(path)
 	}
-	var read func(io.Reader, int) (*Trace, error)
+	var read func(io.Reader) (*Trace, error)
 	switch format {
 	case "swf":
-		read = readSWF
+		read = ReadSWF
 	case "csv":
-		read = readCSV
+		read = ReadCSV
 	default:
 		return nil, fmt.Errorf("trace: unknown format %q (want swf or csv)", format)
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	var r io.Reader
-	hint := 0
-	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		gz, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		r = gz
-	} else {
-		// The line count bounds the job count, so the job slice is
-		// allocated once.
-		hint = bytes.Count(data, []byte{'\n'}) + 1
-		r = bytes.NewReader(data)
+	defer f.Close()
+	r, err := decompressed(bufio.NewReaderSize(f, 64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	t, err := read(r, hint)
+	t, err := read(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
 }
+
+// decompressed returns br itself, or a gzip reader over it when br starts
+// with the gzip magic bytes.
+func decompressed(br *bufio.Reader) (io.Reader, error) {
+	magic, _ := br.Peek(2)
+	if len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+		return br, nil
+	}
+	return gzip.NewReader(br)
+}
+
+// limitReader passes its reader's bytes through until a line exceeds
+// maxLine bytes or the input exceeds maxInput bytes; from then on it
+// returns a *ParseError naming the limit and the line it was reached on.
+type limitReader struct {
+	r        io.Reader
+	format   string
+	maxLine  int
+	maxInput int64
+	read     int64 // bytes passed through
+	line     int   // 1-based line of the next byte
+	lineLen  int   // bytes of that line passed through
+	err      error // the limit error, once reached
+	errLine  int   // the line err names
+}
+
+func newLimitReader(r io.Reader, format string) *limitReader {
+	return &limitReader{r: r, format: format, maxLine: MaxLineBytes, maxInput: MaxInputBytes, line: 1}
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	if room := l.maxInput - l.read + 1; int64(len(p)) > room {
+		p = p[:room] // one byte past the limit is enough to see it
+	}
+	n, err := l.r.Read(p)
+	ok := l.within(p[:n])
+	l.read += int64(ok)
+	if l.read > l.maxInput {
+		l.read--
+		ok--
+		l.err = l.limitError(ErrTooLarge, "input longer than %d bytes", l.maxInput)
+	}
+	if ok < n {
+		return ok, nil // the bytes before the limit; the error comes next
+	}
+	return n, err
+}
+
+// within advances the line count over b and returns how many bytes of b
+// lie within the line limit; when that is fewer than len(b), it records
+// the limit error.
+func (l *limitReader) within(b []byte) int {
+	done := 0
+	for done < len(b) {
+		i := bytes.IndexByte(b[done:], '\n')
+		if i < 0 {
+			i = len(b) - done
+		}
+		if l.lineLen+i > l.maxLine {
+			l.err = l.limitError(ErrTooLong, "line longer than %d bytes", int64(l.maxLine))
+			return done + l.maxLine - l.lineLen
+		}
+		l.lineLen += i
+		done += i
+		if done < len(b) { // at a line break
+			l.line++
+			l.lineLen = 0
+			done++
+		}
+	}
+	return done
+}
+
+func (l *limitReader) limitError(kind constError, format string, limit int64) error {
+	l.errLine = l.line
+	return &ParseError{Format: l.format, Line: l.line, Err: limitError{kind, fmt.Sprintf(format, limit)}}
+}
+
+// limitError is a limit reached, with its text; it wraps [ErrTooLong] or
+// [ErrTooLarge].
+type limitError struct {
+	kind constError
+	text string
+}
+
+func (e limitError) Error() string { return e.text }
+func (e limitError) Unwrap() error { return e.kind }
 
 // FormatOf returns the format [Read] infers from a file name: "swf" when
 // the name ends in .swf or .swf.gz (any case), else "csv".
@@ -292,6 +393,16 @@ func (c *skipCounter) skips() Skips {
 	}
 	slices.SortFunc(s, func(a, b Skip) int { return strings.Compare(a.Cause, b.Cause) })
 	return s
+}
+
+// finish completes a read: no jobs is a nil slice, jobs are sorted stably
+// by submit time, and the skip counts are recorded.
+func (t *Trace) finish(c *skipCounter) {
+	if len(t.Jobs) == 0 {
+		t.Jobs = nil
+	}
+	sortJobs(t.Jobs)
+	t.Skipped = c.skips()
 }
 
 // sortJobs sorts jobs stably by submit time.

@@ -83,19 +83,37 @@ type Point struct {
 	TeamShare []float64
 }
 
+// result gathers the Result once the events have run out.
 func (r *runner) result() *Result {
-	out := &Result{Jobs: r.res}
+	out := &Result{Jobs: r.res, Teams: r.samp.teams}
 	s := &out.Summary
 	s.Jobs = len(r.jobs)
 	s.Steps = r.steps
+	s.NodeDown = r.nodeDown
 	s.GPUHours = r.gpuSec / 3600
-	nt := len(r.teamSec)
-	type acc struct {
-		jobs, done int
-		wait       durSum
-		bsld       float64
+	byTeam := r.tally(s)
+	s.Teams, s.Jain = r.teamSummaries(byTeam)
+	if len(r.lat) > 0 {
+		lat := slices.Clone(r.lat)
+		slices.Sort(lat)
+		s.StepP50 = nearestRank(lat, 0.50)
+		s.StepP99 = nearestRank(lat, 0.99)
 	}
-	ta := make([]acc, nt)
+	out.Series = r.samp.points(r.gpus)
+	return out
+}
+
+// teamTally is what the jobs of one team add up to.
+type teamTally struct {
+	jobs, done int // jobs, and those finished
+	wait       durSum
+	bsld       float64
+}
+
+// tally fills the job counts, outcomes, waits, slowdowns, makespan and
+// utilization of s from the job results, and returns the per-team sums.
+func (r *runner) tally(s *Summary) []teamTally {
+	byTeam := make([]teamTally, len(r.teams.names))
 	waits := make([]time.Duration, 0, len(r.res))
 	first, last := time.Duration(math.MaxInt64), time.Duration(math.MinInt64)
 	var sumWait, sumFlow durSum
@@ -103,8 +121,8 @@ func (r *runner) result() *Result {
 	for i := range r.res {
 		j := &r.res[i]
 		first = min(first, j.Submit)
-		k := r.st[i].team
-		ta[k].jobs++
+		tt := &byTeam[r.st[i].team]
+		tt.jobs++
 		s.Preemptions += j.Preemptions
 		switch j.Outcome {
 		case Unfinished:
@@ -125,49 +143,62 @@ func (r *runner) result() *Result {
 		b := j.BoundedSlowdown()
 		sumB += b
 		s.MaxBoundedSlowdown = max(s.MaxBoundedSlowdown, b)
-		ta[k].done++
-		ta[k].wait.add(j.Wait)
-		ta[k].bsld += b
+		tt.done++
+		tt.wait.add(j.Wait)
+		tt.bsld += b
 	}
-	s.NodeDown = r.nodeDown
-	if s.Finished > 0 {
-		s.MeanWait = sumWait.mean(s.Finished)
-		s.MeanFlowTime = sumFlow.mean(s.Finished)
-		s.MeanBoundedSlowdown = sumB / float64(s.Finished)
-		slices.Sort(waits)
-		s.MaxWait = waits[len(waits)-1]
-		s.P95Wait = nearestRank(waits, 0.95)
-		m := len(waits) / 2
-		if len(waits)%2 == 1 {
-			s.MedianWait = waits[m]
-		} else {
-			// Halve the gap, not the sum, which could overflow.
-			s.MedianWait = waits[m-1] + (waits[m]-waits[m-1])/2
-		}
-		s.Makespan = last - first
-		if s.Makespan > 0 && r.gpus > 0 {
-			// At most 1 but for rounding in the sum of float seconds.
-			s.Utilization = min(r.doneSec/(float64(r.gpus)*s.Makespan.Seconds()), 1)
-		}
+	if s.Finished == 0 {
+		return byTeam
 	}
-	out.Teams = r.samp.teams
+	s.MeanWait = sumWait.mean(s.Finished)
+	s.MeanFlowTime = sumFlow.mean(s.Finished)
+	s.MeanBoundedSlowdown = sumB / float64(s.Finished)
+	waitStats(s, waits)
+	s.Makespan = last - first
+	if s.Makespan > 0 && r.gpus > 0 {
+		// At most 1 but for rounding in the sum of float seconds.
+		s.Utilization = min(r.doneSec/(float64(r.gpus)*s.Makespan.Seconds()), 1)
+	}
+	return byTeam
+}
+
+// waitStats sets the maximum, p95 and median of the waits, which it sorts;
+// there is at least one.
+func waitStats(s *Summary, waits []time.Duration) {
+	slices.Sort(waits)
+	s.MaxWait = waits[len(waits)-1]
+	s.P95Wait = nearestRank(waits, 0.95)
+	m := len(waits) / 2
+	if len(waits)%2 == 1 {
+		s.MedianWait = waits[m]
+	} else {
+		// Halve the gap, not the sum, which could overflow.
+		s.MedianWait = waits[m-1] + (waits[m]-waits[m-1])/2
+	}
+}
+
+// teamSummaries returns each team's figures, in name order, and Jain's
+// index over the teams' GPU-hours weighted by their shares.
+func (r *runner) teamSummaries(byTeam []teamTally) ([]TeamSummary, float64) {
 	weight := map[string]float64{}
 	for _, t := range r.opt.Teams {
 		if t.Share > 0 {
 			weight[t.Name] = t.Share
 		}
 	}
+	var out []TeamSummary
 	var sx, sxx float64
-	for k, name := range r.samp.teams {
-		ts := TeamSummary{Team: name, Jobs: ta[k].jobs, GPUHours: r.teamSec[k] / 3600}
+	for k, name := range r.teams.names {
+		tt := &byTeam[k]
+		ts := TeamSummary{Team: name, Jobs: tt.jobs, GPUHours: r.teams.sec[k] / 3600}
 		if r.gpuSec > 0 {
-			ts.Share = r.teamSec[k] / r.gpuSec
+			ts.Share = r.teams.sec[k] / r.gpuSec
 		}
-		if ta[k].done > 0 {
-			ts.MeanWait = ta[k].wait.mean(ta[k].done)
-			ts.MeanBoundedSlowdown = ta[k].bsld / float64(ta[k].done)
+		if tt.done > 0 {
+			ts.MeanWait = tt.wait.mean(tt.done)
+			ts.MeanBoundedSlowdown = tt.bsld / float64(tt.done)
 		}
-		s.Teams = append(s.Teams, ts)
+		out = append(out, ts)
 		w := weight[name]
 		if w == 0 {
 			w = 1
@@ -176,17 +207,11 @@ func (r *runner) result() *Result {
 		sx += x
 		sxx += x * x
 	}
+	jain := 0.0
 	if sxx > 0 {
-		s.Jain = sx * sx / (float64(nt) * sxx)
+		jain = sx * sx / (float64(len(byTeam)) * sxx)
 	}
-	if len(r.lat) > 0 {
-		lat := slices.Clone(r.lat)
-		slices.Sort(lat)
-		s.StepP50 = nearestRank(lat, 0.50)
-		s.StepP99 = nearestRank(lat, 0.99)
-	}
-	out.Series = r.samp.points(r.gpus)
-	return out
+	return out, jain
 }
 
 // durSum is an exact sum of durations in 128 bits, two's complement (hi
@@ -238,7 +263,8 @@ func nearestRank(v []time.Duration, p float64) time.Duration {
 // bucket pairs) whenever the run outgrows them. Times run up to
 // math.MaxInt64 after origin: the arithmetic never forms the end of a
 // bucket past the time being added, nor a width of more than
-// math.MaxInt64.
+// math.MaxInt64. A bucket keeps the GPU time of the teams that held GPUs
+// during it only, so adding an interval costs O(teams holding GPUs).
 type sampler struct {
 	max    int
 	origin time.Duration
@@ -248,15 +274,16 @@ type sampler struct {
 	busy   []float64 // integrals per bucket
 	queue  []float64
 	run    []float64
-	team   []float64 // len(teams) per bucket
+	team   []map[int32]float64 // per bucket: GPU-seconds by team index
 }
 
 func newSampler(max int, origin time.Duration, teams []string) sampler {
 	return sampler{max: max, origin: origin, width: time.Second, teams: teams}
 }
 
-// add integrates a constant state over [from, to).
-func (s *sampler) add(from, to time.Duration, busy, queue, running int, teamBusy []int) {
+// add integrates a constant state over [from, to), the teams' GPUs as
+// held in tb.
+func (s *sampler) add(from, to time.Duration, busy, queue, running int, tb *teamBook) {
 	if to <= from || from < s.origin {
 		return
 	}
@@ -266,7 +293,6 @@ func (s *sampler) add(from, to time.Duration, busy, queue, running int, teamBusy
 	for (to-s.origin-1)/time.Duration(s.max) >= s.width {
 		s.merge()
 	}
-	nt := len(s.teams)
 	for from < to {
 		b := int((from - s.origin) / s.width)
 		start := s.origin + s.width*time.Duration(b)
@@ -279,15 +305,18 @@ func (s *sampler) add(from, to time.Duration, busy, queue, running int, teamBusy
 			s.busy = append(s.busy, 0)
 			s.queue = append(s.queue, 0)
 			s.run = append(s.run, 0)
-			s.team = append(s.team, make([]float64, nt)...)
+			s.team = append(s.team, nil)
 		}
 		d := (end - from).Seconds()
 		s.dt[b] += d
 		s.busy[b] += float64(busy) * d
 		s.queue[b] += float64(queue) * d
 		s.run[b] += float64(running) * d
-		for k, g := range teamBusy {
-			s.team[b*nt+k] += float64(g) * d
+		for _, k := range tb.holders() {
+			if s.team[b] == nil {
+				s.team[b] = map[int32]float64{}
+			}
+			s.team[b][k] += float64(tb.busy[k]) * d
 		}
 		from = end
 	}
@@ -295,24 +324,26 @@ func (s *sampler) add(from, to time.Duration, busy, queue, running int, teamBusy
 
 // merge doubles the bucket width.
 func (s *sampler) merge() {
-	nt := len(s.teams)
 	n := (len(s.dt) + 1) / 2
 	for i := range n {
 		a, b := 2*i, 2*i+1
 		s.dt[i], s.busy[i], s.queue[i], s.run[i] = s.dt[a], s.busy[a], s.queue[a], s.run[a]
-		copy(s.team[i*nt:(i+1)*nt], s.team[a*nt:(a+1)*nt])
+		s.team[i] = s.team[a]
 		if b < len(s.dt) {
 			s.dt[i] += s.dt[b]
 			s.busy[i] += s.busy[b]
 			s.queue[i] += s.queue[b]
 			s.run[i] += s.run[b]
-			for k := range nt {
-				s.team[i*nt+k] += s.team[b*nt+k]
+			for k, v := range s.team[b] {
+				if s.team[i] == nil {
+					s.team[i] = map[int32]float64{}
+				}
+				s.team[i][k] += v
 			}
 		}
 	}
-	s.dt, s.busy, s.queue, s.run = s.dt[:n], s.busy[:n], s.queue[:n], s.run[:n]
-	s.team = s.team[:n*nt]
+	clear(s.team[n:])
+	s.dt, s.busy, s.queue, s.run, s.team = s.dt[:n], s.busy[:n], s.queue[:n], s.run[:n], s.team[:n]
 	// A width past math.MaxInt64/2 covers more than half of all times
 	// after origin, so at most two buckets were merged into one that
 	// covers them all.
@@ -350,8 +381,8 @@ func (s *sampler) points(gpus int) []Point {
 			p.Utilization = s.busy[b] / (float64(gpus) * dt)
 		}
 		if s.busy[b] > 0 {
-			for k := range nt {
-				p.TeamShare[k] = s.team[b*nt+k] / s.busy[b]
+			for k, v := range s.team[b] {
+				p.TeamShare[k] = v / s.busy[b]
 			}
 		}
 		out = append(out, p)

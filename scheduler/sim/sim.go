@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -71,11 +70,14 @@ type Options struct {
 	// scratch.
 	CheckpointInterval time.Duration
 	// Teams gives team shares, parents and quotas; their Usage is the
-	// usage at Start. Every snapshot carries the teams with their usage
+	// usage at Start. Every snapshot carries these teams with their usage
 	// as of its time, accumulated by a fair-share ledger (half-life
-	// Config.FairShare.HalfLife) from the GPUs each team held; teams that
-	// jobs name but Teams does not get share 1. Shares also weight Jain's
-	// fairness index (see [Summary.Jain]).
+	// Config.FairShare.HalfLife) from the GPUs each team held. Teams that
+	// jobs name but Teams does not have share 1; the snapshots list them
+	// too, with their usage, unless the order is TierOrder with no custom
+	// hook, under which Step reads no usage (see the package
+	// documentation, Cost). Shares also weight Jain's fairness index (see
+	// [Summary.Jain]).
 	Teams []scheduler.Team
 	// Clock, when set, is read before and after every Step to measure its
 	// latency. Nil means no latency is measured.
@@ -91,7 +93,8 @@ type Options struct {
 	Progress func(finished, total int)
 	// Observe, when set, is called after every successful Step with the
 	// snapshot Step saw and its decision, before the decision is applied.
-	// It must not modify or keep either.
+	// It must not modify or keep either. With Observe set, every snapshot
+	// holds the whole cluster (see the package documentation, Cost).
 	Observe func(snap *scheduler.Snapshot, d *scheduler.Decision)
 	// MaxStepsPerInstant bounds the Step calls at one instant (zero-grace
 	// evictions finish at the instant they are decided, which calls Step
@@ -244,6 +247,7 @@ type jstate struct {
 	alloc    topology.Allocation
 }
 
+// runner is the state of one run.
 type runner struct {
 	jobs   []Job
 	cfg    scheduler.Config
@@ -251,40 +255,37 @@ type runner struct {
 	opt    Options
 	start  time.Time
 	snap   scheduler.Snapshot
-	nodeOf map[string]int
-	held   []topology.GPUSet
+	pool   pool
+	nodes  nodeIndex
+	held   []topology.GPUSet // held[n] is the GPUs held on node n
 	byID   map[string]int32
 	st     []jstate
 	res    []JobResult
 	owner  []int32 // owner[k] is the job index of snap.Jobs[k]
 	q      queue
 	order  []int32 // job indices by submit time
-	next   int
+	next   int     // order[next] is the next job to arrive
 	nodeEv []NodeEvent
 
 	now time.Duration
 	// last is the latest time the run may reach: math.MaxInt64, less how
 	// far the earliest time lies before 0, so that every time minus the
 	// earliest fits a Duration.
-	last     time.Duration
-	gpus     int
-	busy     int
-	teamBusy []int
-	// teamNames are the teams of the jobs, sorted; ledger keeps their
-	// decayed usage, which every snapshot carries.
-	teamNames []string
-	ledger    *fairshare.Ledger
-	gpuSec    float64
-	doneSec   float64 // gpuSec at the latest finish: the makespan's part
-	stuck     int     // preemptions since a job last arrived or finished
-	teamSec   []float64
-	pending   int
-	running   int
-	finished  int
-	steps     int
-	nodeDown  int
-	lat       []time.Duration
-	samp      sampler
+	last        time.Duration
+	gpus        int
+	busy        int // GPUs held by running and evicting jobs
+	pendingGPUs int // GPUs the pending jobs ask for
+	teams       teamBook
+	gpuSec      float64
+	doneSec     float64 // gpuSec at the latest finish: the makespan's part
+	stuck       int     // preemptions since a job last arrived or finished
+	pending     int
+	running     int
+	finished    int
+	steps       int
+	nodeDown    int
+	lat         []time.Duration
+	samp        sampler
 }
 
 // Run simulates the workload jobs on cluster c under policy cfg and
@@ -293,128 +294,179 @@ type runner struct {
 // checks (a GPU allocated twice, a placement of a job that is not
 // pending, an eviction of a job that is not running).
 func Run(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options) (*Result, error) {
+	return simulate(c, jobs, cfg, opt, true)
+}
+
+// simulate is Run; with narrow false, every Step is shown the whole
+// cluster (see pool).
+func simulate(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options, narrow bool) (*Result, error) {
 	r, err := newRunner(c, jobs, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
+	r.pool.narrow = r.pool.narrow && narrow
 	if err := r.loop(); err != nil {
 		return nil, err
 	}
 	return r.result(), nil
 }
 
+// newRunner checks the input and sets up the run at its earliest time,
+// before any event.
 func newRunner(c topology.Cluster, jobs []Job, cfg scheduler.Config, opt Options) (*runner, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("sim: cluster: %w", err)
 	}
-	start := opt.Start
-	if start.IsZero() {
-		start = DefaultStart()
+	r := &runner{jobs: jobs, cfg: cfg, sched: scheduler.New(cfg), opt: opt, start: opt.Start}
+	if r.start.IsZero() {
+		r.start = DefaultStart()
 	}
-	r := &runner{
-		jobs: jobs, cfg: cfg, sched: scheduler.New(cfg), opt: opt, start: start,
-		nodeOf: make(map[string]int, len(c.Nodes)),
-		byID:   make(map[string]int32, len(jobs)),
-		st:     make([]jstate, len(jobs)),
-		res:    make([]JobResult, len(jobs)),
-		order:  make([]int32, len(jobs)),
+	r.setCluster(c)
+	if err := r.setJobs(); err != nil {
+		return nil, err
 	}
-	c.Nodes = slices.Clone(c.Nodes)
-	r.snap.Cluster = c
-	r.held = make([]topology.GPUSet, len(c.Nodes))
-	for i := range c.Nodes {
-		r.nodeOf[c.Nodes[i].Name] = i
-		r.gpus += c.Nodes[i].GPUs
+	r.setTeams()
+	if err := r.setNodeEvents(); err != nil {
+		return nil, err
 	}
-	teamIx := map[string]int32{}
-	for i := range jobs {
-		j := &jobs[i]
-		where := fmt.Sprintf("sim: jobs[%d] %q", i, j.ID)
-		switch {
-		case j.ID == "":
-			return nil, fmt.Errorf("sim: jobs[%d]: id is empty", i)
-		case j.Members < 1:
-			return nil, fmt.Errorf("%s: members must be >= 1, got %d", where, j.Members)
-		case j.GPUsPerMember < 1:
-			return nil, fmt.Errorf("%s: gpusPerMember must be >= 1, got %d", where, j.GPUsPerMember)
-		case j.Run <= 0:
-			return nil, fmt.Errorf("%s: run must be > 0, got %s", where, j.Run)
-		case j.Limit < 0:
-			return nil, fmt.Errorf("%s: limit must be >= 0, got %s", where, j.Limit)
-		case j.CheckpointGrace < 0:
-			return nil, fmt.Errorf("%s: checkpointGrace must be >= 0, got %s", where, j.CheckpointGrace)
-		}
-		if k, dup := r.byID[j.ID]; dup {
-			return nil, fmt.Errorf("%s: duplicate id (also jobs[%d])", where, k)
-		}
-		r.byID[j.ID] = int32(i)
-		if _, ok := teamIx[j.Team]; !ok {
-			teamIx[j.Team] = 0
-		}
-		r.order[i] = int32(i)
-		r.st[i].pos = -1
-		r.res[i] = JobResult{ID: j.ID, Team: j.Team, Submit: j.Submit}
-	}
-	teams := make([]string, 0, len(teamIx))
-	for t := range teamIx {
-		teams = append(teams, t)
-	}
-	slices.Sort(teams)
-	for k, t := range teams {
-		teamIx[t] = int32(k)
-	}
-	for i := range jobs {
-		r.st[i].team = teamIx[jobs[i].Team]
-	}
-	r.teamBusy = make([]int, len(teams))
-	r.teamSec = make([]float64, len(teams))
-	r.teamNames = teams
-	r.initTeams()
-	slices.SortStableFunc(r.order, func(a, b int32) int {
-		return cmpDur(jobs[a].Submit, jobs[b].Submit)
-	})
-	r.nodeEv = slices.Clone(opt.NodeEvents)
-	for k, e := range r.nodeEv {
-		if _, ok := r.nodeOf[e.Node]; !ok {
-			return nil, fmt.Errorf("sim: nodeEvents[%d]: unknown node %q", k, e.Node)
-		}
-		if e.State > topology.Down {
-			return nil, fmt.Errorf("sim: nodeEvents[%d]: unknown state %d", k, e.State)
-		}
-		r.q.push(event{at: e.At, kind: evNode, job: int32(k)})
-	}
+	origin := r.origin()
 	maxPts := opt.MaxPoints
 	if maxPts <= 0 {
 		maxPts = 500
 	}
-	origin := time.Duration(0)
-	if len(jobs) > 0 {
-		origin = jobs[r.order[0]].Submit
-	}
-	if len(r.nodeEv) > 0 {
-		origin = min(origin, r.q.peek().at)
-	}
-	r.samp = newSampler(maxPts, origin, teams)
+	r.samp = newSampler(maxPts, origin, r.teams.names)
 	r.now = origin
 	r.last = time.Duration(math.MaxInt64)
 	if origin < 0 {
 		r.last += origin
 	}
-	for i := range jobs {
-		if jobs[i].Submit > r.last {
-			return nil, fmt.Errorf("sim: jobs[%d] %q: submit %s lies more than %s after the earliest time, %s: %w",
-				i, jobs[i].ID, jobs[i].Submit, time.Duration(math.MaxInt64), origin, ErrTimeRange)
-		}
-	}
-	for k, e := range r.nodeEv {
-		if e.At > r.last {
-			return nil, fmt.Errorf("sim: nodeEvents[%d]: at %s lies more than %s after the earliest time, %s: %w",
-				k, e.At, time.Duration(math.MaxInt64), origin, ErrTimeRange)
-		}
+	if err := r.checkTimes(origin); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
+// setCluster indexes the nodes by name. Node events change the state of
+// nodes, so with node events the run works on a copy of them.
+func (r *runner) setCluster(c topology.Cluster) {
+	if len(r.opt.NodeEvents) > 0 {
+		c.Nodes = slices.Clone(c.Nodes)
+	}
+	r.pool = pool{nodes: c.Nodes, narrow: narrowable(&c, &r.cfg, &r.opt)}
+	r.snap.Cluster = c
+	r.held = make([]topology.GPUSet, len(c.Nodes))
+	r.nodes = newNodeIndex(c.Nodes)
+	for i := range c.Nodes {
+		r.gpus += c.Nodes[i].GPUs
+	}
+}
+
+// setJobs checks every job, indexes them by ID and orders them by submit
+// time (stably: input order breaks ties).
+func (r *runner) setJobs() error {
+	n := len(r.jobs)
+	r.byID = make(map[string]int32, n)
+	r.st = make([]jstate, n)
+	r.res = make([]JobResult, n)
+	r.order = make([]int32, n)
+	for i := range r.jobs {
+		j := &r.jobs[i]
+		if err := checkJob(i, j); err != nil {
+			return err
+		}
+		if k, dup := r.byID[j.ID]; dup {
+			return fmt.Errorf("sim: jobs[%d] %q: duplicate id (also jobs[%d])", i, j.ID, k)
+		}
+		r.byID[j.ID] = int32(i)
+		r.order[i] = int32(i)
+		r.st[i].pos = -1
+		r.res[i] = JobResult{ID: j.ID, Team: j.Team, Submit: j.Submit}
+	}
+	slices.SortStableFunc(r.order, func(a, b int32) int {
+		return cmpDur(r.jobs[a].Submit, r.jobs[b].Submit)
+	})
+	return nil
+}
+
+// checkJob returns an error naming jobs[i] when a field is out of range.
+func checkJob(i int, j *Job) error {
+	where := fmt.Sprintf("sim: jobs[%d] %q", i, j.ID)
+	switch {
+	case j.ID == "":
+		return fmt.Errorf("sim: jobs[%d]: id is empty", i)
+	case j.Members < 1:
+		return fmt.Errorf("%s: members must be >= 1, got %d", where, j.Members)
+	case j.GPUsPerMember < 1:
+		return fmt.Errorf("%s: gpusPerMember must be >= 1, got %d", where, j.GPUsPerMember)
+	case j.Run <= 0:
+		return fmt.Errorf("%s: run must be > 0, got %s", where, j.Run)
+	case j.Limit < 0:
+		return fmt.Errorf("%s: limit must be >= 0, got %s", where, j.Limit)
+	case j.CheckpointGrace < 0:
+		return fmt.Errorf("%s: checkpointGrace must be >= 0, got %s", where, j.CheckpointGrace)
+	}
+	return nil
+}
+
+// setTeams numbers the teams of the jobs by name and builds the
+// snapshot's team list: the teams of Options.Teams, and every other team a
+// job names with share 1, unless the policy reads no more than quotas.
+func (r *runner) setTeams() {
+	names, of := sortedTeams(r.jobs)
+	for i := range r.st {
+		r.st[i].team = of[i]
+	}
+	r.teams = newTeamBook(names, r.cfg.FairShare.HalfLife)
+	r.snap.Teams = r.teams.snapshotTeams(r.opt.Teams, r.start, !readsTeamsOnlyForQuotas(&r.cfg))
+}
+
+// setNodeEvents checks the node events and queues them.
+func (r *runner) setNodeEvents() error {
+	r.nodeEv = slices.Clone(r.opt.NodeEvents)
+	for k, e := range r.nodeEv {
+		if _, ok := r.nodes.find(e.Node); !ok {
+			return fmt.Errorf("sim: nodeEvents[%d]: unknown node %q", k, e.Node)
+		}
+		if e.State > topology.Down {
+			return fmt.Errorf("sim: nodeEvents[%d]: unknown state %d", k, e.State)
+		}
+		r.q.push(event{at: e.At, kind: evNode, job: int32(k)})
+	}
+	return nil
+}
+
+// origin returns the earliest time of the run: the first arrival or node
+// event (0 when there is neither).
+func (r *runner) origin() time.Duration {
+	origin := time.Duration(0)
+	if len(r.jobs) > 0 {
+		origin = r.jobs[r.order[0]].Submit
+	}
+	if len(r.nodeEv) > 0 {
+		origin = min(origin, r.q.peek().at)
+	}
+	return origin
+}
+
+// checkTimes returns an ErrTimeRange error for the first arrival or node
+// event past r.last.
+func (r *runner) checkTimes(origin time.Duration) error {
+	for i := range r.jobs {
+		if r.jobs[i].Submit > r.last {
+			return fmt.Errorf("sim: jobs[%d] %q: submit %s lies more than %s after the earliest time, %s: %w",
+				i, r.jobs[i].ID, r.jobs[i].Submit, time.Duration(math.MaxInt64), origin, ErrTimeRange)
+		}
+	}
+	for k, e := range r.nodeEv {
+		if e.At > r.last {
+			return fmt.Errorf("sim: nodeEvents[%d]: at %s lies more than %s after the earliest time, %s: %w",
+				k, e.At, time.Duration(math.MaxInt64), origin, ErrTimeRange)
+		}
+	}
+	return nil
+}
+
+// cmpDur compares durations as cmp.Compare does.
 func cmpDur(a, b time.Duration) int {
 	switch {
 	case a < b:
@@ -439,6 +491,12 @@ func (r *runner) nextTime() (time.Duration, bool) {
 	return t, ok
 }
 
+// loop runs the events in time order until there are none: at each
+// distinct time it applies the queued events and arrivals of that time,
+// then calls step when they changed what Step would see and something is
+// pending (or a time limit or node change may make an eviction due). It
+// fails when Step is called more than MaxStepsPerInstant times at one
+// time.
 func (r *runner) loop() error {
 	maxSteps := r.opt.MaxStepsPerInstant
 	if maxSteps <= 0 {
@@ -490,19 +548,8 @@ func (r *runner) advance(t time.Duration) {
 	}
 	dt := (t - r.now).Seconds()
 	r.gpuSec += float64(r.busy) * dt
-	// b GPUs held over the interval, each second decayed from when it
-	// was used to t: b·∫ 2^(-s/h) ds over [0, dt], charged at t. Exact,
-	// so a team's usage does not depend on how often other events split
-	// the interval.
-	h := r.ledger.HalfLife().Seconds()
-	decayed := -math.Expm1(-dt/h*math.Ln2) * h / math.Ln2
-	for k, b := range r.teamBusy {
-		r.teamSec[k] += float64(b) * dt
-		if b > 0 {
-			_ = r.ledger.Add(r.teamNames[k], float64(b)*decayed, r.start.Add(t))
-		}
-	}
-	r.samp.add(r.now, t, r.busy, r.pending, r.running, r.teamBusy)
+	r.teams.charge(dt, r.start.Add(t))
+	r.samp.add(r.now, t, r.busy, r.pending, r.running, &r.teams)
 	r.now = t
 }
 
@@ -511,7 +558,8 @@ func (r *runner) advance(t time.Duration) {
 func (r *runner) apply(e event) bool {
 	if e.kind == evNode {
 		ne := r.nodeEv[e.job]
-		r.snap.Cluster.Nodes[r.nodeOf[ne.Node]].State = ne.State
+		n, _ := r.nodes.find(ne.Node)
+		r.pool.nodes[n].State = ne.State
 		return true
 	}
 	s := &r.st[e.job]
@@ -545,6 +593,7 @@ func (r *runner) apply(e event) bool {
 			s.progress = min(s.progress+kept, r.jobs[e.job].Run)
 			s.state = sPending
 			r.pending++
+			r.pendingGPUs += r.jobs[e.job].Members * r.jobs[e.job].GPUsPerMember
 			sj := &r.snap.Jobs[s.pos]
 			sj.State, sj.Allocation, sj.Started, sj.EvictedAt = scheduler.Pending, nil, time.Time{}, time.Time{}
 			return true
@@ -564,12 +613,12 @@ func (r *runner) apply(e event) bool {
 func (r *runner) release(i int32, reason scheduler.EvictReason) {
 	s := &r.st[i]
 	for _, a := range s.alloc {
-		n := r.nodeOf[a.Node]
+		n, _ := r.nodes.find(a.Node)
 		r.held[n] &^= topology.SetOf(a.GPUs...)
 	}
 	g := r.jobs[i].Members * r.jobs[i].GPUsPerMember
 	r.busy -= g
-	r.teamBusy[s.team] -= g
+	r.teams.hold(s.team, -g)
 	if s.state == sRunning {
 		r.running--
 	}
@@ -612,6 +661,7 @@ func (r *runner) finish(i int32, out Outcome, work time.Duration) {
 	s.pos = -1
 }
 
+// arrive makes job i pending and adds it to the snapshot.
 func (r *runner) arrive(i int32) {
 	r.stuck = 0
 	j := &r.jobs[i]
@@ -619,6 +669,7 @@ func (r *runner) arrive(i int32) {
 	s.state = sPending
 	s.pos = int32(len(r.snap.Jobs))
 	r.pending++
+	r.pendingGPUs += j.Members * j.GPUsPerMember
 	r.snap.Jobs = append(r.snap.Jobs, scheduler.Job{
 		ID: j.ID, Team: j.Team, Tier: j.Tier, Kind: j.Kind,
 		Submitted: r.start.Add(j.Submit), Members: j.Members, GPUsPerMember: j.GPUsPerMember,
@@ -627,10 +678,12 @@ func (r *runner) arrive(i int32) {
 	r.owner = append(r.owner, i)
 }
 
+// step calls Step on the current snapshot and applies its decision.
 func (r *runner) step() error {
 	r.snap.Now = r.start.Add(r.now)
+	r.snap.Cluster.Nodes = r.pool.shown(r.busy, r.pendingGPUs, r.held)
 	for k := range r.snap.Teams {
-		r.snap.Teams[k].Usage = r.ledger.Own(r.snap.Teams[k].Name, r.snap.Now)
+		r.snap.Teams[k].Usage = r.teams.ledger.Own(r.snap.Teams[k].Name, r.snap.Now)
 	}
 	var t0 time.Time
 	if r.opt.Clock != nil {
@@ -663,6 +716,9 @@ func (r *runner) step() error {
 	return nil
 }
 
+// evict applies an eviction of the decision: the job, which must be
+// running, is evicting until now + its grace, when an evEvicted event
+// releases it. Preemptions count toward MaxPreemptions.
 func (r *runner) evict(e *scheduler.Eviction) error {
 	i, ok := r.byID[e.Job]
 	if !ok || r.st[i].state != sRunning {
@@ -702,6 +758,10 @@ func (r *runner) evict(e *scheduler.Eviction) error {
 
 var errEmptyAllocation = errors.New("empty allocation")
 
+// place applies a placement of the decision after checking it: the job is
+// pending, the allocation holds its GPUs, on ready nodes, healthy and
+// free. The job runs from now; an event ends the attempt at completion or
+// at its enforced time limit, whichever comes first.
 func (r *runner) place(p *scheduler.Placement) error {
 	i, ok := r.byID[p.Job]
 	if !ok || r.st[i].state != sPending {
@@ -726,11 +786,11 @@ func (r *runner) place(p *scheduler.Placement) error {
 	}
 	ev.at += r.now
 	for _, a := range p.Allocation {
-		n, ok := r.nodeOf[a.Node]
+		n, ok := r.nodes.find(a.Node)
 		if !ok {
 			return fmt.Errorf("placement of job %q: unknown node %q", p.Job, a.Node)
 		}
-		node := &r.snap.Cluster.Nodes[n]
+		node := &r.pool.nodes[n]
 		if node.State != topology.Ready {
 			return fmt.Errorf("placement of job %q on node %q, which is %s", p.Job, a.Node, node.State)
 		}
@@ -745,6 +805,7 @@ func (r *runner) place(p *scheduler.Placement) error {
 			return fmt.Errorf("placement of job %q: unhealthy GPUs of node %q", p.Job, a.Node)
 		}
 		r.held[n] |= set
+		r.pool.took(n)
 	}
 	s.state = sRunning
 	s.started = r.now
@@ -752,8 +813,9 @@ func (r *runner) place(p *scheduler.Placement) error {
 	r.pending--
 	r.running++
 	g := j.Members * j.GPUsPerMember
+	r.pendingGPUs -= g
 	r.busy += g
-	r.teamBusy[s.team] += g
+	r.teams.hold(s.team, g)
 	res := &r.res[i]
 	if res.Attempts == 0 {
 		res.Start = r.now
@@ -768,24 +830,4 @@ func (r *runner) place(p *scheduler.Placement) error {
 	sj.Allocation = p.Allocation
 	r.q.push(ev)
 	return nil
-}
-
-// initTeams builds the snapshot's team list: the teams of Options.Teams
-// (their Usage is the usage at the start) and, with share 1, every other
-// team a job names; and the usage ledger with the policy's half-life.
-func (r *runner) initTeams() {
-	r.ledger = fairshare.NewLedger(r.cfg.FairShare.HalfLife)
-	known := map[string]bool{}
-	for _, t := range r.opt.Teams {
-		known[t.Name] = true
-		r.snap.Teams = append(r.snap.Teams, t)
-		if t.Usage > 0 {
-			_ = r.ledger.Add(t.Name, t.Usage, r.start)
-		}
-	}
-	for _, name := range r.teamNames {
-		if name != "" && !known[name] {
-			r.snap.Teams = append(r.snap.Teams, scheduler.Team{Name: name, Share: fairshare.DefaultShare})
-		}
-	}
 }
