@@ -12,7 +12,7 @@
 //
 // The formats are documented where they are read and written:
 // scheduler.DecodeSnapshot (the snapshot, with its defaults),
-// scheduler.DecodePolicy and scheduler.PolicyFile (the policy file) and
+// scheduler.DecodeConfig (the policy file) and
 // scheduler.EncodeDecision (the decision); testdata holds samples of each.
 //
 // It exits 0 on success, and after -h, which prints the usage on standard

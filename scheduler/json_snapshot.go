@@ -1,0 +1,789 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// This file reads a snapshot document. It is read in two rounds, so that
+// which error is reported does not depend on how far into the document
+// the reading got:
+//  1. the document as a whole: its syntax, its own keys and the types of
+//     "now", "teams" and "jobs" (see snapshotTop); the cluster and each
+//     team and job are kept as text;
+//  2. then "now", the cluster (its own keys, then each node), each team
+//     and each job, in that order, each part with the precedence of
+//     [jsonReader]: offences, then the first value of the wrong type,
+//     then invalid values in the order of the part's fields.
+//
+// Errors name the part ("cluster", `cluster: nodes[1] "n1"`, `teams[0]
+// "t"`, `jobs[3] "C"`) and the path within it.
+
+// snapshotParts is a snapshot document after its first round.
+type snapshotParts struct {
+	now          []byte // nil: absent
+	cluster      jsontext.Value
+	teams, jobs  []jsontext.Value
+	teamsGiven   bool
+	jobsGiven    bool
+	clusterGiven bool
+}
+
+// The keys of a snapshot's objects, in the order of their bits in the
+// set of keys given.
+const (
+	snapNow = iota
+	snapCluster
+	snapTeams
+	snapJobs
+)
+
+// snapshotTop reads the document's object into p.
+func (r *jsonReader) snapshotTop(p *snapshotParts) error {
+	if ok, err := r.open('{', "an object"); !ok {
+		return err
+	}
+	var given uint32
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return err
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		f := -1
+		switch string(name) {
+		case "now":
+			f = snapNow
+		case "cluster":
+			f = snapCluster
+		case "teams":
+			f = snapTeams
+		case "jobs":
+			f = snapJobs
+		default:
+			return r.unknown(name)
+		}
+		if seen(&given, f) {
+			return r.duplicate(name)
+		}
+		r.push(string(name))
+		switch f {
+		case snapNow:
+			var b []byte
+			var ok bool
+			if b, ok, err = r.strBytes(); ok {
+				p.now = append([]byte{}, b...)
+			}
+		case snapCluster:
+			p.cluster, err = r.read() // a null too: the part reports it
+			p.clusterGiven = true
+		case snapTeams:
+			p.teams, err = r.rawList(p.teams)
+			p.teamsGiven = true
+		case snapJobs:
+			p.jobs, err = r.rawList(p.jobs)
+			p.jobsGiven = true
+		}
+		r.pop()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// rawList reads an array whose elements are read later, appending their
+// text to list.
+func (r *jsonReader) rawList(list []jsontext.Value) ([]jsontext.Value, error) {
+	if ok, err := r.open('[', "an array"); !ok {
+		return list, err
+	}
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return list, err
+		}
+		v, err := r.read()
+		if err != nil {
+			return list, err
+		}
+		list = append(list, v)
+	}
+}
+
+// decodeSnapshotData decodes the snapshot document data (its second round
+// is [jsonReader.snapshotParts]), without validating it.
+func decodeSnapshotData(data []byte) (*Snapshot, error) {
+	if err := encodingError(snapshotErr, data); err != nil {
+		return nil, err
+	}
+	doc := newJSONReader(data, snapshotErr)
+	var p snapshotParts
+	if err := doc.document(data, func() error { return doc.snapshotTop(&p) }); err != nil {
+		return nil, err
+	}
+	s := &Snapshot{}
+	if p.now != nil {
+		var err error
+		if s.Now, err = parseTime(snapshotErr, "now", string(p.now)); err != nil {
+			return nil, err
+		}
+	}
+	if err := doc.snapshotParts(&p, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// snapshotParts reads the parts of a snapshot document into s.
+func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
+	if p.clusterGiven {
+		var nodes []jsontext.Value
+		r.readPart(p.cluster, "cluster", -1, "")
+		if err := r.cluster(&s.Cluster, &nodes); err != nil {
+			return err
+		}
+		if len(nodes) > 0 {
+			s.Cluster.Nodes = make([]topology.Node, len(nodes))
+		}
+		for i, raw := range nodes {
+			r.readPart(raw, "cluster: nodes", i, "name")
+			if err := r.node(&s.Cluster.Nodes[i]); err != nil {
+				return err
+			}
+		}
+	}
+	if len(p.teams) > 0 {
+		s.Teams = make([]Team, len(p.teams))
+	}
+	for i, raw := range p.teams {
+		r.readPart(raw, "teams", i, "name")
+		if err := r.team(&s.Teams[i]); err != nil {
+			return err
+		}
+	}
+	if len(p.jobs) > 0 {
+		s.Jobs = make([]Job, len(p.jobs))
+	}
+	for i, raw := range p.jobs {
+		r.readPart(raw, "jobs", i, "id")
+		if err := r.job(&s.Jobs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cluster reads a cluster's levels into c and the text of its nodes
+// into nodes.
+func (r *jsonReader) cluster(c *topology.Cluster, nodes *[]jsontext.Value) error {
+	if ok, err := r.open('{', "an object"); !ok {
+		return r.partEnd(err)
+	}
+	var given uint32
+	for {
+		more, err := r.more()
+		if err != nil {
+			return err
+		}
+		if !more {
+			return r.endPart()
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		switch string(name) {
+		case "levels":
+			if seen(&given, 0) {
+				return r.duplicate(name)
+			}
+			r.push("levels")
+			c.Levels, err = r.stringList(nil)
+		case "nodes":
+			if seen(&given, 1) {
+				return r.duplicate(name)
+			}
+			r.push("nodes")
+			*nodes, err = r.rawList(nil)
+		default:
+			return r.unknown(name)
+		}
+		r.pop()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// partEnd is what a part reports when it is not an object: err, the
+// offence of a null, or else what endPart reports.
+func (r *jsonReader) partEnd(err error) error {
+	if err != nil {
+		return err
+	}
+	return r.endPart()
+}
+
+// stringList reads an array of strings (interned), nil when empty.
+func (r *jsonReader) stringList(list []string) ([]string, error) {
+	if ok, err := r.open('[', "an array"); !ok {
+		return list, err
+	}
+	for i := 0; ; i++ {
+		more, err := r.more()
+		if err != nil || !more {
+			return list, err
+		}
+		var s string
+		r.pushIndex(i, true)
+		ok, err := r.internedStr(&s)
+		r.pop()
+		if err != nil {
+			return list, err
+		}
+		if ok {
+			list = append(list, s)
+		}
+	}
+}
+
+// intList reads an array of integers; an empty array is empty, not nil.
+func (r *jsonReader) intList() ([]int, error) {
+	if ok, err := r.open('[', "an array"); !ok {
+		return nil, err
+	}
+	list := []int{}
+	for i := 0; ; i++ {
+		more, err := r.more()
+		if err != nil || !more {
+			return list, err
+		}
+		var n int
+		r.pushIndex(i, true)
+		ok, err := r.integer(&n)
+		r.pop()
+		if err != nil {
+			return list, err
+		}
+		if ok {
+			list = append(list, n)
+		}
+	}
+}
+
+// node reads one node of a cluster.
+func (r *jsonReader) node(n *topology.Node) error {
+	*n = topology.Node{State: topology.Ready}
+	if ok, err := r.open('{', "an object"); !ok {
+		return r.partEnd(err)
+	}
+	var given uint32
+	for {
+		more, err := r.more()
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		f := -1
+		switch string(name) {
+		case "name":
+			f = 0
+		case "gpus":
+			f = 1
+		case "gpuType":
+			f = 2
+		case "domains":
+			f = 3
+		case "state":
+			f = 4
+		case "unhealthyGPUs":
+			f = 5
+		default:
+			return r.unknown(name)
+		}
+		if seen(&given, f) {
+			return r.duplicate(name)
+		}
+		r.push(nodeKeys[f])
+		switch f {
+		case 0:
+			_, err = r.internedStr(&n.Name)
+		case 1:
+			_, err = r.integer(&n.GPUs)
+		case 2:
+			_, err = r.internedStr(&n.GPUType)
+		case 3:
+			n.Domains, err = r.stringMap()
+		case 4:
+			var i int
+			var ok bool
+			if i, ok, err = r.enum(0, "state", nodeStateNames); ok {
+				n.State = topology.NodeState(i)
+			}
+		case 5:
+			var u []int
+			if u, err = r.intList(); len(u) > 0 {
+				n.Unhealthy = u
+			}
+		}
+		r.pop()
+		if err != nil {
+			return err
+		}
+	}
+	return r.endPart()
+}
+
+// nodeKeys are the keys of a node, by field number.
+var nodeKeys = [...]string{"name", "gpus", "gpuType", "domains", "state", "unhealthyGPUs"}
+
+// stringMap reads an object of strings; {} is an empty map, not nil.
+func (r *jsonReader) stringMap() (map[string]string, error) {
+	if ok, err := r.open('{', "an object"); !ok {
+		return nil, err
+	}
+	m := map[string]string{}
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return m, err
+		}
+		name, err := r.name()
+		if err != nil {
+			return m, err
+		}
+		if _, dup := m[string(name)]; dup {
+			return m, r.duplicate(name)
+		}
+		k := r.intern(name)
+		var v string
+		r.push(k)
+		ok, err := r.internedStr(&v)
+		r.pop()
+		if err != nil {
+			return m, err
+		}
+		if ok {
+			m[k] = v
+		} else {
+			m[k] = "" // given, if not as a string: a repeat is an offence
+		}
+	}
+}
+
+// team reads one team.
+func (r *jsonReader) team(t *Team) error {
+	if ok, err := r.open('{', "an object"); !ok {
+		return r.partEnd(err)
+	}
+	var given uint32
+	for {
+		more, err := r.more()
+		if err != nil {
+			return err
+		}
+		if !more {
+			return r.endPart()
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		f := -1
+		switch string(name) {
+		case "name":
+			f = 0
+		case "share":
+			f = 1
+		case "usage":
+			f = 2
+		case "parent":
+			f = 3
+		case "quota":
+			f = 4
+		default:
+			return r.unknown(name)
+		}
+		if seen(&given, f) {
+			return r.duplicate(name)
+		}
+		r.push(teamKeys[f])
+		switch f {
+		case 0:
+			_, err = r.internedStr(&t.Name)
+		case 1:
+			_, err = r.number(&t.Share)
+		case 2:
+			_, err = r.number(&t.Usage)
+		case 3:
+			_, err = r.internedStr(&t.Parent)
+		case 4:
+			err = r.quota(&t.Quota)
+		}
+		r.pop()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// teamKeys are the keys of a team, by field number.
+var teamKeys = [...]string{"name", "share", "usage", "parent", "quota"}
+
+// quota reads a team's quota into *q.
+func (r *jsonReader) quota(q **Quota) error {
+	if ok, err := r.open('{', "an object"); !ok {
+		return err
+	}
+	*q = &Quota{}
+	var given uint32
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return err
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		var dst *int
+		switch string(name) {
+		case "gpus":
+			if seen(&given, 0) {
+				return r.duplicate(name)
+			}
+			r.push("gpus")
+			dst = &(*q).GPUs
+		case "borrowLimit":
+			if seen(&given, 1) {
+				return r.duplicate(name)
+			}
+			r.push("borrowLimit")
+			dst = &(*q).BorrowLimit
+		default:
+			return r.unknown(name)
+		}
+		_, err = r.integer(dst)
+		r.pop()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// The checks of a job's values that are read as strings, in the order
+// in which they are made.
+const (
+	jobKind = iota
+	jobState
+	jobPlacement
+	jobSubmitted
+	jobStarted
+	jobEvictedAt
+	jobTimeLimit
+	jobGrace
+)
+
+// jobKeys are the keys of a job, by field number.
+var jobKeys = [...]string{"id", "team", "tier", "kind", "submitted", "members", "gpusPerMember", "gpuType",
+	"timeLimit", "checkpointGrace", "topology", "placement", "group", "spreadLevel", "state", "started",
+	"evictedAt", "allocation"}
+
+// jobField is the field number of a job's key, -1 for none.
+func jobField(name []byte) int {
+	switch string(name) {
+	case "id":
+		return 0
+	case "team":
+		return 1
+	case "tier":
+		return 2
+	case "kind":
+		return 3
+	case "submitted":
+		return 4
+	case "members":
+		return 5
+	case "gpusPerMember":
+		return 6
+	case "gpuType":
+		return 7
+	case "timeLimit":
+		return 8
+	case "checkpointGrace":
+		return 9
+	case "topology":
+		return 10
+	case "placement":
+		return 11
+	case "group":
+		return 12
+	case "spreadLevel":
+		return 13
+	case "state":
+		return 14
+	case "started":
+		return 15
+	case "evictedAt":
+		return 16
+	case "allocation":
+		return 17
+	}
+	return -1
+}
+
+// job reads one job, with the defaults of the keys it leaves out.
+func (r *jsonReader) job(j *Job) error {
+	*j = Job{Tier: 3, Members: 1, Kind: Training, State: Pending, Placement: Pack}
+	if ok, err := r.open('{', "an object"); !ok {
+		return r.partEnd(err)
+	}
+	var given uint32
+	for {
+		more, err := r.more()
+		if err != nil {
+			return err
+		}
+		if !more {
+			return r.endPart()
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		f := jobField(name)
+		if f < 0 {
+			return r.unknown(name)
+		}
+		if seen(&given, f) {
+			return r.duplicate(name)
+		}
+		r.push(jobKeys[f])
+		err = r.jobValue(j, f)
+		r.pop()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// jobValue reads the value of field f of a job into j.
+func (r *jsonReader) jobValue(j *Job, f int) error {
+	var err error
+	var i int
+	var ok bool
+	switch f {
+	case 0:
+		_, err = r.str(&j.ID)
+	case 1:
+		_, err = r.internedStr(&j.Team)
+	case 2:
+		_, err = r.integer(&j.Tier)
+	case 3:
+		if i, ok, err = r.enum(jobKind, "kind", kindNames); ok {
+			j.Kind = Kind(i)
+		}
+	case 4:
+		err = r.timeValue(jobSubmitted, "submitted", &j.Submitted)
+	case 5:
+		_, err = r.integer(&j.Members)
+	case 6:
+		_, err = r.integer(&j.GPUsPerMember)
+	case 7:
+		_, err = r.internedStr(&j.GPUType)
+	case 8:
+		err = r.durationValue(jobTimeLimit, "timeLimit", &j.TimeLimit)
+	case 9:
+		err = r.durationValue(jobGrace, "checkpointGrace", &j.CheckpointGrace)
+	case 10:
+		err = r.topology(&j.Topology)
+	case 11:
+		if i, ok, err = r.enum(jobPlacement, "placement", placementNames); ok {
+			j.Placement = PlacementMode(i)
+		}
+	case 12:
+		_, err = r.internedStr(&j.Group)
+	case 13:
+		_, err = r.internedStr(&j.SpreadLevel)
+	case 14:
+		if i, ok, err = r.enum(jobState, "state", stateNames); ok {
+			j.State = JobState(i)
+		}
+	case 15:
+		err = r.timeValue(jobStarted, "started", &j.Started)
+	case 16:
+		err = r.timeValue(jobEvictedAt, "evictedAt", &j.EvictedAt)
+	case 17:
+		j.Allocation, err = r.allocation()
+	}
+	return err
+}
+
+// enum reads a string that must be one of names and returns its index;
+// another string is an invalid value, checked in the given order.
+func (r *jsonReader) enum(order int, field string, names []string) (int, bool, error) {
+	b, ok, err := r.strBytes()
+	if !ok {
+		return 0, false, err
+	}
+	if i, ok := enumIndex(names, b); ok {
+		return i, true, nil
+	}
+	r.semantic(order, field, unknownEnum(string(b), names))
+	return 0, false, nil
+}
+
+// timeValue reads an RFC 3339 time (see parseTime) into dst; a bad one is an
+// invalid value, checked in the given order.
+func (r *jsonReader) timeValue(order int, field string, dst *time.Time) error {
+	b, ok, err := r.strBytes()
+	if !ok {
+		return err
+	}
+	t, perr := parseTime(keepMsg, field, string(b))
+	if perr != nil {
+		r.semantic(order, field, perr.(*fieldMsg).msg)
+		return nil
+	}
+	*dst = t
+	return nil
+}
+
+// durationValue reads a Go duration >= 0 into dst; a bad one is an invalid
+// value, checked in the given order.
+func (r *jsonReader) durationValue(order int, field string, dst *time.Duration) error {
+	b, ok, err := r.strBytes()
+	if !ok {
+		return err
+	}
+	d, perr := parseDuration(keepMsg, field, string(b))
+	if perr != nil {
+		r.semantic(order, field, perr.(*fieldMsg).msg)
+		return nil
+	}
+	*dst = d
+	return nil
+}
+
+// fieldMsg is an error that keeps its field and message apart, for the
+// reader to name the field in its own way.
+type fieldMsg struct{ field, msg string }
+
+func (e *fieldMsg) Error() string { return e.field + ": " + e.msg }
+
+// keepMsg is the mkErr of fieldMsg.
+func keepMsg(field, msg string) error { return &fieldMsg{field, msg} }
+
+// topology reads a job's topology constraints.
+func (r *jsonReader) topology(t *TopologySpec) error {
+	if ok, err := r.open('{', "an object"); !ok {
+		return err
+	}
+	var given uint32
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return err
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		var dst *string
+		switch string(name) {
+		case "required":
+			if seen(&given, 0) {
+				return r.duplicate(name)
+			}
+			r.push("required")
+			dst = &t.Required
+		case "preferred":
+			if seen(&given, 1) {
+				return r.duplicate(name)
+			}
+			r.push("preferred")
+			dst = &t.Preferred
+		default:
+			return r.unknown(name)
+		}
+		_, err = r.internedStr(dst)
+		r.pop()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// allocation reads a job's allocation, nil when empty.
+func (r *jsonReader) allocation() (topology.Allocation, error) {
+	if ok, err := r.open('[', "an array"); !ok {
+		return nil, err
+	}
+	var a topology.Allocation
+	for i := 0; ; i++ {
+		more, err := r.more()
+		if err != nil || !more {
+			return a, err
+		}
+		r.pushIndex(i, false)
+		var ng topology.NodeGPUs
+		ok, err := r.nodeGPUs(&ng)
+		r.pop()
+		if err != nil {
+			return a, err
+		}
+		if ok {
+			a = append(a, ng)
+		}
+	}
+}
+
+// nodeGPUs reads one entry of an allocation.
+func (r *jsonReader) nodeGPUs(ng *topology.NodeGPUs) (bool, error) {
+	if ok, err := r.open('{', "an object"); !ok {
+		return false, err
+	}
+	var given uint32
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return true, err
+		}
+		name, err := r.name()
+		if err != nil {
+			return false, err
+		}
+		switch string(name) {
+		case "node":
+			if seen(&given, 0) {
+				return false, r.duplicate(name)
+			}
+			r.push("node")
+			_, err = r.internedStr(&ng.Node)
+		case "gpus":
+			if seen(&given, 1) {
+				return false, r.duplicate(name)
+			}
+			r.push("gpus")
+			ng.GPUs, err = r.intList()
+		default:
+			return false, r.unknown(name)
+		}
+		r.pop()
+		if err != nil {
+			return false, err
+		}
+	}
+}
