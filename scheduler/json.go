@@ -101,29 +101,30 @@ const MaxDocumentBytes = 256 << 20
 // input starts with.
 const readChunk = 64 << 10
 
-// readDocument reads a whole document from r: at most MaxDocumentBytes,
-// and no more than its first chunk when the input cannot be JSON (its
-// first byte that is not white space can start no JSON value), so that
-// an endless stream of such bytes ends in the syntax error it holds.
-func readDocument(r io.Reader, mk mkErr) ([]byte, error) {
+// readDocument reads a whole document from r: at most limit bytes, and
+// no more than its first chunk when the input cannot be JSON (its first
+// byte that is not white space can start no JSON value), so that an
+// endless stream of such bytes ends in the syntax error it holds.
+func readDocument(r io.Reader, mk mkErr, limit int) ([]byte, error) {
 	var buf bytes.Buffer
-	checked := false
+	first := -1 // the offset of the first byte that is not white space
 	for {
 		n, err := io.CopyN(&buf, r, readChunk)
 		if err != nil && err != io.EOF {
 			return nil, mk("read", err.Error())
 		}
-		if buf.Len() > MaxDocumentBytes {
-			return nil, mk("json", fmt.Sprintf("input longer than %d bytes, the most that is read", MaxDocumentBytes))
+		if buf.Len() > limit {
+			return nil, mk("json", fmt.Sprintf("input longer than %d bytes, the most that is read", limit))
 		}
 		if err == io.EOF || n < readChunk {
 			return buf.Bytes(), nil
 		}
-		if !checked {
-			if rest := bytes.TrimLeft(buf.Bytes(), " \t\r\n"); len(rest) > 0 {
-				checked = true
-				if !strings.ContainsRune("{[\"-0123456789tfn", rune(rest[0])) {
-					return completeUTF8(buf.Bytes()), nil
+		if first < 0 {
+			data := buf.Bytes()
+			if k := len(data) - len(bytes.TrimLeft(data[len(data)-int(n):], " \t\r\n")); k < len(data) {
+				first = k
+				if !strings.ContainsRune("{[\"-0123456789tfn", rune(data[k])) {
+					return completeUTF8(data), nil
 				}
 			}
 		}
@@ -145,7 +146,7 @@ func completeUTF8(data []byte) []byte {
 }
 
 func decodeSnapshot(r io.Reader, tiers int) (*Snapshot, error) {
-	data, err := readDocument(r, snapshotErr)
+	data, err := readDocument(r, snapshotErr, MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}
