@@ -6,78 +6,94 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/gpusched/gpusched/topology"
 )
 
-// The JSON form of snapshots and decisions as written: pointer fields
-// are written even when they point to a zero value.
+// This file writes snapshots and decisions with a jsontext.Encoder, in
+// the layout of encoding/json's Encoder with two-space indentation and no
+// HTML escaping (the layout of the contract since its first version):
+// one key per line, "[]" and "{}" when empty, U+2028 and U+2029 escaped,
+// and each byte of a string that is not UTF-8 written as \ufffd.
 
-type wireNode struct {
-	Name          string            `json:"name"`
-	GPUs          int               `json:"gpus"`
-	GPUType       string            `json:"gpuType,omitempty"`
-	Domains       map[string]string `json:"domains,omitempty"`
-	State         *string           `json:"state,omitempty"`
-	UnhealthyGPUs []int             `json:"unhealthyGPUs,omitempty"`
+// jsonWriter writes one document; the first error sticks.
+type jsonWriter struct {
+	enc *jsontext.Encoder
+	err error
 }
 
-type wireTeam struct {
-	Name   string     `json:"name"`
-	Share  float64    `json:"share"`
-	Usage  float64    `json:"usage"`
-	Parent string     `json:"parent,omitempty"`
-	Quota  *wireQuota `json:"quota,omitempty"`
+// newJSONWriter returns a writer into buf.
+func newJSONWriter(buf *bytes.Buffer) *jsonWriter {
+	return &jsonWriter{enc: jsontext.NewEncoder(buf, jsontext.Multiline(true), jsontext.WithIndent("  "),
+		jsontext.EscapeForJS(true), jsontext.EscapeForHTML(false), jsontext.PreserveRawStrings(true),
+		jsontext.AllowDuplicateNames(true))}
 }
 
-type wireQuota struct {
-	GPUs        int `json:"gpus"`
-	BorrowLimit int `json:"borrowLimit"`
+// token writes t.
+func (w *jsonWriter) token(t jsontext.Token) {
+	if w.err == nil {
+		w.err = w.enc.WriteToken(t)
+	}
 }
 
-type wireTopology struct {
-	Required  string `json:"required,omitempty"`
-	Preferred string `json:"preferred,omitempty"`
+// str writes s, with each byte that is not UTF-8 as \ufffd.
+func (w *jsonWriter) str(s string) {
+	if utf8.ValidString(s) {
+		w.token(jsontext.String(s))
+		return
+	}
+	if w.err == nil {
+		w.err = w.enc.WriteValue(quoteInvalidUTF8(s))
+	}
 }
 
-type wireNodeGPUs struct {
-	Node string `json:"node"`
-	GPUs []int  `json:"gpus"`
+// quoteInvalidUTF8 quotes s, which is not UTF-8, as encoding/json does.
+func quoteInvalidUTF8(s string) jsontext.Value {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-type wireJob struct {
-	ID              string         `json:"id"`
-	Team            string         `json:"team,omitempty"`
-	Tier            *int           `json:"tier,omitempty"`
-	Kind            *string        `json:"kind,omitempty"`
-	Submitted       *string        `json:"submitted,omitempty"`
-	Members         *int           `json:"members,omitempty"`
-	GPUsPerMember   int            `json:"gpusPerMember"`
-	GPUType         string         `json:"gpuType,omitempty"`
-	TimeLimit       *string        `json:"timeLimit,omitempty"`
-	CheckpointGrace *string        `json:"checkpointGrace,omitempty"`
-	Topology        *wireTopology  `json:"topology,omitempty"`
-	Placement       *string        `json:"placement,omitempty"`
-	Group           string         `json:"group,omitempty"`
-	SpreadLevel     string         `json:"spreadLevel,omitempty"`
-	State           *string        `json:"state,omitempty"`
-	Started         *string        `json:"started,omitempty"`
-	EvictedAt       *string        `json:"evictedAt,omitempty"`
-	Allocation      []wireNodeGPUs `json:"allocation,omitempty"`
+// member writes the key of an object member.
+func (w *jsonWriter) member(key string) { w.str(key) }
+
+// strMember writes a member whose value is a string; omitEmpty leaves it
+// out when s is "".
+func (w *jsonWriter) strMember(key, s string, omitEmpty bool) {
+	if s == "" && omitEmpty {
+		return
+	}
+	w.member(key)
+	w.str(s)
 }
 
-type outSnapshot struct {
-	Now     string     `json:"now,omitempty"`
-	Cluster outCluster `json:"cluster"`
-	Teams   []wireTeam `json:"teams,omitempty"`
-	Jobs    []wireJob  `json:"jobs,omitempty"`
+// intMember writes a member whose value is an integer.
+func (w *jsonWriter) intMember(key string, n int) {
+	w.member(key)
+	w.token(jsontext.Int(int64(n)))
 }
 
-type outCluster struct {
-	Levels []string   `json:"levels,omitempty"`
-	Nodes  []wireNode `json:"nodes,omitempty"`
+// numberMember writes a member whose value is a number.
+func (w *jsonWriter) numberMember(key string, f float64) {
+	w.member(key)
+	w.token(jsontext.Float(f))
+}
+
+// flush writes the document to out with a single Write.
+func (w *jsonWriter) flush(buf *bytes.Buffer, out io.Writer) error {
+	if w.err != nil {
+		return w.err
+	}
+	_, err := out.Write(buf.Bytes())
+	return err
 }
 
 // EncodeSnapshot writes s in the JSON form that [DecodeSnapshot] reads,
@@ -87,94 +103,265 @@ type outCluster struct {
 // the output yields s again, for every s whose strings are valid UTF-8
 // (JSON has no other text) and whose times lie in years 0 to 9999 (RFC
 // 3339 has no others), as every snapshot DecodeSnapshot returns does.
-func EncodeSnapshot(w io.Writer, s *Snapshot) error {
+// A share or usage that is not finite is an error (JSON has no such
+// numbers).
+func EncodeSnapshot(out io.Writer, s *Snapshot) error {
 	if s == nil {
 		return errors.New("snapshot: nil snapshot")
 	}
-	out := outSnapshot{Now: formatTime(s.Now, time.RFC3339Nano)}
-	out.Cluster.Levels = s.Cluster.Levels
-	for _, n := range s.Cluster.Nodes {
-		st := enumName(nodeStateNames, int(n.State))
-		out.Cluster.Nodes = append(out.Cluster.Nodes, wireNode{Name: n.Name, GPUs: n.GPUs, GPUType: n.GPUType,
-			Domains: n.Domains, State: &st, UnhealthyGPUs: n.Unhealthy})
-	}
-	for _, t := range s.Teams {
-		wt := wireTeam{Name: t.Name, Share: t.Share, Usage: t.Usage, Parent: t.Parent}
-		if t.Quota != nil {
-			wt.Quota = &wireQuota{GPUs: t.Quota.GPUs, BorrowLimit: t.Quota.BorrowLimit}
+	var buf bytes.Buffer
+	buf.Grow(snapshotSize(s))
+	w := newJSONWriter(&buf)
+	w.token(jsontext.BeginObject)
+	w.strMember("now", formatTime(s.Now, time.RFC3339Nano), true)
+	w.member("cluster")
+	w.token(jsontext.BeginObject)
+	if len(s.Cluster.Levels) > 0 {
+		w.member("levels")
+		w.token(jsontext.BeginArray)
+		for _, l := range s.Cluster.Levels {
+			w.str(l)
 		}
-		out.Teams = append(out.Teams, wt)
+		w.token(jsontext.EndArray)
 	}
-	for i := range s.Jobs {
-		out.Jobs = append(out.Jobs, outJob(&s.Jobs[i]))
+	if len(s.Cluster.Nodes) > 0 {
+		w.member("nodes")
+		w.token(jsontext.BeginArray)
+		for i := range s.Cluster.Nodes {
+			w.node(&s.Cluster.Nodes[i])
+		}
+		w.token(jsontext.EndArray)
 	}
-	return writeJSON(w, out)
+	w.token(jsontext.EndObject)
+	if len(s.Teams) > 0 {
+		w.member("teams")
+		w.token(jsontext.BeginArray)
+		for i := range s.Teams {
+			w.team(&s.Teams[i])
+		}
+		w.token(jsontext.EndArray)
+	}
+	if len(s.Jobs) > 0 {
+		w.member("jobs")
+		w.token(jsontext.BeginArray)
+		for i := range s.Jobs {
+			w.job(&s.Jobs[i])
+		}
+		w.token(jsontext.EndArray)
+	}
+	w.token(jsontext.EndObject)
+	return w.flush(&buf, out)
 }
 
-func outJob(j *Job) wireJob {
-	ptr := func(s string) *string { return &s }
-	tier, members := j.Tier, j.Members
-	w := wireJob{ID: j.ID, Team: j.Team, Tier: &tier, Members: &members, GPUsPerMember: j.GPUsPerMember,
-		GPUType: j.GPUType, Group: j.Group, SpreadLevel: j.SpreadLevel,
-		Kind:      ptr(enumName(kindNames, int(j.Kind))),
-		State:     ptr(enumName(stateNames, int(j.State))),
-		Placement: ptr(enumName(placementNames, int(j.Placement))),
-	}
-	if j.Topology != (TopologySpec{}) {
-		w.Topology = &wireTopology{Required: j.Topology.Required, Preferred: j.Topology.Preferred}
-	}
-	for _, t := range []struct {
-		dst **string
-		t   time.Time
-	}{{&w.Submitted, j.Submitted}, {&w.Started, j.Started}, {&w.EvictedAt, j.EvictedAt}} {
-		if !t.t.IsZero() {
-			*t.dst = ptr(formatTime(t.t, time.RFC3339Nano))
+// node writes a node; its domains in the order of their levels' names.
+func (w *jsonWriter) node(n *topology.Node) {
+	w.token(jsontext.BeginObject)
+	w.strMember("name", n.Name, false)
+	w.intMember("gpus", n.GPUs)
+	w.strMember("gpuType", n.GPUType, true)
+	if len(n.Domains) > 0 {
+		w.member("domains")
+		w.token(jsontext.BeginObject)
+		keys := make([]string, 0, len(n.Domains))
+		for k := range n.Domains {
+			keys = append(keys, k)
 		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			w.strMember(k, n.Domains[k], false)
+		}
+		w.token(jsontext.EndObject)
 	}
+	w.strMember("state", enumName(nodeStateNames, int(n.State)), false)
+	if len(n.Unhealthy) > 0 {
+		w.member("unhealthyGPUs")
+		w.ints(n.Unhealthy)
+	}
+	w.token(jsontext.EndObject)
+}
+
+// ints writes a list of integers, [] when empty.
+func (w *jsonWriter) ints(list []int) {
+	w.token(jsontext.BeginArray)
+	for _, n := range list {
+		w.token(jsontext.Int(int64(n)))
+	}
+	w.token(jsontext.EndArray)
+}
+
+// team writes a team.
+func (w *jsonWriter) team(t *Team) {
+	w.token(jsontext.BeginObject)
+	w.strMember("name", t.Name, false)
+	w.numberMember("share", t.Share)
+	w.numberMember("usage", t.Usage)
+	w.strMember("parent", t.Parent, true)
+	if t.Quota != nil {
+		w.member("quota")
+		w.token(jsontext.BeginObject)
+		w.intMember("gpus", t.Quota.GPUs)
+		w.intMember("borrowLimit", t.Quota.BorrowLimit)
+		w.token(jsontext.EndObject)
+	}
+	w.token(jsontext.EndObject)
+}
+
+// job writes a job: its enums, tier and members always, its times and
+// durations when not zero.
+func (w *jsonWriter) job(j *Job) {
+	w.token(jsontext.BeginObject)
+	w.strMember("id", j.ID, false)
+	w.strMember("team", j.Team, true)
+	w.intMember("tier", j.Tier)
+	w.strMember("kind", enumName(kindNames, int(j.Kind)), false)
+	w.strMember("submitted", formatTime(j.Submitted, time.RFC3339Nano), true)
+	w.intMember("members", j.Members)
+	w.intMember("gpusPerMember", j.GPUsPerMember)
+	w.strMember("gpuType", j.GPUType, true)
 	if j.TimeLimit != 0 {
-		w.TimeLimit = ptr(formatDuration(j.TimeLimit))
+		w.strMember("timeLimit", formatDuration(j.TimeLimit), false)
 	}
 	if j.CheckpointGrace != 0 {
-		w.CheckpointGrace = ptr(formatDuration(j.CheckpointGrace))
+		w.strMember("checkpointGrace", formatDuration(j.CheckpointGrace), false)
 	}
-	w.Allocation = outAlloc(j.Allocation)
-	if len(w.Allocation) == 0 {
-		w.Allocation = nil
+	if j.Topology != (TopologySpec{}) {
+		w.member("topology")
+		w.token(jsontext.BeginObject)
+		w.strMember("required", j.Topology.Required, true)
+		w.strMember("preferred", j.Topology.Preferred, true)
+		w.token(jsontext.EndObject)
 	}
-	return w
+	w.strMember("placement", enumName(placementNames, int(j.Placement)), false)
+	w.strMember("group", j.Group, true)
+	w.strMember("spreadLevel", j.SpreadLevel, true)
+	w.strMember("state", enumName(stateNames, int(j.State)), false)
+	w.strMember("started", formatTime(j.Started, time.RFC3339Nano), true)
+	w.strMember("evictedAt", formatTime(j.EvictedAt, time.RFC3339Nano), true)
+	if len(j.Allocation) > 0 {
+		w.member("allocation")
+		w.allocation(j.Allocation)
+	}
+	w.token(jsontext.EndObject)
 }
 
-type outDecision struct {
-	Placements   []outPlacement   `json:"placements"`
-	Evictions    []outEviction    `json:"evictions"`
-	Reservations []outReservation `json:"reservations"`
-	Pending      []outWait        `json:"pending"`
+// allocation writes an allocation, [] when empty; an entry without GPUs
+// has "gpus": [].
+func (w *jsonWriter) allocation(a topology.Allocation) {
+	w.token(jsontext.BeginArray)
+	for _, ng := range a {
+		w.token(jsontext.BeginObject)
+		w.strMember("node", ng.Node, false)
+		w.member("gpus")
+		w.ints(ng.GPUs)
+		w.token(jsontext.EndObject)
+	}
+	w.token(jsontext.EndArray)
 }
 
-type outPlacement struct {
-	Job        string         `json:"job"`
-	Allocation []wireNodeGPUs `json:"allocation"`
+// EncodeDecision writes d in the JSON form of the step command, indented
+// by two spaces and followed by a newline: the keys placements,
+// evictions, reservations and pending, each a list (`[]` when empty) in
+// the order of d. Times are RFC 3339 (a pending job's start is omitted
+// when zero), graces are Go duration strings without zero units ("5m"
+// for 5m0s, "1h30m", "0s"), which time.ParseDuration reads back, and an
+// eviction's "by" is omitted when empty.
+func EncodeDecision(out io.Writer, d *Decision) error {
+	if d == nil {
+		return errors.New("decision: nil decision")
+	}
+	var buf bytes.Buffer
+	buf.Grow(decisionSize(d))
+	w := newJSONWriter(&buf)
+	w.token(jsontext.BeginObject)
+	w.member("placements")
+	w.token(jsontext.BeginArray)
+	for _, p := range d.Placements {
+		w.token(jsontext.BeginObject)
+		w.strMember("job", p.Job, false)
+		w.member("allocation")
+		w.allocation(p.Allocation)
+		w.token(jsontext.EndObject)
+	}
+	w.token(jsontext.EndArray)
+	w.member("evictions")
+	w.token(jsontext.BeginArray)
+	for _, e := range d.Evictions {
+		w.token(jsontext.BeginObject)
+		w.strMember("job", e.Job, false)
+		w.strMember("reason", string(e.Reason), false)
+		w.strMember("by", e.By, true)
+		w.strMember("grace", formatDuration(e.Grace), false)
+		w.member("requeue")
+		w.token(jsontext.Bool(e.Requeue))
+		w.token(jsontext.EndObject)
+	}
+	w.token(jsontext.EndArray)
+	w.member("reservations")
+	w.token(jsontext.BeginArray)
+	for _, r := range d.Reservations {
+		w.token(jsontext.BeginObject)
+		w.strMember("job", r.Job, false)
+		w.strMember("start", formatTime(r.Start, time.RFC3339Nano), false)
+		w.member("allocation")
+		w.allocation(r.Allocation)
+		w.token(jsontext.EndObject)
+	}
+	w.token(jsontext.EndArray)
+	w.member("pending")
+	w.token(jsontext.BeginArray)
+	for _, p := range d.Pending {
+		w.token(jsontext.BeginObject)
+		w.strMember("job", p.Job, false)
+		w.strMember("reason", string(p.Reason), false)
+		w.strMember("message", p.Message, false)
+		w.strMember("start", formatTime(p.Start, time.RFC3339Nano), true)
+		w.token(jsontext.EndObject)
+	}
+	w.token(jsontext.EndArray)
+	w.token(jsontext.EndObject)
+	return w.flush(&buf, out)
 }
 
-type outEviction struct {
-	Job     string `json:"job"`
-	Reason  string `json:"reason"`
-	By      string `json:"by,omitempty"`
-	Grace   string `json:"grace"`
-	Requeue bool   `json:"requeue"`
+// snapshotSize estimates the length of s in JSON, so that the buffer it
+// is written to seldom grows.
+func snapshotSize(s *Snapshot) int {
+	n := 256 + 160*len(s.Cluster.Nodes) + 128*len(s.Teams) + 448*len(s.Jobs)
+	for i := range s.Jobs {
+		n += allocationSize(s.Jobs[i].Allocation)
+	}
+	return n
 }
 
-type outReservation struct {
-	Job        string         `json:"job"`
-	Start      string         `json:"start"`
-	Allocation []wireNodeGPUs `json:"allocation"`
+// decisionSize estimates the length of d in JSON, as snapshotSize does.
+func decisionSize(d *Decision) int {
+	n := 128 + 96*len(d.Placements) + 160*len(d.Evictions) + 128*len(d.Reservations) + 128*len(d.Pending)
+	for _, p := range d.Placements {
+		n += allocationSize(p.Allocation)
+	}
+	for _, r := range d.Reservations {
+		n += allocationSize(r.Allocation)
+	}
+	for _, p := range d.Pending {
+		n += len(p.Message)
+	}
+	return n
 }
 
-type outWait struct {
-	Job     string `json:"job"`
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
-	Start   string `json:"start,omitempty"`
+// allocationSize estimates the length of a in JSON.
+func allocationSize(a topology.Allocation) int {
+	n := 16
+	for _, ng := range a {
+		n += 96 + len(ng.Node) + 16*len(ng.GPUs)
+	}
+	return n
+}
+
+// enumName is the name of enum value i, "?i" for one beyond names.
+func enumName(names []string, i int) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
+	}
+	return fmt.Sprintf("?%d", i)
 }
 
 // formatDuration writes d as a Go duration string without the zero
@@ -191,53 +378,6 @@ func formatDuration(d time.Duration) string {
 		}
 	}
 	return s
-}
-
-// EncodeDecision writes d in the JSON form of the step command, indented
-// by two spaces and followed by a newline: the keys placements,
-// evictions, reservations and pending, each a list (`[]` when empty) in
-// the order of d. Times are RFC 3339 (a pending job's start is omitted
-// when zero), graces are Go duration strings without zero units ("5m"
-// for 5m0s, "1h30m", "0s"), which time.ParseDuration reads back, and an
-// eviction's "by" is omitted when empty.
-func EncodeDecision(w io.Writer, d *Decision) error {
-	if d == nil {
-		return errors.New("decision: nil decision")
-	}
-	out := outDecision{
-		Placements:   make([]outPlacement, 0, len(d.Placements)),
-		Evictions:    make([]outEviction, 0, len(d.Evictions)),
-		Reservations: make([]outReservation, 0, len(d.Reservations)),
-		Pending:      make([]outWait, 0, len(d.Pending)),
-	}
-	for _, p := range d.Placements {
-		out.Placements = append(out.Placements, outPlacement{Job: p.Job, Allocation: outAlloc(p.Allocation)})
-	}
-	for _, e := range d.Evictions {
-		out.Evictions = append(out.Evictions, outEviction{Job: e.Job, Reason: string(e.Reason), By: e.By,
-			Grace: formatDuration(e.Grace), Requeue: e.Requeue})
-	}
-	for _, r := range d.Reservations {
-		out.Reservations = append(out.Reservations, outReservation{Job: r.Job,
-			Start: formatTime(r.Start, time.RFC3339Nano), Allocation: outAlloc(r.Allocation)})
-	}
-	for _, p := range d.Pending {
-		out.Pending = append(out.Pending, outWait{Job: p.Job, Reason: string(p.Reason), Message: p.Message,
-			Start: formatTime(p.Start, time.RFC3339Nano)})
-	}
-	return writeJSON(w, out)
-}
-
-func outAlloc(a topology.Allocation) []wireNodeGPUs {
-	out := make([]wireNodeGPUs, 0, len(a))
-	for _, s := range a {
-		g := s.GPUs
-		if g == nil {
-			g = []int{}
-		}
-		out = append(out, wireNodeGPUs{Node: s.Node, GPUs: g})
-	}
-	return out
 }
 
 // formatTime writes t in layout, in a zone RFC 3339 can write (see
@@ -259,31 +399,4 @@ func wireTime(t time.Time) time.Time {
 		return t.UTC()
 	}
 	return t
-}
-
-// writeJSON encodes v indented by two spaces, without HTML escaping, and
-// writes it with a single Write.
-func writeJSON(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
-
-// PolicyFile is a decoded policy file: every key of the JSON form, with
-// defaults applied. [PolicyFile.Config] turns it into a [Config]. Get one
-// from [DecodePolicy]: a PolicyFile built in Go has no defaults applied,
-// so the zero PolicyFile does not enforce time limits (the JSON form
-
-// enumName is the name of enum value i, "?i" for one beyond names.
-func enumName(names []string, i int) string {
-	if i >= 0 && i < len(names) {
-		return names[i]
-	}
-	return fmt.Sprintf("?%d", i)
 }
