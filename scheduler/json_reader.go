@@ -16,11 +16,16 @@ import (
 
 // This file holds the reader that the snapshot and policy decoders share:
 // a jsontext.Decoder, which checks the syntax, the UTF-8 and the nesting
-// depth, and the bookkeeping that names the field of an error the way the
-// contract does.
+// depth (at most 10,000 arrays and objects), and the bookkeeping that
+// names the field of an error the way the contract does. Repeated keys
+// are found here rather than by the decoder, so that the error names
+// where they are.
 //
-// Errors come in three classes, reported in this order of precedence
-// within one document or part of one (see [jsonReader.endPart]):
+// What makes a document no JSON text at all (see encodingError) comes
+// first, and a syntax error before anything but an offence that precedes
+// it (see [jsonReader.document]). Then errors come in three classes,
+// reported in this order of precedence within one document or part of
+// one (see [jsonReader.endPart]):
 //   - offences against the strict contract (an unknown or repeated key, a
 //     null): reported at once;
 //   - values of the wrong type: the first is kept and the rest of the part
@@ -52,7 +57,6 @@ type pathStep struct {
 // jsontext.Decoder and keeps what an error must name.
 type jsonReader struct {
 	dec  *jsontext.Decoder
-	src  *bytes.Buffer // what dec reads: the document or the part
 	mk   mkErr
 	path []pathStep
 	opts jsontext.Options

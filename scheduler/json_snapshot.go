@@ -9,8 +9,8 @@ import (
 )
 
 // This file reads a snapshot document. It is read in two rounds, so that
-// which error is reported does not depend on how far into the document
-// the reading got:
+// an error of the document's syntax or of its own keys is reported before
+// any error inside the cluster, a team or a job, wherever each is:
 //  1. the document as a whole: its syntax, its own keys and the types of
 //     "now", "teams" and "jobs" (see snapshotTop); the cluster and each
 //     team and job are kept as text;
@@ -26,14 +26,12 @@ import (
 type snapshotParts struct {
 	now          []byte // nil: absent
 	cluster      jsontext.Value
-	teams, jobs  []jsontext.Value
-	teamsGiven   bool
-	jobsGiven    bool
 	clusterGiven bool
+	teams, jobs  []jsontext.Value
 }
 
-// The keys of a snapshot's objects, in the order of their bits in the
-// set of keys given.
+// The keys of a snapshot document's object, in the order of their bits
+// in the set of keys given.
 const (
 	snapNow = iota
 	snapCluster
@@ -85,10 +83,8 @@ func (r *jsonReader) snapshotTop(p *snapshotParts) error {
 			p.clusterGiven = true
 		case snapTeams:
 			p.teams, err = r.rawList(p.teams)
-			p.teamsGiven = true
 		case snapJobs:
 			p.jobs, err = r.rawList(p.jobs)
-			p.jobsGiven = true
 		}
 		r.pop()
 		if err != nil {
