@@ -92,8 +92,8 @@ func (s *Scheduler) DecodeSnapshot(r io.Reader) (*Snapshot, error) {
 }
 
 // MaxDocumentBytes is the largest snapshot or policy file that
-// [DecodeSnapshot] and [DecodeConfig] read: 256 MiB, some ten times the
-// JSON of a snapshot of 16,384 nodes and 100,000 jobs. A longer input
+// [DecodeSnapshot] and [DecodeConfig] read: 256 MiB, about seven times
+// the JSON of a snapshot of 16,384 nodes and 100,000 jobs. A longer input
 // is an error, reported once that many bytes are read.
 const MaxDocumentBytes = 256 << 20
 

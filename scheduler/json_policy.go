@@ -44,7 +44,7 @@ const (
 // meaning 1), "enforceTimeLimits" (default true: false sets
 // Config.IgnoreTimeLimits), "backfillOrder" ("priority", the default, or
 // "shortest"), "fairshare" {"halfLife", "ageMax" (Go durations),
-// "weights" {"fairshare", "age", "size"}}: a weight left out of
+// "weights" {"fairshare", "age", "size"}} (a weight left out of
 // "weights" keeps its default, one given as 0 is 0), "preemption"
 // {"matrix": rows of true/false or 1/0, row = preemptor tier, column =
 // victim tier; "disabled": true or false}, "horizon" (a Go duration) and
