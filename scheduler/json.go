@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -107,6 +108,7 @@ const readChunk = 64 << 10
 // endless stream of such bytes ends in the syntax error it holds.
 func readDocument(r io.Reader, mk mkErr, limit int) ([]byte, error) {
 	var buf bytes.Buffer
+	buf.Grow(min(sizeHint(r), limit) + bytes.MinRead)
 	first := -1 // the offset of the first byte that is not white space
 	for {
 		n, err := io.CopyN(&buf, r, readChunk)
@@ -129,6 +131,20 @@ func readDocument(r io.Reader, mk mkErr, limit int) ([]byte, error) {
 			}
 		}
 	}
+}
+
+// sizeHint is how many bytes r holds, when it can tell (a reader of a
+// slice or string, a regular file), else 0.
+func sizeHint(r io.Reader) int {
+	switch v := r.(type) {
+	case interface{ Len() int }:
+		return v.Len()
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+			return int(min(fi.Size(), int64(MaxDocumentBytes)))
+		}
+	}
+	return 0
 }
 
 // completeUTF8 is data without the bytes at its end that begin a UTF-8

@@ -199,3 +199,18 @@ func TestDecodeAllocsLarge(t *testing.T) {
 	checkDecodeAllocs(t, []byte(`{"preemption":{"matrix":[`+strings.Repeat(`[1,0],`, 20000)+`[]]}}`),
 		func(r io.Reader) { _, _ = DecodeConfig(r) })
 }
+
+// TestSizeHint: readers of slices, strings and regular files tell their
+// length, so that a document is read into a buffer of its size; others
+// tell nothing.
+func TestSizeHint(t *testing.T) {
+	require.Equal(t, 3, sizeHint(strings.NewReader("abc")))
+	require.Equal(t, 2, sizeHint(bytes.NewReader([]byte("ab"))))
+	f, err := os.Open("../examples/step/testdata/design.json")
+	require.NoError(t, err)
+	defer f.Close()
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	require.Equal(t, int(fi.Size()), sizeHint(f))
+	require.Zero(t, sizeHint(&endless{}))
+}
