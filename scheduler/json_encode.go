@@ -18,7 +18,7 @@ import (
 
 // This file writes snapshots and decisions with a jsontext.Encoder, in
 // the layout of encoding/json's Encoder with two-space indentation and no
-// HTML escaping (the layout of the contract since its first version):
+// HTML escaping (the layout that hosts of the step command read):
 // one key per line, "[]" and "{}" when empty, U+2028 and U+2029 escaped,
 // and each byte of a string that is not UTF-8 written as \ufffd.
 

@@ -520,8 +520,9 @@ func encodingError(mk mkErr, data []byte) error {
 }
 
 // syntaxError words the syntax error of data, which has one, as
-// encoding/json words it (the wording of the contract since its first
-// version), with its line, column and offset.
+// encoding/json words it (the wording that hosts of the step command see
+// and may match), with its line, column and offset. It reads data again,
+// once: O(len(data)), on the path of an error only.
 func syntaxError(mk mkErr, data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var v json.RawMessage
@@ -538,7 +539,7 @@ func syntaxError(mk mkErr, data []byte) error {
 	}
 	// What jsontext refuses and encoding/json takes: word it as jsontext
 	// does.
-	jd := jsontext.NewDecoder(bytes.NewReader(data))
+	jd := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
 	_, err = jd.ReadValue()
 	var je *jsontext.SyntacticError
 	if errors.As(err, &je) {
