@@ -214,3 +214,18 @@ func TestSizeHint(t *testing.T) {
 	require.Equal(t, int(fi.Size()), sizeHint(f))
 	require.Zero(t, sizeHint(&endless{}))
 }
+
+// TestDecodeDeepNesting: arrays nested beyond 10,000 deep are a syntax
+// error on one line, in a known key or an unknown one.
+func TestDecodeDeepNesting(t *testing.T) {
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	for _, doc := range []string{`{"x":` + deep + `}`, `{"jobs":` + deep + `}`, snapJSON(`{"id":"A","gpusPerMember":1,"allocation":` + deep + `}`)} {
+		_, err := DecodeSnapshot(strings.NewReader(doc))
+		require.ErrorContains(t, err, "exceeded max depth")
+		require.NotContains(t, err.Error(), "\n")
+	}
+	// In a policy file, a key that names nothing is reported once its
+	// value is read, and this one is not JSON.
+	_, err := DecodeConfig(strings.NewReader(`{"x":` + deep + `}`))
+	require.ErrorContains(t, err, "exceeded max depth")
+}
