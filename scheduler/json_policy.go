@@ -89,49 +89,14 @@ func decodePolicyData(data []byte) (policyFile, error) {
 	return p, nil
 }
 
-// policyKeys are the keys of a policy file, by field number.
-var policyKeys = [...]string{"backfill", "reservations", "enforceTimeLimits", "backfillOrder", "fairshare",
+// policyKeys are the keys of a policy file.
+var policyKeys = []string{"backfill", "reservations", "enforceTimeLimits", "backfillOrder", "fairshare",
 	"preemption", "horizon", "order"}
 
 // policy reads a policy file's object into p.
 func (r *jsonReader) policy(p *policyFile) error {
-	if ok, err := r.open('{', "an object"); !ok {
-		return err
-	}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil || !more {
-			return err
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		f := fieldIndex(policyKeys[:], name)
-		if f < 0 {
-			return r.unknown(name)
-		}
-		if seen(&given, f) {
-			return r.duplicate(name)
-		}
-		r.push(policyKeys[f])
-		err = r.policyValue(p, f)
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// fieldIndex is the index of name in keys, -1 for none.
-func fieldIndex(keys []string, name []byte) int {
-	for i, k := range keys {
-		if k == string(name) {
-			return i
-		}
-	}
-	return -1
+	_, err := r.object(policyKeys, func(f int) error { return r.policyValue(p, f) })
+	return err
 }
 
 // policyValue reads the value of field f of a policy file into p.
@@ -166,113 +131,45 @@ func (r *jsonReader) policyValue(p *policyFile, f int) error {
 
 // fairShare reads the "fairshare" object.
 func (r *jsonReader) fairShare(fs *FairShare) error {
-	if ok, err := r.open('{', "an object"); !ok {
-		return err
-	}
-	keys := [...]string{"halfLife", "weights", "ageMax"}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil || !more {
-			return err
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		f := fieldIndex(keys[:], name)
-		if f < 0 {
-			return r.unknown(name)
-		}
-		if seen(&given, f) {
-			return r.duplicate(name)
-		}
-		r.push(keys[f])
+	_, err := r.object([]string{"halfLife", "weights", "ageMax"}, func(f int) error {
 		switch f {
 		case 0:
-			err = r.durationValue(polHalfLife, "fairshare.halfLife", &fs.HalfLife)
+			return r.durationValue(polHalfLife, "fairshare.halfLife", &fs.HalfLife)
 		case 1:
-			err = r.weights(&fs.Weights)
-		case 2:
-			err = r.durationValue(polAgeMax, "fairshare.ageMax", &fs.Weights.AgeMax)
+			return r.weights(&fs.Weights)
 		}
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
+		return r.durationValue(polAgeMax, "fairshare.ageMax", &fs.Weights.AgeMax)
+	})
+	return err
 }
 
 // weights reads the "weights" object: the weights it gives, the defaults
 // for the others.
+// A value that is not an object leaves the document in error, so the
+// defaults are set before it is read.
 func (r *jsonReader) weights(w *fairshare.Weights) error {
-	if ok, err := r.open('{', "an object"); !ok {
-		return err
-	}
 	w.Explicit = true
 	w.FairShare, w.Age, w.Size = fairshare.DefaultFairShareWeight, fairshare.DefaultAgeWeight, fairshare.DefaultSizeWeight
-	keys := [...]string{"fairshare", "age", "size"}
 	dst := [...]*float64{&w.FairShare, &w.Age, &w.Size}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil || !more {
-			return err
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		f := fieldIndex(keys[:], name)
-		if f < 0 {
-			return r.unknown(name)
-		}
-		if seen(&given, f) {
-			return r.duplicate(name)
-		}
-		r.push(keys[f])
-		_, err = r.number(dst[f])
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
+	_, err := r.object([]string{"fairshare", "age", "size"}, func(f int) error {
+		_, err := r.number(dst[f])
+		return err
+	})
+	return err
 }
 
 // preemption reads the "preemption" object.
 func (r *jsonReader) preemption(p *policyFile) error {
-	if ok, err := r.open('{', "an object"); !ok {
-		return err
-	}
-	keys := [...]string{"matrix", "disabled"}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil || !more {
-			return err
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		f := fieldIndex(keys[:], name)
-		if f < 0 {
-			return r.unknown(name)
-		}
-		if seen(&given, f) {
-			return r.duplicate(name)
-		}
-		r.push(keys[f])
+	_, err := r.object([]string{"matrix", "disabled"}, func(f int) error {
+		var err error
 		if f == 0 {
 			p.matrix, err = r.matrix()
 		} else {
 			_, err = r.boolean(&p.disablePreemption)
 		}
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
+	return err
 }
 
 // matrix reads a preemption matrix: an array of arrays whose cells are

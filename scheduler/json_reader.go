@@ -341,12 +341,49 @@ func (r *jsonReader) duplicate(name []byte) error {
 	return r.errAt(false, msg)
 }
 
-// seen marks field bit of an object's fields as given, and reports
-// whether it was given before.
-func seen(given *uint32, bit int) bool {
-	had := *given&(1<<bit) != 0
-	*given |= 1 << bit
-	return had
+// object reads an object whose keys are keys (at most 64), calling member
+// with the index of each key given, with the path at the member. A key
+// that is not one of keys, or that the object repeats, is an offence. It
+// reports false, with what open reports, when the value is not an object.
+func (r *jsonReader) object(keys []string, member func(f int) error) (bool, error) {
+	if ok, err := r.open('{', "an object"); !ok {
+		return false, err
+	}
+	var given uint64
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return true, err
+		}
+		name, err := r.name()
+		if err != nil {
+			return true, err
+		}
+		f := fieldIndex(keys, name)
+		switch {
+		case f < 0:
+			return true, r.unknown(name)
+		case given&(1<<f) != 0:
+			return true, r.duplicate(name)
+		}
+		given |= 1 << f
+		r.push(keys[f])
+		err = member(f)
+		r.pop()
+		if err != nil {
+			return true, err
+		}
+	}
+}
+
+// fieldIndex is the index of name in keys, -1 for none.
+func fieldIndex(keys []string, name []byte) int {
+	for i, k := range keys {
+		if k == string(name) {
+			return i
+		}
+	}
+	return -1
 }
 
 // str reads a string into dst; ok is false when the value was not one.

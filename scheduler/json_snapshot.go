@@ -30,67 +30,31 @@ type snapshotParts struct {
 	teams, jobs  []jsontext.Value
 }
 
-// The keys of a snapshot document's object, in the order of their bits
-// in the set of keys given.
-const (
-	snapNow = iota
-	snapCluster
-	snapTeams
-	snapJobs
-)
+// snapshotKeys are the keys of a snapshot document's object.
+var snapshotKeys = []string{"now", "cluster", "teams", "jobs"}
 
 // snapshotTop reads the document's object into p.
 func (r *jsonReader) snapshotTop(p *snapshotParts) error {
-	if ok, err := r.open('{', "an object"); !ok {
-		return err
-	}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil || !more {
-			return err
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		f := -1
-		switch string(name) {
-		case "now":
-			f = snapNow
-		case "cluster":
-			f = snapCluster
-		case "teams":
-			f = snapTeams
-		case "jobs":
-			f = snapJobs
-		default:
-			return r.unknown(name)
-		}
-		if seen(&given, f) {
-			return r.duplicate(name)
-		}
-		r.push(string(name))
+	_, err := r.object(snapshotKeys, func(f int) error {
+		var err error
 		switch f {
-		case snapNow:
+		case 0:
 			var b []byte
 			var ok bool
 			if b, ok, err = r.strBytes(); ok {
 				p.now = append([]byte{}, b...)
 			}
-		case snapCluster:
+		case 1:
 			p.cluster, err = r.read() // a null too: the part reports it
 			p.clusterGiven = true
-		case snapTeams:
+		case 2:
 			p.teams, err = r.rawList(p.teams)
-		case snapJobs:
+		case 3:
 			p.jobs, err = r.rawList(p.jobs)
 		}
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
+	return err
 }
 
 // rawList reads an array whose elements are read later, appending their
@@ -178,43 +142,16 @@ func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
 // cluster reads a cluster's levels into c and the text of its nodes
 // into nodes.
 func (r *jsonReader) cluster(c *topology.Cluster, nodes *[]jsontext.Value) error {
-	if ok, err := r.open('{', "an object"); !ok {
-		return r.partEnd(err)
-	}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil {
-			return err
-		}
-		if !more {
-			return r.endPart()
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		switch string(name) {
-		case "levels":
-			if seen(&given, 0) {
-				return r.duplicate(name)
-			}
-			r.push("levels")
+	_, err := r.object([]string{"levels", "nodes"}, func(f int) error {
+		var err error
+		if f == 0 {
 			c.Levels, err = r.stringList(nil)
-		case "nodes":
-			if seen(&given, 1) {
-				return r.duplicate(name)
-			}
-			r.push("nodes")
+		} else {
 			*nodes, err = r.rawList(nil)
-		default:
-			return r.unknown(name)
 		}
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
+	return r.partEnd(err)
 }
 
 // partEnd is what a part reports when it is not an object: err, the
@@ -273,46 +210,14 @@ func (r *jsonReader) intList() ([]int, error) {
 	}
 }
 
+// nodeKeys are the keys of a node.
+var nodeKeys = []string{"name", "gpus", "gpuType", "domains", "state", "unhealthyGPUs"}
+
 // node reads one node of a cluster.
 func (r *jsonReader) node(n *topology.Node) error {
 	*n = topology.Node{State: topology.Ready}
-	if ok, err := r.open('{', "an object"); !ok {
-		return r.partEnd(err)
-	}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil {
-			return err
-		}
-		if !more {
-			break
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		f := -1
-		switch string(name) {
-		case "name":
-			f = 0
-		case "gpus":
-			f = 1
-		case "gpuType":
-			f = 2
-		case "domains":
-			f = 3
-		case "state":
-			f = 4
-		case "unhealthyGPUs":
-			f = 5
-		default:
-			return r.unknown(name)
-		}
-		if seen(&given, f) {
-			return r.duplicate(name)
-		}
-		r.push(nodeKeys[f])
+	_, err := r.object(nodeKeys, func(f int) error {
+		var err error
 		switch f {
 		case 0:
 			_, err = r.internedStr(&n.Name)
@@ -334,16 +239,10 @@ func (r *jsonReader) node(n *topology.Node) error {
 				n.Unhealthy = u
 			}
 		}
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
-	return r.endPart()
+		return err
+	})
+	return r.partEnd(err)
 }
-
-// nodeKeys are the keys of a node, by field number.
-var nodeKeys = [...]string{"name", "gpus", "gpuType", "domains", "state", "unhealthyGPUs"}
 
 // stringMap reads an object of strings; {} is an empty map, not nil.
 func (r *jsonReader) stringMap() (map[string]string, error) {
@@ -379,43 +278,13 @@ func (r *jsonReader) stringMap() (map[string]string, error) {
 	}
 }
 
+// teamKeys are the keys of a team.
+var teamKeys = []string{"name", "share", "usage", "parent", "quota"}
+
 // team reads one team.
 func (r *jsonReader) team(t *Team) error {
-	if ok, err := r.open('{', "an object"); !ok {
-		return r.partEnd(err)
-	}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil {
-			return err
-		}
-		if !more {
-			return r.endPart()
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		f := -1
-		switch string(name) {
-		case "name":
-			f = 0
-		case "share":
-			f = 1
-		case "usage":
-			f = 2
-		case "parent":
-			f = 3
-		case "quota":
-			f = 4
-		default:
-			return r.unknown(name)
-		}
-		if seen(&given, f) {
-			return r.duplicate(name)
-		}
-		r.push(teamKeys[f])
+	_, err := r.object(teamKeys, func(f int) error {
+		var err error
 		switch f {
 		case 0:
 			_, err = r.internedStr(&t.Name)
@@ -428,55 +297,27 @@ func (r *jsonReader) team(t *Team) error {
 		case 4:
 			err = r.quota(&t.Quota)
 		}
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
+		return err
+	})
+	return r.partEnd(err)
 }
-
-// teamKeys are the keys of a team, by field number.
-var teamKeys = [...]string{"name", "share", "usage", "parent", "quota"}
 
 // quota reads a team's quota into *q.
 func (r *jsonReader) quota(q **Quota) error {
-	if ok, err := r.open('{', "an object"); !ok {
+	var v Quota
+	ok, err := r.object([]string{"gpus", "borrowLimit"}, func(f int) error {
+		var err error
+		if f == 0 {
+			_, err = r.integer(&v.GPUs)
+		} else {
+			_, err = r.integer(&v.BorrowLimit)
+		}
 		return err
+	})
+	if ok {
+		*q = &v
 	}
-	*q = &Quota{}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil || !more {
-			return err
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		var dst *int
-		switch string(name) {
-		case "gpus":
-			if seen(&given, 0) {
-				return r.duplicate(name)
-			}
-			r.push("gpus")
-			dst = &(*q).GPUs
-		case "borrowLimit":
-			if seen(&given, 1) {
-				return r.duplicate(name)
-			}
-			r.push("borrowLimit")
-			dst = &(*q).BorrowLimit
-		default:
-			return r.unknown(name)
-		}
-		_, err = r.integer(dst)
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
+	return err
 }
 
 // The checks of a job's values that are read as strings, in the order
@@ -492,87 +333,16 @@ const (
 	jobGrace
 )
 
-// jobKeys are the keys of a job, by field number.
-var jobKeys = [...]string{"id", "team", "tier", "kind", "submitted", "members", "gpusPerMember", "gpuType",
+// jobKeys are the keys of a job.
+var jobKeys = []string{"id", "team", "tier", "kind", "submitted", "members", "gpusPerMember", "gpuType",
 	"timeLimit", "checkpointGrace", "topology", "placement", "group", "spreadLevel", "state", "started",
 	"evictedAt", "allocation"}
-
-// jobField is the field number of a job's key, -1 for none.
-func jobField(name []byte) int {
-	switch string(name) {
-	case "id":
-		return 0
-	case "team":
-		return 1
-	case "tier":
-		return 2
-	case "kind":
-		return 3
-	case "submitted":
-		return 4
-	case "members":
-		return 5
-	case "gpusPerMember":
-		return 6
-	case "gpuType":
-		return 7
-	case "timeLimit":
-		return 8
-	case "checkpointGrace":
-		return 9
-	case "topology":
-		return 10
-	case "placement":
-		return 11
-	case "group":
-		return 12
-	case "spreadLevel":
-		return 13
-	case "state":
-		return 14
-	case "started":
-		return 15
-	case "evictedAt":
-		return 16
-	case "allocation":
-		return 17
-	}
-	return -1
-}
 
 // job reads one job, with the defaults of the keys it leaves out.
 func (r *jsonReader) job(j *Job) error {
 	*j = Job{Tier: 3, Members: 1, Kind: Training, State: Pending, Placement: Pack}
-	if ok, err := r.open('{', "an object"); !ok {
-		return r.partEnd(err)
-	}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil {
-			return err
-		}
-		if !more {
-			return r.endPart()
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		f := jobField(name)
-		if f < 0 {
-			return r.unknown(name)
-		}
-		if seen(&given, f) {
-			return r.duplicate(name)
-		}
-		r.push(jobKeys[f])
-		err = r.jobValue(j, f)
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
+	_, err := r.object(jobKeys, func(f int) error { return r.jobValue(j, f) })
+	return r.partEnd(err)
 }
 
 // jobValue reads the value of field f of a job into j.
@@ -684,42 +454,16 @@ func keepMsg(field, msg string) error { return &fieldMsg{field, msg} }
 
 // topology reads a job's topology constraints.
 func (r *jsonReader) topology(t *TopologySpec) error {
-	if ok, err := r.open('{', "an object"); !ok {
+	_, err := r.object([]string{"required", "preferred"}, func(f int) error {
+		var err error
+		if f == 0 {
+			_, err = r.internedStr(&t.Required)
+		} else {
+			_, err = r.internedStr(&t.Preferred)
+		}
 		return err
-	}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil || !more {
-			return err
-		}
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		var dst *string
-		switch string(name) {
-		case "required":
-			if seen(&given, 0) {
-				return r.duplicate(name)
-			}
-			r.push("required")
-			dst = &t.Required
-		case "preferred":
-			if seen(&given, 1) {
-				return r.duplicate(name)
-			}
-			r.push("preferred")
-			dst = &t.Preferred
-		default:
-			return r.unknown(name)
-		}
-		_, err = r.internedStr(dst)
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
+	})
+	return err
 }
 
 // allocation reads a job's allocation, nil when empty.
@@ -748,38 +492,13 @@ func (r *jsonReader) allocation() (topology.Allocation, error) {
 
 // nodeGPUs reads one entry of an allocation.
 func (r *jsonReader) nodeGPUs(ng *topology.NodeGPUs) (bool, error) {
-	if ok, err := r.open('{', "an object"); !ok {
-		return false, err
-	}
-	var given uint32
-	for {
-		more, err := r.more()
-		if err != nil || !more {
-			return true, err
-		}
-		name, err := r.name()
-		if err != nil {
-			return false, err
-		}
-		switch string(name) {
-		case "node":
-			if seen(&given, 0) {
-				return false, r.duplicate(name)
-			}
-			r.push("node")
+	return r.object([]string{"node", "gpus"}, func(f int) error {
+		var err error
+		if f == 0 {
 			_, err = r.internedStr(&ng.Node)
-		case "gpus":
-			if seen(&given, 1) {
-				return false, r.duplicate(name)
-			}
-			r.push("gpus")
+		} else {
 			ng.GPUs, err = r.intList()
-		default:
-			return false, r.unknown(name)
 		}
-		r.pop()
-		if err != nil {
-			return false, err
-		}
-	}
+		return err
+	})
 }
