@@ -102,18 +102,20 @@ const MaxDocumentBytes = 256 << 20
 // input starts with.
 const readChunk = 64 << 10
 
-// readDocument reads a whole document from r: at most limit bytes, and
-// no more than its first chunk when the input cannot be JSON (its first
-// byte that is not white space can start no JSON value), so that an
-// endless stream of such bytes ends in the syntax error it holds.
-func readDocument(r io.Reader, mk mkErr, limit int) ([]byte, error) {
+// readDocument reads a whole document of kind doc ("snapshot", "config")
+// from r: at most limit bytes, and no more than its first chunk when the
+// input cannot be JSON (its first byte that is not white space can start
+// no JSON value), so that an endless stream of such bytes ends in the
+// syntax error it holds. An error of r is wrapped ("snapshot: read:
+// ..."); the others are built by mk.
+func readDocument(r io.Reader, doc string, mk mkErr, limit int) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(min(sizeHint(r), limit) + bytes.MinRead)
 	first := -1 // the offset of the first byte that is not white space
 	for {
 		n, err := io.CopyN(&buf, r, readChunk)
 		if err != nil && err != io.EOF {
-			return nil, mk("read", err.Error())
+			return nil, &readError{doc: doc, err: err}
 		}
 		if buf.Len() > limit {
 			return nil, mk("json", fmt.Sprintf("input longer than %d bytes, the most that is read", limit))
@@ -132,6 +134,16 @@ func readDocument(r io.Reader, mk mkErr, limit int) ([]byte, error) {
 		}
 	}
 }
+
+// readError is an error of the reader of a document, which it wraps:
+// "snapshot: read: ERR".
+type readError struct {
+	doc string // "snapshot" or "config"
+	err error
+}
+
+func (e *readError) Error() string { return e.doc + ": read: " + e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
 
 // sizeHint is how many bytes r holds, when it can tell (a reader of a
 // slice or string, a regular file), else 0.
@@ -162,7 +174,7 @@ func completeUTF8(data []byte) []byte {
 }
 
 func decodeSnapshot(r io.Reader, tiers int) (*Snapshot, error) {
-	data, err := readDocument(r, snapshotErr, MaxDocumentBytes)
+	data, err := readDocument(r, "snapshot", snapshotErr, MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}

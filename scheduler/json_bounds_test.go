@@ -110,7 +110,7 @@ func TestReadDocumentBounded(t *testing.T) {
 	require.LessOrEqual(t, zeros.read, 2*readChunk)
 
 	spaces := &endless{b: ' '}
-	_, err = readDocument(spaces, snapshotErr, 1<<20)
+	_, err = readDocument(spaces, "snapshot", snapshotErr, 1<<20)
 	require.EqualError(t, err, `snapshot: json: input longer than 1048576 bytes, the most that is read`)
 	require.LessOrEqual(t, spaces.read, 1<<20+2*readChunk)
 
@@ -228,4 +228,26 @@ func TestDecodeDeepNesting(t *testing.T) {
 	// value is read, and this one is not JSON.
 	_, err := DecodeConfig(strings.NewReader(`{"x":` + deep + `}`))
 	require.ErrorContains(t, err, "exceeded max depth")
+}
+
+// failing is a reader that fails after giving some bytes.
+type failing struct{ given bool }
+
+func (f *failing) Read(p []byte) (int, error) {
+	if !f.given {
+		f.given = true
+		return copy(p, `{"now":`), nil
+	}
+	return 0, io.ErrClosedPipe
+}
+
+// TestDecodeReadError: an error of the reader is wrapped, after the
+// document's kind.
+func TestDecodeReadError(t *testing.T) {
+	_, err := DecodeSnapshot(&failing{})
+	require.EqualError(t, err, "snapshot: read: io: read/write on closed pipe")
+	require.ErrorIs(t, err, io.ErrClosedPipe)
+	_, err = DecodeConfig(&failing{})
+	require.EqualError(t, err, "config: read: io: read/write on closed pipe")
+	require.ErrorIs(t, err, io.ErrClosedPipe)
 }

@@ -61,7 +61,7 @@ const (
 // "config: fairshare.weights: unknown field \"tier\"",
 // "config: fairshare.halfLife: bad duration \"1x\"").
 func DecodeConfig(r io.Reader) (Config, error) {
-	data, err := readDocument(r, configErr, MaxDocumentBytes)
+	data, err := readDocument(r, "config", configErr, MaxDocumentBytes)
 	if err != nil {
 		return Config{}, err
 	}
