@@ -281,46 +281,6 @@ func TestMalformedPolicies(t *testing.T) {
 	})
 }
 
-// TestValuePathEveryOffset: valuePath never panics, at any offset of
-// documents that nest objects and arrays in each other, with scalars
-// after closed objects and arrays; where a value ends, or an object or
-// array opens, it names the value.
-func TestValuePathEveryOffset(t *testing.T) {
-	docs := []string{
-		`[{},1]`, `[{"a":1},null]`, `[[{}],1]`, `[{"a":{}},"s",true]`, `{"a":[{}],"b":1}`,
-		`{"a":[{"b":[{"c":1},2]},[{},[]],3],"d":{"e":[{"f":null}]},"g":4}`,
-		`{"cluster":{"nodes":[{},1]},"now":5}`,
-		`[1,[2,{"a":[3,{}]},4],5]`,
-	}
-	for _, doc := range docs {
-		for off := range int64(len(doc) + 2) {
-			for _, own := range []bool{false, true} {
-				require.NotPanics(t, func() { valuePath([]byte(doc), off, own) }, "%s at %d", doc, off)
-			}
-		}
-	}
-	d := `{"a":[{"b":[{"c":1},2]},[{},[]],3],"d":{"e":[{"f":null}]},"g":4}`
-	for _, tt := range []struct{ after, want string }{
-		{`"c":1`, "a[0].b[0].c"},
-		{`},2`, "a[0].b"},
-		{`]],3`, "a"},
-		{`"f":null`, "d.e[0].f"},
-		{`"g":4`, "g"},
-		// Where an object or array opens: its own path.
-		{`{"a":[`, "a"},
-		{`{"a":[{`, "a[0]"},
-		{`},[{`, "a[1][0]"},
-		{`"d":{`, "d"},
-	} {
-		off := int64(strings.Index(d, tt.after) + len(tt.after))
-		require.Equal(t, tt.want, valuePath([]byte(d), off, false), tt.after)
-	}
-	d = `{"cluster":{"nodes":[{},1]},"now":5}`
-	require.Equal(t, "cluster.nodes", valuePath([]byte(d), int64(strings.Index(d, "1")+1), false))
-	require.Equal(t, "cluster.nodes[1]", valuePath([]byte(d), int64(strings.Index(d, "1")+1), true), "a scalar with its own index")
-	require.Equal(t, "now", valuePath([]byte(d), int64(strings.Index(d, "5")+1), true))
-}
-
 // TestDecodeMalformedErrors: a scalar after an object in an array is an
 // error naming the value, with its index, also when the error is found
 // after it; an object or array of the wrong type is named by its own
@@ -438,7 +398,7 @@ func TestDecodeNulls(t *testing.T) {
 		{`null`, `config: json: want an object, got null`},
 	} {
 		t.Run(tt.json, func(t *testing.T) {
-			_, err := DecodePolicy(strings.NewReader(tt.json))
+			_, err := DecodeConfig(strings.NewReader(tt.json))
 			require.EqualError(t, err, tt.want)
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -206,29 +205,18 @@ func TestEncodeDesignDecision(t *testing.T) {
 }
 
 func TestDecodePolicy(t *testing.T) {
-	p, err := DecodePolicy(strings.NewReader(`{}`))
-	require.NoError(t, err)
-	require.Equal(t, PolicyFile{EnforceTimeLimits: true}, p)
-	cfg, err := p.Config()
+	cfg, err := DecodeConfig(strings.NewReader(`{}`))
 	require.NoError(t, err)
 	require.Equal(t, Config{}, cfg, "an empty policy file is the zero Config")
 
-	p, err = DecodePolicy(strings.NewReader(`{"backfill":"conservative","reservations":3,"enforceTimeLimits":false,
+	cfg, err = DecodeConfig(strings.NewReader(`{"backfill":"conservative","reservations":3,"enforceTimeLimits":false,
 		"backfillOrder":"shortest","fairshare":{"halfLife":"24h","weights":{"age":0,"size":5.5},"ageMax":"72h"},
 		"preemption":{"matrix":[[false,1],[0,false]]},"horizon":"36h","order":"tier"}`))
 	require.NoError(t, err)
-	require.Equal(t, PolicyFile{
-		Backfill: Conservative, Reservations: 3, EnforceTimeLimits: false, BackfillOrder: ShortestFirst,
+	require.Equal(t, Config{Backfill: Conservative, Reservations: 3, IgnoreTimeLimits: true, BackfillOrder: ShortestFirst,
 		FairShare: FairShare{HalfLife: 24 * time.Hour, Weights: fairshare.Weights{
 			FairShare: fairshare.DefaultFairShareWeight, Age: 0, Size: 5.5, AgeMax: 72 * time.Hour, Explicit: true}},
-		Preemption: preempt.Matrix{{false, true}, {false, false}},
-		Horizon:    36 * time.Hour,
-		Order:      "tier",
-	}, p)
-	cfg, err = p.Config()
-	require.NoError(t, err)
-	require.Equal(t, Config{Backfill: Conservative, Reservations: 3, IgnoreTimeLimits: true, BackfillOrder: ShortestFirst,
-		FairShare: p.FairShare, Preemption: preempt.Matrix{{false, true}, {false, false}}, Horizon: 36 * time.Hour, Order: TierOrder{}}, cfg)
+		Preemption: preempt.Matrix{{false, true}, {false, false}}, Horizon: 36 * time.Hour, Order: TierOrder{}}, cfg)
 
 	cfg, err = DecodeConfig(strings.NewReader(`{"backfill":"none"}`))
 	require.NoError(t, err)
@@ -283,21 +271,21 @@ func TestDecodePolicyErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := DecodePolicy(strings.NewReader(tt.json))
-			require.EqualError(t, err, tt.want)
-			_, err = DecodeConfig(strings.NewReader(tt.json))
+			_, err := DecodeConfig(strings.NewReader(tt.json))
 			require.EqualError(t, err, tt.want)
 		})
 	}
-	_, err := PolicyFile{Backfill: 9}.Config()
+	// The policy file's checks agree with those of a Config built in Go.
+	snap := &Snapshot{Now: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)}
+	err := New(Config{Backfill: 9}).Validate(snap)
 	require.EqualError(t, err, "config: backfill: unknown mode 9")
-	_, err = PolicyFile{BackfillOrder: 7}.Config()
+	err = New(Config{BackfillOrder: 7}).Validate(snap)
 	require.EqualError(t, err, "config: backfillOrder: unknown order 7")
-	_, err = PolicyFile{FairShare: FairShare{Algorithm: 5}}.Config()
+	err = New(Config{FairShare: FairShare{Algorithm: 5}}).Validate(snap)
 	require.EqualError(t, err, "config: fairshare.algorithm: unknown algorithm 5", "a Config that Step refuses")
-	_, err = PolicyFile{Reservations: -2}.Config()
+	_, err = DecodeConfig(strings.NewReader(`{"reservations":-2}`))
 	require.EqualError(t, err, "config: reservations must be >= 0, got -2")
-	_, err = PolicyFile{Order: "fifo"}.Config()
+	_, err = DecodeConfig(strings.NewReader(`{"order":"fifo"}`))
 	require.EqualError(t, err, `config: order: unknown value "fifo" (want "multifactor" or "tier")`)
 }
 
@@ -373,22 +361,17 @@ func TestLoneSurrogate(t *testing.T) {
 	}
 }
 
-// intRange names the range of every integer type a decoded field may
-// have, through pointers; wholeNumber tells an integer written as one
-// from a fraction or an exponent.
+// An integer beyond the range of int names the range; wholeNumber tells
+// an integer written as one from a fraction or an exponent.
 func TestIntRangeAndWholeNumber(t *testing.T) {
-	for _, tt := range []struct {
-		typ  reflect.Type
-		want string
-	}{
-		{reflect.TypeFor[int8](), "-128 to 127"},
-		{reflect.TypeFor[int32](), "-2147483648 to 2147483647"},
-		{reflect.TypeFor[int64](), "-9223372036854775808 to 9223372036854775807"},
-		{reflect.TypeFor[*int16](), "-32768 to 32767"},
-		{reflect.TypeFor[uint8](), "0 to 255"},
-		{reflect.TypeFor[uint64](), "0 to 18446744073709551615"},
+	for n, want := range map[string]string{
+		"9223372036854775808":  `snapshot: jobs[0] "A": tier: want an integer from -9223372036854775808 to 9223372036854775807, got 9223372036854775808`,
+		"-9223372036854775809": `snapshot: jobs[0] "A": tier: want an integer from -9223372036854775808 to 9223372036854775807, got -9223372036854775809`,
+		"1.5":                  `snapshot: jobs[0] "A": tier: want an integer, got number 1.5`,
+		"1e3":                  `snapshot: jobs[0] "A": tier: want an integer, got number 1e3`,
 	} {
-		require.Equal(t, tt.want, intRange(tt.typ), tt.typ.String())
+		_, err := DecodeSnapshot(strings.NewReader(snapJSON(`{"id":"A","gpusPerMember":1,"tier":` + n + `}`)))
+		require.EqualError(t, err, want, n)
 	}
 	for n, whole := range map[string]bool{"12": true, "-12": true, "0": true, "1.5": false, "1e3": false, "-": false, "": false, "1E3": false} {
 		require.Equal(t, whole, wholeNumber(n), n)
@@ -438,21 +421,21 @@ func TestEncodeKeepsInstantOfSecondsOffset(t *testing.T) {
 // P1 preempts P2 and P3, P2 preempts P3, P3 nothing): every value is a
 // default, and the matrix is the default one.
 func TestDecodeDesignPolicy(t *testing.T) {
-	p, err := DecodePolicy(strings.NewReader(`{"backfill": "easy", "reservations": 1,
+	cfg, err := DecodeConfig(strings.NewReader(`{"backfill": "easy", "reservations": 1,
 "enforceTimeLimits": true, "backfillOrder": "priority", "fairshare": {"halfLife": "168h", "weights": {"fairshare": 1000,
 "age": 100, "size": 10}, "ageMax": "168h"}, "preemption": {"matrix": [[false, true, true, true],
 [false, false, true, true], [false, false, false, true], [false, false, false, false]]}}`))
 	require.NoError(t, err)
-	require.Equal(t, EASY, p.Backfill)
-	require.Equal(t, 1, p.Reservations)
-	require.True(t, p.EnforceTimeLimits)
-	require.Equal(t, ByPriority, p.BackfillOrder)
-	require.Equal(t, fairshare.DefaultHalfLife, p.FairShare.HalfLife)
-	w := p.FairShare.Weights
+	require.Equal(t, EASY, cfg.Backfill)
+	require.Equal(t, 1, cfg.Reservations)
+	require.False(t, cfg.IgnoreTimeLimits)
+	require.Equal(t, ByPriority, cfg.BackfillOrder)
+	require.Equal(t, fairshare.DefaultHalfLife, cfg.FairShare.HalfLife)
+	w := cfg.FairShare.Weights
 	require.Equal(t, []float64{fairshare.DefaultFairShareWeight, fairshare.DefaultAgeWeight, fairshare.DefaultSizeWeight},
 		[]float64{w.FairShare, w.Age, w.Size})
 	require.Equal(t, 168*time.Hour, w.AgeMax)
-	require.Equal(t, preempt.DefaultMatrix(), p.Preemption)
+	require.Equal(t, preempt.DefaultMatrix(), cfg.Preemption)
 }
 
 // TestDecisionDoesNotDependOnHostZone: a time written with an offset that

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"github.com/gpusched/gpusched/binpack"
-	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/topology"
@@ -75,7 +74,7 @@ func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
 	if q == nil {
 		return true, ""
 	}
-	return fairshare.Quota{GPUs: q.GPUs, BorrowLimit: q.BorrowLimit}.AdmitTeam(j.Team, u.TeamGPUs, j.GPUs(), u.IdleGPUs)
+	return q.AdmitTeam(j.Team, u.TeamGPUs, j.GPUs(), u.IdleGPUs)
 }
 
 // VictimSelector chooses which running jobs to preempt so that gang r

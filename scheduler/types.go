@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpusched/gpusched/fairshare"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -179,16 +180,11 @@ type Job struct {
 func (j *Job) GPUs() int { return j.Members * j.GPUsPerMember }
 
 // Quota caps a team's GPUs: GPUs always, and BorrowLimit more while
-// others leave them idle.
-type Quota struct {
-	// GPUs is the nominal quota: jobs that keep the team within it are
-	// always admitted. It must be >= 0; a Quota whose GPUs and
-	// BorrowLimit are both zero limits nothing.
-	GPUs int
-	// BorrowLimit is how many GPUs beyond GPUs the team may hold while
-	// they would otherwise be idle. It must be >= 0.
-	BorrowLimit int
-}
+// others leave them idle. It is the fair-share package's quota, so that a
+// host passes its quotas through unchanged; in a snapshot both fields
+// must be >= 0 (JSON keys "gpus" and "borrowLimit"), and a Quota whose
+// fields are both zero limits nothing.
+type Quota = fairshare.Quota
 
 // Team is an account of the fair-share tree.
 type Team struct {

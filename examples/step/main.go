@@ -12,14 +12,16 @@
 //
 // The formats are documented where they are read and written:
 // scheduler.DecodeSnapshot (the snapshot, with its defaults),
-// scheduler.DecodePolicy and scheduler.PolicyFile (the policy file) and
+// scheduler.DecodeConfig (the policy file) and
 // scheduler.EncodeDecision (the decision); testdata holds samples of each.
 //
 // It exits 0 on success, and after -h, which prints the usage on standard
 // error. On invalid input (bad JSON, an unknown or repeated field, a null,
-// a bad policy file, a snapshot that fails validation) or a usage error it
-// exits 2, writes nothing on standard output and one line on standard
-// error naming the offending field.
+// a bad policy file, a snapshot that fails validation, input longer than
+// scheduler.MaxDocumentBytes) or a usage error it exits 2, writes nothing
+// on standard output and one line on standard error naming the offending
+// field. Input that cannot be JSON is refused after its first 64 KiB, so
+// `step < /dev/zero` ends at once.
 package main
 
 import (

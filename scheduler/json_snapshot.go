@@ -1,0 +1,504 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// This file reads a snapshot document. It is read in two rounds, so that
+// an error of the document's syntax or of its own keys is reported before
+// any error inside the cluster, a team or a job, wherever each is:
+//  1. the document as a whole: its syntax, its own keys and the types of
+//     "now", "teams" and "jobs" (see snapshotTop); the cluster and each
+//     team and job are kept as text;
+//  2. then "now", the cluster (its own keys, then each node), each team
+//     and each job, in that order, each part with the precedence of
+//     [jsonReader]: offences, then the first value of the wrong type,
+//     then invalid values in the order of the part's fields.
+//
+// Errors name the part ("cluster", `cluster: nodes[1] "n1"`, `teams[0]
+// "t"`, `jobs[3] "C"`) and the path within it.
+
+// snapshotParts is a snapshot document after its first round.
+type snapshotParts struct {
+	now          []byte // nil: absent
+	cluster      jsontext.Value
+	clusterGiven bool
+	teams, jobs  []jsontext.Value
+}
+
+// snapshotKeys are the keys of a snapshot document's object.
+var snapshotKeys = []string{"now", "cluster", "teams", "jobs"}
+
+// snapshotTop reads the document's object into p.
+func (r *jsonReader) snapshotTop(p *snapshotParts) error {
+	_, err := r.object(snapshotKeys, func(f int) error {
+		var err error
+		switch f {
+		case 0:
+			var b []byte
+			var ok bool
+			if b, ok, err = r.strBytes(); ok {
+				p.now = append([]byte{}, b...)
+			}
+		case 1:
+			p.cluster, err = r.read() // a null too: the part reports it
+			p.clusterGiven = true
+		case 2:
+			p.teams, err = r.rawList(p.teams)
+		case 3:
+			p.jobs, err = r.rawList(p.jobs)
+		}
+		return err
+	})
+	return err
+}
+
+// rawList reads an array whose elements are read later, appending their
+// text to list.
+func (r *jsonReader) rawList(list []jsontext.Value) ([]jsontext.Value, error) {
+	if ok, err := r.open('[', "an array"); !ok {
+		return list, err
+	}
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return list, err
+		}
+		v, err := r.read()
+		if err != nil {
+			return list, err
+		}
+		list = append(list, v)
+	}
+}
+
+// decodeSnapshotData decodes the snapshot document data (its second round
+// is [jsonReader.snapshotParts]), without validating it.
+func decodeSnapshotData(data []byte) (*Snapshot, error) {
+	if err := encodingError(snapshotErr, data); err != nil {
+		return nil, err
+	}
+	doc := newJSONReader(data, snapshotErr)
+	var p snapshotParts
+	if err := doc.document(data, func() error { return doc.snapshotTop(&p) }); err != nil {
+		return nil, err
+	}
+	s := &Snapshot{}
+	if p.now != nil {
+		var err error
+		if s.Now, err = parseTime(snapshotErr, "now", string(p.now)); err != nil {
+			return nil, err
+		}
+	}
+	if err := doc.snapshotParts(&p, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// snapshotParts reads the parts of a snapshot document into s.
+func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
+	if p.clusterGiven {
+		var nodes []jsontext.Value
+		r.readPart(p.cluster, "cluster", -1, "")
+		if err := r.cluster(&s.Cluster, &nodes); err != nil {
+			return err
+		}
+		if len(nodes) > 0 {
+			s.Cluster.Nodes = make([]topology.Node, len(nodes))
+		}
+		for i, raw := range nodes {
+			r.readPart(raw, "cluster: nodes", i, "name")
+			if err := r.node(&s.Cluster.Nodes[i]); err != nil {
+				return err
+			}
+		}
+	}
+	if len(p.teams) > 0 {
+		s.Teams = make([]Team, len(p.teams))
+	}
+	for i, raw := range p.teams {
+		r.readPart(raw, "teams", i, "name")
+		if err := r.team(&s.Teams[i]); err != nil {
+			return err
+		}
+	}
+	if len(p.jobs) > 0 {
+		s.Jobs = make([]Job, len(p.jobs))
+	}
+	for i, raw := range p.jobs {
+		r.readPart(raw, "jobs", i, "id")
+		if err := r.job(&s.Jobs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cluster reads a cluster's levels into c and the text of its nodes
+// into nodes.
+func (r *jsonReader) cluster(c *topology.Cluster, nodes *[]jsontext.Value) error {
+	_, err := r.object([]string{"levels", "nodes"}, func(f int) error {
+		var err error
+		if f == 0 {
+			c.Levels, err = r.stringList(nil)
+		} else {
+			*nodes, err = r.rawList(nil)
+		}
+		return err
+	})
+	return r.partEnd(err)
+}
+
+// partEnd is what a part reports when it is not an object: err, the
+// offence of a null, or else what endPart reports.
+func (r *jsonReader) partEnd(err error) error {
+	if err != nil {
+		return err
+	}
+	return r.endPart()
+}
+
+// stringList reads an array of strings (interned), nil when empty.
+func (r *jsonReader) stringList(list []string) ([]string, error) {
+	if ok, err := r.open('[', "an array"); !ok {
+		return list, err
+	}
+	for i := 0; ; i++ {
+		more, err := r.more()
+		if err != nil || !more {
+			return list, err
+		}
+		var s string
+		r.pushIndex(i, true)
+		ok, err := r.internedStr(&s)
+		r.pop()
+		if err != nil {
+			return list, err
+		}
+		if ok {
+			list = append(list, s)
+		}
+	}
+}
+
+// intList reads an array of integers; an empty array is empty, not nil.
+func (r *jsonReader) intList() ([]int, error) {
+	if ok, err := r.open('[', "an array"); !ok {
+		return nil, err
+	}
+	list := []int{}
+	for i := 0; ; i++ {
+		more, err := r.more()
+		if err != nil || !more {
+			return list, err
+		}
+		var n int
+		r.pushIndex(i, true)
+		ok, err := r.integer(&n)
+		r.pop()
+		if err != nil {
+			return list, err
+		}
+		if ok {
+			list = append(list, n)
+		}
+	}
+}
+
+// nodeKeys are the keys of a node.
+var nodeKeys = []string{"name", "gpus", "gpuType", "domains", "state", "unhealthyGPUs"}
+
+// node reads one node of a cluster.
+func (r *jsonReader) node(n *topology.Node) error {
+	*n = topology.Node{State: topology.Ready}
+	_, err := r.object(nodeKeys, func(f int) error {
+		var err error
+		switch f {
+		case 0:
+			_, err = r.internedStr(&n.Name)
+		case 1:
+			_, err = r.integer(&n.GPUs)
+		case 2:
+			_, err = r.internedStr(&n.GPUType)
+		case 3:
+			n.Domains, err = r.stringMap()
+		case 4:
+			var i int
+			var ok bool
+			if i, ok, err = r.enum(0, "state", nodeStateNames); ok {
+				n.State = topology.NodeState(i)
+			}
+		case 5:
+			var u []int
+			if u, err = r.intList(); len(u) > 0 {
+				n.Unhealthy = u
+			}
+		}
+		return err
+	})
+	return r.partEnd(err)
+}
+
+// stringMap reads an object of strings; {} is an empty map, not nil.
+func (r *jsonReader) stringMap() (map[string]string, error) {
+	if ok, err := r.open('{', "an object"); !ok {
+		return nil, err
+	}
+	m := map[string]string{}
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return m, err
+		}
+		name, err := r.name()
+		if err != nil {
+			return m, err
+		}
+		if _, dup := m[string(name)]; dup {
+			return m, r.duplicate(name)
+		}
+		k := r.intern(name)
+		var v string
+		r.push(k)
+		ok, err := r.internedStr(&v)
+		r.pop()
+		if err != nil {
+			return m, err
+		}
+		if ok {
+			m[k] = v
+		} else {
+			m[k] = "" // given, if not as a string: a repeat is an offence
+		}
+	}
+}
+
+// teamKeys are the keys of a team.
+var teamKeys = []string{"name", "share", "usage", "parent", "quota"}
+
+// team reads one team.
+func (r *jsonReader) team(t *Team) error {
+	_, err := r.object(teamKeys, func(f int) error {
+		var err error
+		switch f {
+		case 0:
+			_, err = r.internedStr(&t.Name)
+		case 1:
+			_, err = r.number(&t.Share)
+		case 2:
+			_, err = r.number(&t.Usage)
+		case 3:
+			_, err = r.internedStr(&t.Parent)
+		case 4:
+			err = r.quota(&t.Quota)
+		}
+		return err
+	})
+	return r.partEnd(err)
+}
+
+// quota reads a team's quota into *q.
+func (r *jsonReader) quota(q **Quota) error {
+	var v Quota
+	ok, err := r.object([]string{"gpus", "borrowLimit"}, func(f int) error {
+		var err error
+		if f == 0 {
+			_, err = r.integer(&v.GPUs)
+		} else {
+			_, err = r.integer(&v.BorrowLimit)
+		}
+		return err
+	})
+	if ok {
+		*q = &v
+	}
+	return err
+}
+
+// The checks of a job's values that are read as strings, in the order
+// in which they are made.
+const (
+	jobKind = iota
+	jobState
+	jobPlacement
+	jobSubmitted
+	jobStarted
+	jobEvictedAt
+	jobTimeLimit
+	jobGrace
+)
+
+// jobKeys are the keys of a job.
+var jobKeys = []string{"id", "team", "tier", "kind", "submitted", "members", "gpusPerMember", "gpuType",
+	"timeLimit", "checkpointGrace", "topology", "placement", "group", "spreadLevel", "state", "started",
+	"evictedAt", "allocation"}
+
+// job reads one job, with the defaults of the keys it leaves out.
+func (r *jsonReader) job(j *Job) error {
+	*j = Job{Tier: 3, Members: 1, Kind: Training, State: Pending, Placement: Pack}
+	_, err := r.object(jobKeys, func(f int) error { return r.jobValue(j, f) })
+	return r.partEnd(err)
+}
+
+// jobValue reads the value of field f of a job into j.
+func (r *jsonReader) jobValue(j *Job, f int) error {
+	var err error
+	var i int
+	var ok bool
+	switch f {
+	case 0:
+		_, err = r.str(&j.ID)
+	case 1:
+		_, err = r.internedStr(&j.Team)
+	case 2:
+		_, err = r.integer(&j.Tier)
+	case 3:
+		if i, ok, err = r.enum(jobKind, "kind", kindNames); ok {
+			j.Kind = Kind(i)
+		}
+	case 4:
+		err = r.timeValue(jobSubmitted, "submitted", &j.Submitted)
+	case 5:
+		_, err = r.integer(&j.Members)
+	case 6:
+		_, err = r.integer(&j.GPUsPerMember)
+	case 7:
+		_, err = r.internedStr(&j.GPUType)
+	case 8:
+		err = r.durationValue(jobTimeLimit, "timeLimit", &j.TimeLimit)
+	case 9:
+		err = r.durationValue(jobGrace, "checkpointGrace", &j.CheckpointGrace)
+	case 10:
+		err = r.topology(&j.Topology)
+	case 11:
+		if i, ok, err = r.enum(jobPlacement, "placement", placementNames); ok {
+			j.Placement = PlacementMode(i)
+		}
+	case 12:
+		_, err = r.internedStr(&j.Group)
+	case 13:
+		_, err = r.internedStr(&j.SpreadLevel)
+	case 14:
+		if i, ok, err = r.enum(jobState, "state", stateNames); ok {
+			j.State = JobState(i)
+		}
+	case 15:
+		err = r.timeValue(jobStarted, "started", &j.Started)
+	case 16:
+		err = r.timeValue(jobEvictedAt, "evictedAt", &j.EvictedAt)
+	case 17:
+		j.Allocation, err = r.allocation()
+	}
+	return err
+}
+
+// enum reads a string that must be one of names and returns its index;
+// another string is an invalid value, checked in the given order.
+func (r *jsonReader) enum(order int, field string, names []string) (int, bool, error) {
+	b, ok, err := r.strBytes()
+	if !ok {
+		return 0, false, err
+	}
+	if i, ok := enumIndex(names, b); ok {
+		return i, true, nil
+	}
+	r.semantic(order, field, unknownEnum(string(b), names))
+	return 0, false, nil
+}
+
+// timeValue reads an RFC 3339 time (see parseTime) into dst; a bad one is an
+// invalid value, checked in the given order.
+func (r *jsonReader) timeValue(order int, field string, dst *time.Time) error {
+	b, ok, err := r.strBytes()
+	if !ok {
+		return err
+	}
+	t, perr := parseTime(keepMsg, field, string(b))
+	if perr != nil {
+		r.semantic(order, field, perr.(*fieldMsg).msg)
+		return nil
+	}
+	*dst = t
+	return nil
+}
+
+// durationValue reads a Go duration >= 0 into dst; a bad one is an invalid
+// value, checked in the given order.
+func (r *jsonReader) durationValue(order int, field string, dst *time.Duration) error {
+	b, ok, err := r.strBytes()
+	if !ok {
+		return err
+	}
+	d, perr := parseDuration(keepMsg, field, string(b))
+	if perr != nil {
+		r.semantic(order, field, perr.(*fieldMsg).msg)
+		return nil
+	}
+	*dst = d
+	return nil
+}
+
+// fieldMsg is an error that keeps its field and message apart, for the
+// reader to name the field in its own way.
+type fieldMsg struct{ field, msg string }
+
+func (e *fieldMsg) Error() string { return e.field + ": " + e.msg }
+
+// keepMsg is the mkErr of fieldMsg.
+func keepMsg(field, msg string) error { return &fieldMsg{field, msg} }
+
+// topology reads a job's topology constraints.
+func (r *jsonReader) topology(t *TopologySpec) error {
+	_, err := r.object([]string{"required", "preferred"}, func(f int) error {
+		var err error
+		if f == 0 {
+			_, err = r.internedStr(&t.Required)
+		} else {
+			_, err = r.internedStr(&t.Preferred)
+		}
+		return err
+	})
+	return err
+}
+
+// allocation reads a job's allocation, nil when empty.
+func (r *jsonReader) allocation() (topology.Allocation, error) {
+	if ok, err := r.open('[', "an array"); !ok {
+		return nil, err
+	}
+	var a topology.Allocation
+	for i := 0; ; i++ {
+		more, err := r.more()
+		if err != nil || !more {
+			return a, err
+		}
+		r.pushIndex(i, false)
+		var ng topology.NodeGPUs
+		ok, err := r.nodeGPUs(&ng)
+		r.pop()
+		if err != nil {
+			return a, err
+		}
+		if ok {
+			a = append(a, ng)
+		}
+	}
+}
+
+// nodeGPUs reads one entry of an allocation.
+func (r *jsonReader) nodeGPUs(ng *topology.NodeGPUs) (bool, error) {
+	return r.object([]string{"node", "gpus"}, func(f int) error {
+		var err error
+		if f == 0 {
+			_, err = r.internedStr(&ng.Node)
+		} else {
+			ng.GPUs, err = r.intList()
+		}
+		return err
+	})
+}
