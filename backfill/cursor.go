@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpusched/gpusched/binpack"
 	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/internal/changelog"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -203,7 +204,7 @@ func (p *Profile) prepare() {
 		for n := range p.seenHeld {
 			p.seenHeld[n] = p.ix.Held(topology.NodeID(n))
 		}
-		p.ix.TrackChanges(true)
+		changelog.Track(changelog.Of[topology.NodeID](p.ix), true)
 		return
 	}
 	p.drainChanges()
@@ -252,7 +253,7 @@ func (p *Profile) drainChanges() {
 	if p.seenHeld == nil {
 		return
 	}
-	nodes, all := p.ix.DrainChanges(p.chBuf[:0])
+	nodes, all := changelog.Drain(changelog.Of[topology.NodeID](p.ix), p.chBuf[:0])
 	if all {
 		// The record overflowed: the cursors go, and the whole-node
 		// windows of the nodes whose held GPUs changed are recomputed.

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/btree"
+
+	"github.com/gpusched/gpusched/internal/changelog"
 )
 
 // NodeID is a node's position in an [Index]: nodes are numbered in name
@@ -81,11 +83,14 @@ type Index struct {
 	classes int      // number of classes: 1, or 1+len(types) when types differ
 	g1      int      // max GPUs per node + 1: bucket count
 	lv      []level  // lv[0] is the cluster; lv[i+1] is levels[i]
-	// Change record (see TrackChanges).
-	track    bool
-	overflow bool
-	changed  []NodeID
+	// The record of changes to held, for the backfill package (see
+	// internal/changelog): embedded, so that changelog.Of finds it, under
+	// an unexported name, so that it adds nothing to the API.
+	heldLog
 }
+
+// heldLog names the embedded change log of an Index.
+type heldLog = changelog.Log[NodeID]
 
 type inode struct {
 	name    string
@@ -95,12 +100,12 @@ type inode struct {
 	healthy GPUSet
 }
 
-type dkey struct {
+type domainKey struct {
 	free, used int32
 	id         DomainID
 }
 
-func dkeyLess(a, b dkey) bool {
+func domainKeyLess(a, b domainKey) bool {
 	if a.free != b.free {
 		return a.free < b.free
 	}
@@ -135,9 +140,9 @@ type level struct {
 	// The bitsets of all buckets (see bitset.go).
 	words, sum []uint64
 	// Best-fit order per class, refreshed lazily (declared levels only).
-	trees   []*btree.BTreeG[dkey]
-	inTree  []dkey // per (domain, class): the key now in the tree
-	dirty   []bool // per (domain, class)
+	trees   []*btree.BTreeG[domainKey]
+	inTree  []domainKey // per (domain, class): the key now in the tree
+	dirty   []bool      // per (domain, class)
 	pending []int32
 }
 
@@ -153,6 +158,23 @@ func NewIndex(c *Cluster) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{levels: slices.Clone(c.Levels), types: types}
+	ix.addNodes(c, order)
+	ix.lv = make([]level, len(c.Levels)+1)
+	ix.lv[0].names = []string{""}
+	for li := 1; li < len(ix.lv); li++ {
+		ix.lv[li].names, ix.lv[li].dom = levelDomains(c, order, li)
+	}
+	for li := range ix.lv {
+		ix.layOut(li)
+	}
+	ix.freeHealthyGPUs()
+	return ix, nil
+}
+
+// addNodes fills in the nodes of c in NodeID order (order lists c's
+// nodes by name), the GPU classes and the bucket count; every GPU is
+// free. ix.types holds the distinct GPU types.
+func (ix *Index) addNodes(c *Cluster, order []int) {
 	maxG := 1
 	for _, n := range c.Nodes {
 		maxG = max(maxG, n.GPUs)
@@ -163,7 +185,6 @@ func NewIndex(c *Cluster) (*Index, error) {
 		ix.classes = 1 + len(ix.types)
 	}
 	ix.g1 = maxG + 1
-	nl := len(c.Levels) + 1
 	ix.nodes = make([]inode, len(c.Nodes))
 	ix.held = make([]GPUSet, len(c.Nodes))
 	for id, oi := range order {
@@ -176,110 +197,126 @@ func NewIndex(c *Cluster) (*Index, error) {
 			in.class = Class(1 + t)
 		}
 	}
-	ix.lv = make([]level, nl)
+}
+
+// levelDomains returns the domains of declared level li (1 for the
+// outermost; 0 is the cluster): their names, sorted, and per node in
+// NodeID order its domain. O(N·li) for N nodes, plus the sort.
+//
+// A domain is the sequence of its nodes' domain names at the levels down
+// to it. Its name joins them with "/", which is ambiguous when a name
+// holds "/" itself:
+//
+//	levels a, b   node's names   domain name   sequence
+//	              x/y, z         x/y/z         [x/y z]
+//	              x, y/z         x/y/z         [x y/z]
+//
+// so domains are told apart by a key that prefixes each name with its
+// length, and ordered by name first, then by their sequences of names.
+func levelDomains(c *Cluster, order []int, li int) (names []string, domOf []DomainID) {
+	type dom struct {
+		name, key string
+		seq       []string
+		first     DomainID // in order of first appearance
+	}
 	var path, key []byte
-	for li := range ix.lv {
-		lv := &ix.lv[li]
-		if li == 0 {
-			lv.names = []string{""}
-		} else {
-			// A domain is the sequence of its nodes' domain names at the
-			// levels down to it. Its name joins them with "/", which is
-			// ambiguous when a name holds "/" itself ("x/y" then "z", or
-			// "x" then "y/z"), so domains are told apart by a key that
-			// prefixes each name with its length, and ordered by name
-			// first, then by their sequences of names.
-			type dom struct {
-				name, key string
-				seq       []string
-				first     DomainID // in order of first appearance
+	seen := map[string]DomainID{}
+	var doms []dom
+	domOf = make([]DomainID, len(order))
+	for id, oi := range order {
+		path, key = path[:0], key[:0]
+		for k := 0; k < li; k++ {
+			name := c.Nodes[oi].Domains[c.Levels[k]]
+			if k > 0 {
+				path = append(path, '/')
 			}
-			seen := map[string]DomainID{}
-			var doms []dom
-			lv.dom = make([]DomainID, len(ix.nodes))
-			for id, oi := range order {
-				path, key = path[:0], key[:0]
-				for k := 0; k < li; k++ {
-					name := c.Nodes[oi].Domains[c.Levels[k]]
-					if k > 0 {
-						path = append(path, '/')
-					}
-					path = append(path, name...)
-					key = strconv.AppendInt(key, int64(len(name)), 10)
-					key = append(append(key, ':'), name...)
-				}
-				d, ok := seen[string(key)]
-				if !ok {
-					d = DomainID(len(doms))
-					seq := make([]string, li)
-					for k := range seq {
-						seq[k] = c.Nodes[oi].Domains[c.Levels[k]]
-					}
-					doms = append(doms, dom{string(path), string(key), seq, d})
-					seen[doms[d].key] = d
-				}
-				lv.dom[id] = d
-			}
-			slices.SortFunc(doms, func(a, b dom) int {
-				if c := strings.Compare(a.name, b.name); c != 0 {
-					return c
-				}
-				return slices.Compare(a.seq, b.seq)
-			})
-			rank := make([]DomainID, len(doms))
-			lv.names = make([]string, len(doms))
-			for i, d := range doms {
-				lv.names[i] = d.name
-				rank[d.first] = DomainID(i)
-			}
-			for id, d := range lv.dom {
-				lv.dom[id] = rank[d]
-			}
+			path = append(path, name...)
+			key = strconv.AppendInt(key, int64(len(name)), 10)
+			key = append(append(key, ':'), name...)
 		}
-		nd := len(lv.names)
-		lv.free = make([]int32, nd*ix.classes)
-		lv.used = make([]int32, nd*ix.classes)
-		// Nodes come in NodeID order, so locs follow it within a domain.
-		lv.mOff = make([]int32, nd+1)
-		for id := range ix.nodes {
-			lv.mOff[lv.domOf(NodeID(id))+1]++
-		}
-		for d := range nd {
-			lv.mOff[d+1] += lv.mOff[d]
-		}
-		lv.members = make([]NodeID, len(ix.nodes))
-		if li > 0 {
-			lv.loc = make([]int32, len(ix.nodes))
-		}
-		next := slices.Clone(lv.mOff[:nd])
-		for id := range ix.nodes {
-			d := lv.domOf(NodeID(id))
-			if lv.loc != nil {
-				lv.loc[id] = next[d] - lv.mOff[d]
+		d, ok := seen[string(key)]
+		if !ok {
+			d = DomainID(len(doms))
+			seq := make([]string, li)
+			for k := range seq {
+				seq[k] = c.Nodes[oi].Domains[c.Levels[k]]
 			}
-			lv.members[next[d]] = NodeID(id)
-			next[d]++
+			doms = append(doms, dom{string(path), string(key), seq, d})
+			seen[doms[d].key] = d
 		}
-		lv.bk = make([]bucket, nd*ix.classes*ix.g1)
-		wo, so := 0, 0
-		for d := range nd {
-			nw, ns := bitsetWords(int(lv.mOff[d+1] - lv.mOff[d]))
-			for j := range ix.classes * ix.g1 {
-				lv.bk[d*ix.classes*ix.g1+j] = bucket{w: int32(wo), s: int32(so), ns: int32(ns)}
-				wo += nw
-				so += ns
-			}
+		domOf[id] = d
+	}
+	slices.SortFunc(doms, func(a, b dom) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
 		}
-		lv.words, lv.sum = make([]uint64, wo), make([]uint64, so)
-		if li > 0 {
-			lv.trees = make([]*btree.BTreeG[dkey], ix.classes)
-			for c := range lv.trees {
-				lv.trees[c] = btree.NewG(16, dkeyLess)
-			}
-			lv.inTree = make([]dkey, nd*ix.classes)
-			lv.dirty = make([]bool, nd*ix.classes)
+		return slices.Compare(a.seq, b.seq)
+	})
+	rank := make([]DomainID, len(doms))
+	names = make([]string, len(doms))
+	for i, d := range doms {
+		names[i] = d.name
+		rank[d.first] = DomainID(i)
+	}
+	for id, d := range domOf {
+		domOf[id] = rank[d]
+	}
+	return names, domOf
+}
+
+// layOut allocates level li's counts, member lists, empty buckets and
+// (for a declared level) best-fit trees, once its domains are known.
+func (ix *Index) layOut(li int) {
+	lv := &ix.lv[li]
+	nd := len(lv.names)
+	lv.free = make([]int32, nd*ix.classes)
+	lv.used = make([]int32, nd*ix.classes)
+	// Nodes come in NodeID order, so locs follow it within a domain.
+	lv.mOff = make([]int32, nd+1)
+	for id := range ix.nodes {
+		lv.mOff[lv.domOf(NodeID(id))+1]++
+	}
+	for d := range nd {
+		lv.mOff[d+1] += lv.mOff[d]
+	}
+	lv.members = make([]NodeID, len(ix.nodes))
+	if li > 0 {
+		lv.loc = make([]int32, len(ix.nodes))
+	}
+	next := slices.Clone(lv.mOff[:nd])
+	for id := range ix.nodes {
+		d := lv.domOf(NodeID(id))
+		if lv.loc != nil {
+			lv.loc[id] = next[d] - lv.mOff[d]
+		}
+		lv.members[next[d]] = NodeID(id)
+		next[d]++
+	}
+	lv.bk = make([]bucket, nd*ix.classes*ix.g1)
+	wo, so := 0, 0
+	for d := range nd {
+		nw, ns := bitsetWords(int(lv.mOff[d+1] - lv.mOff[d]))
+		for j := range ix.classes * ix.g1 {
+			lv.bk[d*ix.classes*ix.g1+j] = bucket{w: int32(wo), s: int32(so), ns: int32(ns)}
+			wo += nw
+			so += ns
 		}
 	}
+	lv.words, lv.sum = make([]uint64, wo), make([]uint64, so)
+	if li > 0 {
+		lv.trees = make([]*btree.BTreeG[domainKey], ix.classes)
+		for c := range lv.trees {
+			lv.trees[c] = btree.NewG(16, domainKeyLess)
+		}
+		lv.inTree = make([]domainKey, nd*ix.classes)
+		lv.dirty = make([]bool, nd*ix.classes)
+	}
+}
+
+// freeHealthyGPUs puts every ready node in the buckets of its free count
+// (all its healthy GPUs) at every level, and every domain in its level's
+// best-fit trees.
+func (ix *Index) freeHealthyGPUs() {
 	for id := range ix.nodes {
 		in := &ix.nodes[id]
 		if in.state != Ready {
@@ -294,11 +331,10 @@ func NewIndex(c *Cluster) (*Index, error) {
 	for li := 1; li < len(ix.lv); li++ {
 		lv := &ix.lv[li]
 		for i := range lv.inTree {
-			lv.inTree[i] = dkey{free: lv.free[i], used: lv.used[i], id: DomainID(i / ix.classes)}
+			lv.inTree[i] = domainKey{free: lv.free[i], used: lv.used[i], id: DomainID(i / ix.classes)}
 			lv.trees[i%ix.classes].ReplaceOrInsert(lv.inTree[i])
 		}
 	}
-	return ix, nil
 }
 
 func (ix *Index) dc(li int, d DomainID, c Class) int { return int(d)*ix.classes + int(c) }
@@ -382,9 +418,7 @@ func (ix *Index) account(li int, n NodeID, df, du int32) {
 // setHeld changes the held GPUs of n and keeps buckets and counts current.
 func (ix *Index) setHeld(n NodeID, held GPUSet) {
 	in := &ix.nodes[n]
-	if ix.track {
-		ix.note(n)
-	}
+	ix.note(n)
 	old := ix.held[n]
 	ix.held[n] = held
 	if in.state != Ready {
@@ -637,12 +671,12 @@ func (ix *Index) BestDomains(level int, c Class, need int) iter.Seq[DomainID] {
 		for _, i := range lv.pending {
 			t := lv.trees[int(i)%ix.classes]
 			t.Delete(lv.inTree[i])
-			lv.inTree[i] = dkey{free: lv.free[i], used: lv.used[i], id: lv.inTree[i].id}
+			lv.inTree[i] = domainKey{free: lv.free[i], used: lv.used[i], id: lv.inTree[i].id}
 			t.ReplaceOrInsert(lv.inTree[i])
 			lv.dirty[i] = false
 		}
 		lv.pending = lv.pending[:0]
-		lv.trees[c].AscendGreaterOrEqual(dkey{free: int32(need), used: 1 << 30, id: -1}, func(k dkey) bool {
+		lv.trees[c].AscendGreaterOrEqual(domainKey{free: int32(need), used: 1 << 30, id: -1}, func(k domainKey) bool {
 			return yield(k.id)
 		})
 	}
