@@ -253,7 +253,7 @@ func (p *Profile) drainChanges() {
 	if p.seenHeld == nil {
 		return
 	}
-	nodes, all := changelog.Drain(changelog.Of[topology.NodeID](p.ix), p.chBuf[:0])
+	nodes, all := changelog.Drain(changelog.Of[topology.NodeID](p.ix), p.changedBuf[:0])
 	if all {
 		// The record overflowed: the cursors go, and the whole-node
 		// windows of the nodes whose held GPUs changed are recomputed.
@@ -273,7 +273,7 @@ func (p *Profile) drainChanges() {
 			p.markStale(n)
 		}
 	}
-	p.chBuf = nodes[:0]
+	p.changedBuf = nodes[:0]
 }
 
 // point makes cursor c show node n as it is for c's run. The GPUs free
@@ -292,7 +292,7 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 // a run at a time. Writing the changed nodes into the index (O(L) each,
 // for L levels) waits for the next flush.
 //
-// Four kinds of event cost O(1), read from the timeline entry, againOf,
+// Four kinds of event cost O(1), read from the timeline entry, reservedAgainBy,
 // the cursor's own view, and the node's GPUs free now and earliest
 // release (the backfill oracle tests and TestMovesKeepCursorsExact check
 // the arguments, and fail when any rule is loosened). Each rests on
@@ -302,7 +302,7 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 //  1. A release or reservation end passed by a later start frees its
 //     GPUs from then on, but a GPU reserved again before the run's new
 //     end is unusable for the run from this event on. If that holds for
-//     every GPU of the event (againOf is earlier than the new end), the
+//     every GPU of the event (reservedAgainBy is earlier than the new end), the
 //     node is left as it is: such a GPU's use for the run is settled by
 //     the last event at or before the new start that frees it, another
 //     entry passed and judged alike, and a GPU of a node left alone was
@@ -328,7 +328,7 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 //     runs first, went over that release with the GPU shown usable, so
 //     it recomputed the node (or ran out of budget, and every node is
 //     recomputed). The node is also left as it is when the new start
-//     comes before the start's againOf: each of its GPUs is then held
+//     comes before the start's reservedAgainBy: each of its GPUs is then held
 //     by an earlier reservation that ends after the new start, which
 //     either overlaps the new run or starts at or after its end; in that
 //     case its own start, earlier, was passed first and either
@@ -354,7 +354,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	// a unit; past recompute·M units, recompute the M nodes instead.
 	const recompute = 8
 	budget := recompute * len(p.eventful)
-	visit := func(e tev) bool {
+	visit := func(e timelineEntry) bool {
 		if p.stamp[e.n] == st {
 			budget--
 			return budget >= 0
@@ -368,7 +368,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	}
 	// pass spends a unit on an entry a rule skips, or visits it; false
 	// when the budget is spent.
-	pass := func(e tev, skip bool) bool {
+	pass := func(e timelineEntry, skip bool) bool {
 		if skip {
 			budget--
 			return budget >= 0
@@ -393,7 +393,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 		return
 	}
 	if lo != hi {
-		p.timeline.FromRuns(tev{at: lo + 1, seq: -1}, func(run *evRun, evs []tev) bool {
+		p.timeline.FromRuns(timelineEntry{at: lo + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
 			if forward && p.runHi(run) < e1 {
 				// Rule 1 skips every entry of the run: a unit each.
 				k := len(evs)
@@ -409,7 +409,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 				}
 				var skip bool
 				if forward {
-					skip = p.againOf[e.seq] < e1 // rule 1
+					skip = p.reservedAgainBy[e.seq] < e1 // rule 1
 				} else {
 					skip = p.stamp[e.n] != st && c.use[e.n]&e.set == 0 // rule 3
 				}
@@ -421,7 +421,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 		})
 	}
 	if elo != ehi && budget >= 0 {
-		p.starts.From(tev{at: elo, seq: -1}, func(evs []tev) bool {
+		p.starts.From(timelineEntry{at: elo, seq: -1}, func(evs []timelineEntry) bool {
 			for _, e := range evs {
 				if e.at >= ehi {
 					return false
@@ -435,7 +435,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 					}
 					skip = true
 				} else {
-					skip = p.stamp[e.n] != st && (p.releasedNone(e.n, e.set, t) || t < p.againOf[e.seq]) // rule 4
+					skip = p.stamp[e.n] != st && (p.releasedNone(e.n, e.set, t) || t < p.reservedAgainBy[e.seq]) // rule 4
 				}
 				if !pass(e, skip) {
 					return false
@@ -456,20 +456,20 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 // freeing calls f, in time order, with each timeline entry after t and
 // no later than limit that may free GPUs for a run of d from its own
 // moment, until f returns false. It passes over the entries whose GPUs
-// are all reserved again before such a run would end (againOf), and over
+// are all reserved again before such a run would end (reservedAgainBy), and over
 // whole runs of them without reading their entries (see runHi).
-func (p *Profile) freeing(t, d, limit time.Duration, f func(e tev) bool) {
-	p.timeline.FromRuns(tev{at: t + 1, seq: -1}, func(run *evRun, evs []tev) bool {
+func (p *Profile) freeing(t, d, limit time.Duration, f func(e timelineEntry) bool) {
+	p.timeline.FromRuns(timelineEntry{at: t + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
 		if p.runHi(run) < add(evs[0].at, d) {
 			// No entry of the run frees a GPU for a run from its own
-			// moment (againOf < e.at + d for each).
+			// moment (reservedAgainBy < e.at + d for each).
 			return evs[len(evs)-1].at <= limit
 		}
 		for _, e := range evs {
 			if e.at > limit {
 				return false
 			}
-			if p.againOf[e.seq] < add(e.at, d) {
+			if p.reservedAgainBy[e.seq] < add(e.at, d) {
 				continue
 			}
 			if !f(e) {
@@ -480,16 +480,16 @@ func (p *Profile) freeing(t, d, limit time.Duration, f func(e tev) bool) {
 	})
 }
 
-// runHi returns the latest againOf of the timeline run r's entries. An
-// entry's againOf only ever drops (reservations are only added, and a
+// runHi returns the latest reservedAgainBy of the timeline run r's entries. An
+// entry's reservedAgainBy only ever drops (reservations are only added, and a
 // release only loses GPUs), so the value stays an upper bound until an
 // insert into r clears it. O(1), or O(R) for a run of R entries after
 // an insert.
-func (p *Profile) runHi(r *evRun) time.Duration {
+func (p *Profile) runHi(r *entryRun) time.Duration {
 	if !r.hiOK {
 		hi := time.Duration(0)
 		for _, e := range r.ev {
-			hi = max(hi, p.againOf[e.seq])
+			hi = max(hi, p.reservedAgainBy[e.seq])
 		}
 		r.hi, r.hiOK = hi, true
 	}
@@ -565,7 +565,7 @@ func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, li
 	for {
 		deficit := max(need-p.freeGPUs(c, r.Class), 1)
 		next, found := time.Duration(0), false
-		p.freeing(t, d, limit, func(e tev) bool {
+		p.freeing(t, d, limit, func(e timelineEntry) bool {
 			if r.Class != topology.AnyType && p.class[e.n] != r.Class {
 				return true
 			}

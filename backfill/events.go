@@ -28,22 +28,22 @@ import (
 // own seq). Even walks write the search key, so an events is not safe
 // for concurrent use, readers included.
 type events struct {
-	runs   *btree.BTreeG[*evRun]
+	runs   *btree.BTreeG[*entryRun]
 	n      int
-	runMax int   // entries per run before it splits
-	probe  evRun // a search key, reused so that searches do not allocate
-	buf    []tev // scratch for a run and a group too long for its array
+	runMax int             // entries per run before it splits
+	probe  entryRun        // a search key, reused so that searches do not allocate
+	buf    []timelineEntry // scratch for a run and a group too long for its array
 }
 
-// evRun is a run of entries in order. first is its key in the B-tree and
+// entryRun is a run of entries in order. first is its key in the B-tree and
 // equals ev[0] while the run is in it. hi is a bound that the profile
-// keeps over the run's entries (the latest againOf of the timeline's, see
+// keeps over the run's entries (the latest reservedAgainBy of the timeline's, see
 // Profile.runHi; minus the earliest start of the whole-node windows',
 // see wholeIndex.runFrom), valid while hiOK: an insert clears it, a
 // delete leaves it a bound, and a join takes the greater.
-type evRun struct {
-	first tev
-	ev    []tev
+type entryRun struct {
+	first timelineEntry
+	ev    []timelineEntry
 	hi    time.Duration
 	hiOK  bool
 }
@@ -52,7 +52,7 @@ type evRun struct {
 const runLen = 128
 
 func newEvents(runMax int) *events {
-	return &events{runs: btree.NewG(32, func(a, b *evRun) bool { return tevLess(a.first, b.first) }), runMax: runMax}
+	return &events{runs: btree.NewG(32, func(a, b *entryRun) bool { return entryLess(a.first, b.first) }), runMax: runMax}
 }
 
 // Len returns the number of entries.
@@ -61,10 +61,10 @@ func (s *events) Len() int { return s.n }
 // locate returns the run that holds e or would: the last run whose first
 // entry is not after e, or the first run when e precedes them all (nil
 // when there are none).
-func (s *events) locate(e tev) *evRun {
-	var r *evRun
+func (s *events) locate(e timelineEntry) *entryRun {
+	var r *entryRun
 	s.probe.first = e
-	s.runs.DescendLessOrEqual(&s.probe, func(x *evRun) bool {
+	s.runs.DescendLessOrEqual(&s.probe, func(x *entryRun) bool {
 		r = x
 		return false
 	})
@@ -78,7 +78,7 @@ func (s *events) locate(e tev) *evRun {
 // It is sort.Search written out with the order of tevLess inline: every
 // insert, delete and walk of the timeline starts with one, and a
 // comparison through a function value costs more than the compare.
-func search(r *evRun, e tev) int {
+func search(r *entryRun, e timelineEntry) int {
 	lo, hi := 0, len(r.ev)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -92,7 +92,7 @@ func search(r *evRun, e tev) int {
 }
 
 // rekey gives run r, whose first entry changed, its new key.
-func (s *events) rekey(r *evRun) {
+func (s *events) rekey(r *entryRun) {
 	s.runs.Delete(r)
 	if len(r.ev) > 0 {
 		r.first = r.ev[0]
@@ -101,15 +101,15 @@ func (s *events) rekey(r *evRun) {
 }
 
 // Insert adds e, replacing an entry equal to it.
-func (s *events) Insert(e tev) {
+func (s *events) Insert(e timelineEntry) {
 	r := s.locate(e)
 	if r == nil {
-		s.runs.ReplaceOrInsert(&evRun{first: e, ev: append(make([]tev, 0, s.runMax+1), e)})
+		s.runs.ReplaceOrInsert(&entryRun{first: e, ev: append(make([]timelineEntry, 0, s.runMax+1), e)})
 		s.n++
 		return
 	}
 	i := search(r, e)
-	if i < len(r.ev) && !tevLess(e, r.ev[i]) {
+	if i < len(r.ev) && !entryLess(e, r.ev[i]) {
 		r.ev[i] = e
 		r.hiOK = false
 		if i == 0 {
@@ -133,18 +133,18 @@ func (s *events) Insert(e tev) {
 // at the next run): O(log(E/r) + R + k) per such group of k, instead of
 // per entry. A run grown past the limit splits into as many near-equal
 // runs of at least R/2 as it needs.
-func (s *events) InsertSorted(es []tev) {
+func (s *events) InsertSorted(es []timelineEntry) {
 	for len(es) > 0 {
 		r := s.locate(es[0])
 		if r == nil {
-			r = &evRun{first: es[0], ev: append(make([]tev, 0, s.runMax+1), es[0])}
+			r = &entryRun{first: es[0], ev: append(make([]timelineEntry, 0, s.runMax+1), es[0])}
 			s.runs.ReplaceOrInsert(r)
 			s.n++
 			es = es[1:]
 			continue
 		}
 		i := search(r, es[0])
-		if i < len(r.ev) && !tevLess(es[0], r.ev[i]) {
+		if i < len(r.ev) && !entryLess(es[0], r.ev[i]) {
 			s.Insert(es[0]) // equal to an entry: replaced, as Insert does
 			es = es[1:]
 			continue
@@ -153,16 +153,16 @@ func (s *events) InsertSorted(es []tev) {
 		// last, before the next run's first.
 		k := 1
 		if i < len(r.ev) {
-			for k < len(es) && tevLess(es[k], r.ev[i]) {
+			for k < len(es) && entryLess(es[k], r.ev[i]) {
 				k++
 			}
 		} else if k < len(es) {
 			next := s.neighbour(r, true)
-			for k < len(es) && (next == nil || tevLess(es[k], next.first)) {
+			for k < len(es) && (next == nil || entryLess(es[k], next.first)) {
 				k++
 			}
 		}
-		var all []tev
+		var all []timelineEntry
 		if len(r.ev)+k <= cap(r.ev) {
 			r.ev = slices.Insert(r.ev, i, es[:k]...)
 			all = r.ev
@@ -192,12 +192,12 @@ func (s *events) InsertSorted(es []tev) {
 // lengths: c runs of L/c >= R/2 entries each for the c = ceil(L/R) that
 // L entries need. r keeps its array and its key (the caller rekeys r
 // when its first entry changed); each further run gets its own array.
-func (s *events) split(r *evRun, all []tev) {
+func (s *events) split(r *entryRun, all []timelineEntry) {
 	l := len(all)
 	c := max(1, (l+s.runMax-1)/s.runMax)
 	for j := 1; j < c; j++ {
 		lo, hi := j*l/c, (j+1)*l/c
-		tail := &evRun{first: all[lo], ev: append(make([]tev, 0, s.runMax+1), all[lo:hi]...)}
+		tail := &entryRun{first: all[lo], ev: append(make([]timelineEntry, 0, s.runMax+1), all[lo:hi]...)}
 		s.runs.ReplaceOrInsert(tail)
 	}
 	cut := l / c
@@ -213,7 +213,7 @@ func (s *events) split(r *evRun, all []tev) {
 // search and one pass over the run: O(log(E/r) + R) per run touched,
 // and per entry of es that lies past a run's last entry (absent), plus
 // the joins that keep short runs apart (see merge).
-func (s *events) DeleteSorted(es []tev) int {
+func (s *events) DeleteSorted(es []timelineEntry) int {
 	found := 0
 	for len(es) > 0 {
 		r := s.locate(es[0])
@@ -230,10 +230,10 @@ func (s *events) DeleteSorted(es []tev) int {
 		w, k := i, 0
 		for j := i; j < len(r.ev); j++ {
 			e := r.ev[j]
-			for k < len(es) && tevLess(es[k], e) {
+			for k < len(es) && entryLess(es[k], e) {
 				k++ // not in s
 			}
-			if k < len(es) && !tevLess(e, es[k]) {
+			if k < len(es) && !entryLess(e, es[k]) {
 				k++
 				continue
 			}
@@ -270,13 +270,13 @@ func (s *events) DeleteSorted(es []tev) int {
 }
 
 // Delete removes the entry equal to e and reports whether there was one.
-func (s *events) Delete(e tev) bool {
+func (s *events) Delete(e timelineEntry) bool {
 	r := s.locate(e)
 	if r == nil {
 		return false
 	}
 	i := search(r, e)
-	if i == len(r.ev) || tevLess(e, r.ev[i]) {
+	if i == len(r.ev) || entryLess(e, r.ev[i]) {
 		return false
 	}
 	r.ev = slices.Delete(r.ev, i, i+1)
@@ -298,7 +298,7 @@ func (s *events) Delete(e tev) bool {
 // not cannot make a short pair with a neighbour it already had), and
 // on the run before one it empties, whose neighbours meet. O(log(E/r) +
 // R).
-func (s *events) merge(r *evRun) {
+func (s *events) merge(r *entryRun) {
 	if next := s.neighbour(r, true); next != nil && s.joinable(r, next) {
 		s.join(r, next)
 	}
@@ -311,9 +311,9 @@ func (s *events) merge(r *evRun) {
 // nil. The B-tree's walks are called directly, not through a func value
 // passed in, so that the callback stays on the stack: merge asks for
 // both neighbours at each delete that leaves a run short.
-func (s *events) neighbour(r *evRun, after bool) *evRun {
-	var got *evRun
-	next := func(x *evRun) bool {
+func (s *events) neighbour(r *entryRun, after bool) *entryRun {
+	var got *entryRun
+	next := func(x *entryRun) bool {
 		if x == r {
 			return true
 		}
@@ -329,17 +329,17 @@ func (s *events) neighbour(r *evRun, after bool) *evRun {
 }
 
 // short reports whether run r holds under a quarter of the limit.
-func (s *events) short(r *evRun) bool { return 4*len(r.ev) < s.runMax }
+func (s *events) short(r *entryRun) bool { return 4*len(r.ev) < s.runMax }
 
 // joinable reports whether runs a and b, neighbours, should be one.
-func (s *events) joinable(a, b *evRun) bool {
+func (s *events) joinable(a, b *entryRun) bool {
 	return (s.short(a) || s.short(b)) && 4*(len(a.ev)+len(b.ev)) <= 3*s.runMax
 }
 
 // join appends run b, which follows run a, to a and drops b. The bound
 // of the joined run is the greater of the two, kept when both were
 // valid.
-func (s *events) join(a, b *evRun) {
+func (s *events) join(a, b *entryRun) {
 	a.ev = append(a.ev, b.ev...)
 	a.hi, a.hiOK = max(a.hi, b.hi), a.hiOK && b.hiOK
 	s.runs.Delete(b)
@@ -347,13 +347,13 @@ func (s *events) join(a, b *evRun) {
 
 // From calls f with the entries not before from, in order, a run at a
 // time, until f returns false. f must not change s.
-func (s *events) From(from tev, f func([]tev) bool) {
-	s.FromRuns(from, func(_ *evRun, evs []tev) bool { return f(evs) })
+func (s *events) From(from timelineEntry, f func([]timelineEntry) bool) {
+	s.FromRuns(from, func(_ *entryRun, evs []timelineEntry) bool { return f(evs) })
 }
 
 // FromRuns is From that also passes the run that holds the entries
 // (all of its entries, or the tail of the first run from from on).
-func (s *events) FromRuns(from tev, f func(*evRun, []tev) bool) {
+func (s *events) FromRuns(from timelineEntry, f func(*entryRun, []timelineEntry) bool) {
 	r := s.locate(from)
 	if r == nil {
 		return
@@ -361,15 +361,15 @@ func (s *events) FromRuns(from tev, f func(*evRun, []tev) bool) {
 	if i := search(r, from); i < len(r.ev) && !f(r, r.ev[i:]) {
 		return
 	}
-	s.runs.AscendGreaterOrEqual(r, func(x *evRun) bool {
+	s.runs.AscendGreaterOrEqual(r, func(x *entryRun) bool {
 		return x == r || f(x, x.ev)
 	})
 }
 
 // All calls f with every entry, in order, a run at a time, until f
 // returns false. f must not change s.
-func (s *events) All(f func([]tev) bool) {
-	s.runs.Ascend(func(x *evRun) bool { return f(x.ev) })
+func (s *events) All(f func([]timelineEntry) bool) {
+	s.runs.Ascend(func(x *entryRun) bool { return f(x.ev) })
 }
 
 // Count returns the number of entries whose time lies in [from, last],
@@ -378,7 +378,7 @@ func (s *events) All(f func([]tev) bool) {
 // over runs of at least r.
 func (s *events) Count(from, last time.Duration, limit int) int {
 	k := 0
-	s.From(tev{at: from, seq: -1}, func(evs []tev) bool {
+	s.From(timelineEntry{at: from, seq: -1}, func(evs []timelineEntry) bool {
 		if evs[len(evs)-1].at <= last {
 			k += len(evs)
 			return k < limit

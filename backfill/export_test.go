@@ -17,7 +17,7 @@ import (
 // what it shows; a node listed twice among the nodes with events, or one
 // with events not listed; a timeline entry that does not free its
 // node's event's GPUs, or an event that frees GPUs without an entry; or
-// a release or reservation end whose againOf is earlier than the truth.
+// a release or reservation end whose reservedAgainBy is earlier than the truth.
 // It puts waiting releases into the timeline first.
 func CheckInvariants(p *Profile) error {
 	if p.wholeMisses > 0 {
@@ -74,10 +74,10 @@ func CheckInvariants(p *Profile) error {
 	}
 	var err error
 	p.flushTimeline()
-	p.timeline.runs.Ascend(func(r *evRun) bool {
+	p.timeline.runs.Ascend(func(r *entryRun) bool {
 		for _, e := range r.ev {
-			if r.hiOK && p.againOf[e.seq] > r.hi {
-				err = fmt.Errorf("timeline run at %s: bound %s below the againOf %s of node %d's entry at %s", r.first.at, r.hi, p.againOf[e.seq], e.n, e.at)
+			if r.hiOK && p.reservedAgainBy[e.seq] > r.hi {
+				err = fmt.Errorf("timeline run at %s: bound %s below the reservedAgainBy %s of node %d's entry at %s", r.first.at, r.hi, p.reservedAgainBy[e.seq], e.n, e.at)
 				return false
 			}
 		}
@@ -87,7 +87,7 @@ func CheckInvariants(p *Profile) error {
 		return err
 	}
 	entries := 0
-	p.timeline.All(func(evs []tev) bool {
+	p.timeline.All(func(evs []timelineEntry) bool {
 		for _, e := range evs {
 			entries++
 			found := false
@@ -100,8 +100,8 @@ func CheckInvariants(p *Profile) error {
 					err = fmt.Errorf("node %d, event at %s: its timeline entry frees %v, the event %v", e.n, e.at, e.set.Indices(), v.set.Indices())
 					return false
 				}
-				if truth := againTruth(p, e.n, v.set, e.at); p.againOf[e.seq] < truth {
-					err = fmt.Errorf("node %d, event at %s of %v: againOf %s is earlier than %s", e.n, e.at, v.set.Indices(), p.againOf[e.seq], truth)
+				if truth := againTruth(p, e.n, v.set, e.at); p.reservedAgainBy[e.seq] < truth {
+					err = fmt.Errorf("node %d, event at %s of %v: reservedAgainBy %s is earlier than %s", e.n, e.at, v.set.Indices(), p.reservedAgainBy[e.seq], truth)
 					return false
 				}
 			}
@@ -139,7 +139,7 @@ func CheckInvariants(p *Profile) error {
 // windows that end that are not, each once, in the tree by end, under a
 // run bound no later than its start.
 func checkWhole(p *Profile) error {
-	w := p.wn
+	w := p.wholeWins
 	if w == nil {
 		return nil
 	}
@@ -183,7 +183,7 @@ func checkWhole(p *Profile) error {
 	}
 	var err error
 	entries := 0
-	w.ends.runs.Ascend(func(r *evRun) bool {
+	w.ends.runs.Ascend(func(r *entryRun) bool {
 		for _, e := range r.ev {
 			entries++
 			if n, ok := finite[e.seq]; !ok || n != e.n || e.at != w.to[e.seq] {
@@ -209,7 +209,7 @@ func Sweep(p *Profile, r gang.Request, d time.Duration, s binpack.Scorer, notBef
 	return p.sweep(r, run(d), s, max(notBefore, 0), Forever)
 }
 
-// againTruth is againOf by its definition, one GPU at a time.
+// againTruth is reservedAgainBy by its definition, one GPU at a time.
 func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Duration) time.Duration {
 	latest := time.Duration(0)
 	for g := s; g != 0; g &= g - 1 {
@@ -225,17 +225,17 @@ func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Durati
 	return latest
 }
 
-// AgainOf returns againOf of node n's timeline entries at at.
+// AgainOf returns reservedAgainBy of node n's timeline entries at at.
 func AgainOf(p *Profile, n topology.NodeID, at time.Duration) []time.Duration {
 	var out []time.Duration
 	p.flushTimeline()
-	p.timeline.From(tev{at: at, seq: -1}, func(evs []tev) bool {
+	p.timeline.From(timelineEntry{at: at, seq: -1}, func(evs []timelineEntry) bool {
 		for _, e := range evs {
 			if e.at > at {
 				return false
 			}
 			if e.n == n {
-				out = append(out, p.againOf[e.seq])
+				out = append(out, p.reservedAgainBy[e.seq])
 			}
 		}
 		return true

@@ -106,25 +106,25 @@ func add(a, b time.Duration) time.Duration {
 // become usable.
 type Profile struct {
 	ix       *topology.Index
-	timeline *events // releases and reservation ends
-	pending  []tev   // releases not in the timeline yet: see flushTimeline
-	flushed  int32   // seq when pending was last flushed: later releases are pending
-	// shrunkPending says that a move took GPUs from a pending release
+	timeline *events         // releases and reservation ends
+	waiting  []timelineEntry // releases not in the timeline yet: see flushTimeline
+	flushed  int32           // seq when pending was last flushed: later releases are pending
+	// shrunkWaiting says that a move took GPUs from a pending release
 	// (see shrunk).
-	shrunkPending bool
-	starts        *events         // reservation starts
-	nodes         []nodeEvents    // per node: its events
-	earliestRel   []time.Duration // per node: its earliest release (Forever: none), from dense on; see releasedNone
-	againOf       []time.Duration // by seq: see tev
-	seq           int32
+	shrunkWaiting   bool
+	starts          *events         // reservation starts
+	nodes           []nodeEvents    // per node: its events
+	earliestRelease []time.Duration // per node: its earliest release (Forever: none), from dense on; see releasedNone
+	reservedAgainBy []time.Duration // by seq: see timelineEntry
+	seq             int32
 	// Nodes with events, in the order of their first, and per node the
 	// earliest reservation start (nil until the first reservation), which
 	// lets Reserved skip a node no reservation holds in a window, and the
 	// number of reservations made on it, which tells a loosened window
 	// (see memo.go) that its gaps may have shrunk.
-	eventful []topology.NodeID
-	firstRes []time.Duration
-	resCount []uint32
+	eventful      []topology.NodeID
+	firstReserved []time.Duration
+	reserveCount  []uint32
 	// Sweep scratch, reused between queries: the held GPUs of each node
 	// the current sweep changed, savedAt[n] its place in saved plus one
 	// (0: not changed), and per-node stamps to refresh a node once per
@@ -136,7 +136,7 @@ type Profile struct {
 	nodeBuf []topology.NodeID
 	prefBuf []preferred // preferBusy's candidates
 	// Reserve's timeline entries, entered together.
-	endBuf, startBuf, goneBuf []tev
+	endBuf, startBuf, goneBuf []timelineEntry
 	// Earliest answers remembered per request shape while the profile
 	// only tightens; see [Profile.Earliest].
 	memo     map[shape][]memoGroup
@@ -152,15 +152,15 @@ type Profile struct {
 	releasedNow bool
 	// Cursors for Earliest (see cursor), and the held GPUs of each node
 	// in the live index when the cursors last looked.
-	cursors  []*cursor
-	seenHeld []topology.GPUSet
-	chBuf    []topology.NodeID
+	cursors    []*cursor
+	seenHeld   []topology.GPUSet
+	changedBuf []topology.NodeID
 	// The free GPUs over time, counted per class (index Class; 0 is
 	// every node), which bound where a sweep may begin; see skyline.
-	sky []*skyline
+	skylines []*skyline
 	// The whole-node free windows, for whole-node gangs (nil until the
 	// first such query); see wholeIndex.
-	wn *wholeIndex
+	wholeWins *wholeIndex
 	// wholeMisses counts the whole-node starts a cursor could not
 	// place the gang at (none, unless the windows are wrong).
 	wholeMisses int
@@ -173,22 +173,22 @@ type Profile struct {
 	classes    int
 }
 
-// tev is a timeline entry: at time at, node n changes. Three facts often
+// timelineEntry is a timeline entry: at time at, node n changes. Three facts often
 // let a cursor that passes an entry skip reading the node's events (see
 // [Profile.move]):
 //   - an entry carries the GPUs reserved, released, or freed by the end
 //     of a reservation (set: always the GPUs its event frees now; see
 //     shrunk for a release that [Profile.MoveRelease] takes GPUs from);
-//   - for a release or reservation end, againOf[seq] is the moment by
+//   - for a release or reservation end, reservedAgainBy[seq] is the moment by
 //     which every GPU it frees is reserved again: the latest, over those
 //     GPUs, of the start of the first reservation of that GPU at or after
 //     at (Forever when one has none). A
 //     run from at or later that ends after it cannot use any of them from
 //     this event on. It is recorded with the event and recomputed for the
 //     event that a later reservation of the GPU follows (see
-//     reservedAgain); it may be later than the truth, which costs only a
+//     lowerReservedAgainBy); it may be later than the truth, which costs only a
 //     recomputation or a fit check that was not needed, never earlier;
-//   - for a reservation start, againOf[seq] is instead a moment by
+//   - for a reservation start, reservedAgainBy[seq] is instead a moment by
 //     which each GPU it reserves has an earlier reservation that ends at
 //     or after it (and by the start): the earliest, over the GPUs, of the
 //     end of each one's last earlier reservation. (It does not say that
@@ -197,23 +197,23 @@ type Profile struct {
 //     overlaps such a reservation of each GPU unless that reservation
 //     starts at or after the run's end. 0 when a GPU has no earlier
 //     reservation. See heldBefore.
-type tev struct {
+type timelineEntry struct {
 	at  time.Duration
 	seq int32
 	n   topology.NodeID
 	set topology.GPUSet
 }
 
-func tevLess(a, b tev) bool {
+func entryLess(a, b timelineEntry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
 	return a.seq < b.seq
 }
 
-// nev is one event of a node: a release (start == end == at) or a
+// nodeEvent is one event of a node: a release (start == end == at) or a
 // reservation of [start, end).
-type nev struct {
+type nodeEvent struct {
 	start, end time.Duration
 	set        topology.GPUSet
 	seq        int32 // of its timeline entry: the release, or the reservation's end
@@ -232,7 +232,7 @@ type nev struct {
 // release time (0 when none), the earliest reservation start and the
 // latest reservation end (0 when none).
 type nodeEvents struct {
-	ev               []nev
+	ev               []nodeEvent
 	rel              int
 	relSet           topology.GPUSet
 	relLast          time.Duration
@@ -243,7 +243,7 @@ type nodeEvents struct {
 }
 
 // addRelease appends release e.
-func (ne *nodeEvents) addRelease(e nev) {
+func (ne *nodeEvents) addRelease(e nodeEvent) {
 	ne.ev = slices.Insert(ne.ev, ne.rel, e)
 	ne.rel++
 	ne.relSet |= e.set
@@ -272,13 +272,13 @@ func (ne *nodeEvents) releaseSet(seq int32) (topology.GPUSet, bool) {
 }
 
 // releases returns the releases.
-func (ne *nodeEvents) releases() []nev { return ne.ev[:ne.rel] }
+func (ne *nodeEvents) releases() []nodeEvent { return ne.ev[:ne.rel] }
 
 // reservations returns the reservations, ordered by end.
-func (ne *nodeEvents) reservations() []nev { return ne.ev[ne.rel:] }
+func (ne *nodeEvents) reservations() []nodeEvent { return ne.ev[ne.rel:] }
 
 // addReservation inserts reservation e after those that end by its end.
-func (ne *nodeEvents) addReservation(e nev) {
+func (ne *nodeEvents) addReservation(e nodeEvent) {
 	if len(ne.ev) == ne.rel {
 		ne.resFirst = e.start
 	}
@@ -290,7 +290,7 @@ func (ne *nodeEvents) addReservation(e nev) {
 
 // freedAt is when e frees its GPUs in the timeline: a release's time or a
 // reservation's end; false for a reservation that never ends.
-func (e *nev) freedAt() (time.Duration, bool) {
+func (e *nodeEvent) freedAt() (time.Duration, bool) {
 	if !e.reserve {
 		return e.start, true
 	}
@@ -303,7 +303,7 @@ func (e *nev) freedAt() (time.Duration, bool) {
 // earlier than the truth: that only answers false more often. O(1), after
 // dense.
 func (p *Profile) releasedNone(n topology.NodeID, s topology.GPUSet, t time.Duration) bool {
-	return s&p.alloc[n]&^p.seenHeld[n] == 0 && t < p.earliestRel[n]
+	return s&p.alloc[n]&^p.seenHeld[n] == 0 && t < p.earliestRelease[n]
 }
 
 type savedHeld struct {
@@ -345,11 +345,11 @@ func (p *Profile) dense() {
 	p.alloc = make([]topology.GPUSet, nn)
 	p.class = make([]topology.Class, nn)
 	p.stamp = make([]uint32, nn)
-	p.earliestRel = make([]time.Duration, nn)
+	p.earliestRelease = make([]time.Duration, nn)
 	for i := range nn {
-		p.earliestRel[i] = Forever
+		p.earliestRelease[i] = Forever
 		for _, e := range p.nodes[i].releases() {
-			p.earliestRel[i] = min(p.earliestRel[i], e.start) // every release frees GPUs: see MoveRelease
+			p.earliestRelease[i] = min(p.earliestRelease[i], e.start) // every release frees GPUs: see MoveRelease
 		}
 		n := topology.NodeID(i)
 		p.all[i] = topology.FirstN(p.ix.GPUs(n))
@@ -364,12 +364,12 @@ func (p *Profile) dense() {
 // count adds k GPUs of node n to the skylines on [from, to), once they
 // are built.
 func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
-	if p.sky == nil {
+	if p.skylines == nil {
 		return
 	}
-	p.sky[topology.AnyType].add(from, to, int32(k))
+	p.skylines[topology.AnyType].add(from, to, int32(k))
 	if c := p.class[n]; c != topology.AnyType {
-		p.sky[c].add(from, to, int32(k))
+		p.skylines[c].add(from, to, int32(k))
 	}
 }
 
@@ -378,7 +378,7 @@ func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
 // between, rather than one per slot, since a sum does not depend on the
 // order of its terms.
 func (p *Profile) countSlots(slots []gang.Slot, from, to time.Duration) {
-	if p.sky == nil {
+	if p.skylines == nil {
 		return
 	}
 	all := 0
@@ -388,10 +388,10 @@ func (p *Profile) countSlots(slots []gang.Slot, from, to time.Duration) {
 			k += slots[i].GPUs.Len()
 		}
 		if all += k; c != topology.AnyType {
-			p.sky[c].add(from, to, -int32(k))
+			p.skylines[c].add(from, to, -int32(k))
 		}
 	}
-	p.sky[topology.AnyType].add(from, to, -int32(all))
+	p.skylines[topology.AnyType].add(from, to, -int32(all))
 }
 
 // buildSky builds the skylines from every event so far, on the first
@@ -431,8 +431,8 @@ func (p *Profile) buildSky() {
 		}
 		return compareDur(a.at, b.at)
 	})
-	p.sky = make([]*skyline, 1+len(p.ix.Types()))
-	for c := range p.sky {
+	p.skylines = make([]*skyline, 1+len(p.ix.Types()))
+	for c := range p.skylines {
 		var at []time.Duration
 		var v []int32
 		cur, zero := int32(0), int32(0)
@@ -450,7 +450,7 @@ func (p *Profile) buildSky() {
 			}
 			at, v = append(at, d.at), append(v, cur)
 		}
-		p.sky[c] = newSkylineFrom(zero, at, v)
+		p.skylines[c] = newSkylineFrom(zero, at, v)
 	}
 }
 
@@ -463,14 +463,14 @@ func (p *Profile) freeBound(r gang.Request, d, t0 time.Duration) time.Duration {
 	if p.within {
 		return t0
 	}
-	if p.sky == nil {
+	if p.skylines == nil {
 		p.buildSky()
 	}
-	if int(r.Class) < 0 || int(r.Class) >= len(p.sky) {
+	if int(r.Class) < 0 || int(r.Class) >= len(p.skylines) {
 		return t0
 	}
 	short := r.GPUs() - p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class)
-	return p.sky[r.Class].firstFit(t0, d, int32(short))
+	return p.skylines[r.Class].firstFit(t0, d, int32(short))
 }
 
 // Index returns the live index the profile is layered over.
@@ -503,13 +503,13 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	p.noteEvent(n)
 	p.markStale(n)
 	p.seq++
-	p.nodes[n].addRelease(nev{start: at, end: at, set: s, seq: p.seq})
-	if p.earliestRel != nil {
-		p.earliestRel[n] = min(p.earliestRel[n], at)
+	p.nodes[n].addRelease(nodeEvent{start: at, end: at, set: s, seq: p.seq})
+	if p.earliestRelease != nil {
+		p.earliestRelease[n] = min(p.earliestRelease[n], at)
 	}
 	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
-	p.pending = append(p.pending, tev{at: at, seq: p.seq, n: n, set: s})
-	p.setAgain(p.seq, p.again(n, s, at))
+	p.waiting = append(p.waiting, timelineEntry{at: at, seq: p.seq, n: n, set: s})
+	p.setReservedAgainBy(p.seq, p.reservedAgainAfter(n, s, at))
 	return true
 }
 
@@ -518,8 +518,8 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 // sweeping), after cursorFor has called this, so a Step that places jobs
 // and asks no query never pays for the B-tree.
 func (p *Profile) flushTimeline() {
-	for _, e := range p.pending {
-		if p.shrunkPending {
+	for _, e := range p.waiting {
+		if p.shrunkWaiting {
 			// A move took GPUs from some of these releases: enter
 			// each as its node's events have it now (see shrunk).
 			set, ok := p.nodes[e.n].releaseSet(e.seq)
@@ -528,30 +528,30 @@ func (p *Profile) flushTimeline() {
 			}
 			if set != e.set {
 				e.set = set
-				p.againOf[e.seq] = p.again(e.n, set, e.at)
+				p.reservedAgainBy[e.seq] = p.reservedAgainAfter(e.n, set, e.at)
 			}
 		}
 		p.timeline.Insert(e)
 	}
-	p.pending = p.pending[:0]
-	p.flushed, p.shrunkPending = p.seq, false
+	p.waiting = p.waiting[:0]
+	p.flushed, p.shrunkWaiting = p.seq, false
 }
 
-// setAgain records againOf for the timeline entry seq.
-func (p *Profile) setAgain(seq int32, at time.Duration) {
-	if k := int(seq) + 1 - len(p.againOf); k > 0 {
+// setReservedAgainBy records reservedAgainBy for the timeline entry seq.
+func (p *Profile) setReservedAgainBy(seq int32, at time.Duration) {
+	if k := int(seq) + 1 - len(p.reservedAgainBy); k > 0 {
 		// Doubling: append grows a long slice by a quarter, and copies
 		// it each time; seq grows by one or two per event.
-		p.againOf = append(p.againOf, make([]time.Duration, max(k, len(p.againOf)))...)
+		p.reservedAgainBy = append(p.reservedAgainBy, make([]time.Duration, max(k, len(p.reservedAgainBy)))...)
 	}
-	p.againOf[seq] = at
+	p.reservedAgainBy[seq] = at
 }
 
-// again returns, for GPUs s of node n freed at at, the latest over them
+// reservedAgainAfter returns, for GPUs s of node n freed at at, the latest over them
 // of the start of the first reservation of that GPU at or after at
 // (Forever when one has none); reservations last at least a nanosecond,
 // so each holds its GPUs in a run from at. O(events of n).
-func (p *Profile) again(n topology.NodeID, s topology.GPUSet, at time.Duration) time.Duration {
+func (p *Profile) reservedAgainAfter(n topology.NodeID, s topology.GPUSet, at time.Duration) time.Duration {
 	var next [64]time.Duration
 	for i := range next {
 		next[i] = Forever
@@ -579,13 +579,13 @@ func (p *Profile) again(n topology.NodeID, s topology.GPUSet, at time.Duration) 
 	return latest
 }
 
-// reservedAgain recomputes againOf for the events of node n that a
+// lowerReservedAgainBy recomputes reservedAgainBy for the events of node n that a
 // reservation of s from start may lower: per GPU of s, the last event at
 // or before start that frees it. (An earlier event that frees the GPU is
 // usually followed by a reservation of it before this one; where it is
-// not, its againOf stays later than the truth, which is allowed.)
+// not, its reservedAgainBy stays later than the truth, which is allowed.)
 // O(events of n × (1 + events recomputed)).
-func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time.Duration) {
+func (p *Profile) lowerReservedAgainBy(n topology.NodeID, s topology.GPUSet, start time.Duration) {
 	ne := &p.nodes[n]
 	evs := ne.ev
 	var last [64]int32
@@ -621,7 +621,7 @@ func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time
 		}
 		e := &evs[k]
 		at, _ := e.freedAt()
-		p.againOf[e.seq] = p.again(n, e.set, at)
+		p.reservedAgainBy[e.seq] = p.reservedAgainAfter(n, e.set, at)
 	}
 }
 
@@ -635,10 +635,10 @@ func (p *Profile) reservedAgain(n topology.NodeID, s topology.GPUSet, start time
 // node, plus, once a whole-node gang has been queried, the cut of each
 // node's whole-node free windows.
 func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
-	// An extension adds no reservation start, so no againOf of a release
+	// An extension adds no reservation start, so no reservedAgainBy of a release
 	// or reservation end changes, each being the first start of a
 	// reservation of its GPUs at or after it; only a new reservation
-	// lowers them (reservedAgain, the e·g term). wholeReserve cuts the
+	// lowers them (lowerReservedAgainBy, the e·g term). wholeReserve cuts the
 	// windows.
 	end := add(start, run(d))
 	p.countSlots(pl.Slots, start, end)
@@ -655,25 +655,25 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		if old, ok := p.extend(s.Node, s.GPUs, start, end); ok {
 			gone = append(gone, old)
 			if end != Forever {
-				ends = append(ends, tev{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
+				ends = append(ends, timelineEntry{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
 			}
 			continue
 		}
 		p.seq++
-		starts = append(starts, tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
-		p.setAgain(p.seq, p.heldBefore(s.Node, s.GPUs, start))
-		e := nev{reserve: true, start: start, end: end, set: s.GPUs}
+		starts = append(starts, timelineEntry{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
+		p.setReservedAgainBy(p.seq, p.heldBefore(s.Node, s.GPUs, start))
+		e := nodeEvent{reserve: true, start: start, end: end, set: s.GPUs}
 		if end != Forever {
 			p.seq++
 			e.seq = p.seq
-			ends = append(ends, tev{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
-			p.setAgain(p.seq, p.again(s.Node, s.GPUs, end))
+			ends = append(ends, timelineEntry{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
+			p.setReservedAgainBy(p.seq, p.reservedAgainAfter(s.Node, s.GPUs, end))
 		}
 		p.nodes[s.Node].addReservation(e)
-		p.reservedAgain(s.Node, s.GPUs, start)
+		p.lowerReservedAgainBy(s.Node, s.GPUs, start)
 	}
 	if len(gone) > 0 {
-		slices.SortFunc(gone, func(a, b tev) int { return cmp.Compare(a.seq, b.seq) }) // all at start
+		slices.SortFunc(gone, func(a, b timelineEntry) int { return cmp.Compare(a.seq, b.seq) }) // all at start
 		p.timeline.DeleteSorted(gone)
 	}
 	p.timeline.InsertSorted(ends)
@@ -720,18 +720,18 @@ func (p *Profile) heldBefore(n topology.NodeID, s topology.GPUSet, start time.Du
 // entry of its old end, which the caller deletes; the new end, when there
 // is one, has seq p.seq, for the caller to enter. It moves the
 // reservation to its place among those ordered by end.
-func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time.Duration) (tev, bool) {
+func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time.Duration) (timelineEntry, bool) {
 	ne := &p.nodes[n]
 	evs := ne.ev
 	for i := len(evs) - 1; i >= ne.rel; i-- {
 		e := evs[i]
 		if e.end < start {
-			return tev{}, false // ordered by end: none earlier ends at start
+			return timelineEntry{}, false // ordered by end: none earlier ends at start
 		}
 		if e.end != start || e.set != set {
 			continue
 		}
-		old := tev{at: e.end, seq: e.seq, n: n}
+		old := timelineEntry{at: e.end, seq: e.seq, n: n}
 		e.end = end
 		if end != Forever {
 			p.seq++
@@ -745,33 +745,33 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 		evs[j-1] = e
 		ne.resEnd = max(ne.resEnd, end)
 		if end != Forever {
-			p.setAgain(p.seq, p.again(n, set, end))
+			p.setReservedAgainBy(p.seq, p.reservedAgainAfter(n, set, end))
 		}
 		return old, true
 	}
-	return tev{}, false
+	return timelineEntry{}, false
 }
 
 // noteStart records a reservation of node n from start.
 func (p *Profile) noteStart(n topology.NodeID, start time.Duration) {
-	if p.firstRes == nil {
-		p.firstRes = make([]time.Duration, p.ix.NumNodes())
-		for i := range p.firstRes {
-			p.firstRes[i] = Forever
+	if p.firstReserved == nil {
+		p.firstReserved = make([]time.Duration, p.ix.NumNodes())
+		for i := range p.firstReserved {
+			p.firstReserved[i] = Forever
 		}
-		p.resCount = make([]uint32, p.ix.NumNodes())
+		p.reserveCount = make([]uint32, p.ix.NumNodes())
 	}
-	p.firstRes[n] = min(p.firstRes[n], start)
-	p.resCount[n]++
+	p.firstReserved[n] = min(p.firstReserved[n], start)
+	p.reserveCount[n]++
 }
 
 // reservations is the number of reservations made on node n so far
 // (wrapping around).
 func (p *Profile) reservations(n topology.NodeID) uint32 {
-	if p.resCount == nil {
+	if p.reserveCount == nil {
 		return 0
 	}
-	return p.resCount[n]
+	return p.reserveCount[n]
 }
 
 // noteEvent lists node n among the nodes with events, once.
@@ -857,7 +857,7 @@ func (p *Profile) blockNow(d time.Duration) {
 		p.nodeBuf = nodes[:0]
 		return
 	}
-	p.starts.All(func(evs []tev) bool {
+	p.starts.All(func(evs []timelineEntry) bool {
 		for _, e := range evs {
 			if e.at >= d {
 				return false
@@ -1112,7 +1112,7 @@ func (p *Profile) WithReservations(d time.Duration, fn func()) {
 // moment of [t0, t1). O(1) when no reservation of n starts before t1,
 // else O(events of n).
 func (p *Profile) Reserved(n topology.NodeID, t0, t1 time.Duration) topology.GPUSet {
-	if p.firstRes == nil || p.firstRes[n] >= t1 {
+	if p.firstReserved == nil || p.firstReserved[n] >= t1 {
 		return 0
 	}
 	return p.reservedIn(&p.nodes[n], t0, t1)

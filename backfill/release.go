@@ -59,21 +59,21 @@ func (p *Profile) dropReleases(n topology.NodeID, s topology.GPUSet) (old time.D
 
 // shrunk brings the timeline entry of release e of node n up to date
 // after a move took GPUs from it: the entry goes when e frees none, and
-// otherwise carries e's GPUs and their againOf. A sweep would otherwise
+// otherwise carries e's GPUs and their reservedAgainBy. A sweep would otherwise
 // count the moved GPUs as ones the entry could free and try a start in
 // vain, and a cursor that passes it would recompute the node for nothing:
 // preempting thousands of jobs leaves thousands of such entries. An entry
 // still waiting to enter the timeline is brought up to date when it
 // enters (see flushTimeline). O(e + log E).
-func (p *Profile) shrunk(n topology.NodeID, e nev) {
+func (p *Profile) shrunk(n topology.NodeID, e nodeEvent) {
 	if e.seq > p.flushed {
-		p.shrunkPending = true
+		p.shrunkWaiting = true
 		return
 	}
 	if e.set == 0 {
-		p.timeline.Delete(tev{at: e.start, seq: e.seq, n: n})
+		p.timeline.Delete(timelineEntry{at: e.start, seq: e.seq, n: n})
 		return
 	}
-	p.timeline.Insert(tev{at: e.start, seq: e.seq, n: n, set: e.set})
-	p.againOf[e.seq] = p.again(n, e.set, e.start)
+	p.timeline.Insert(timelineEntry{at: e.start, seq: e.seq, n: n, set: e.set})
+	p.reservedAgainBy[e.seq] = p.reservedAgainAfter(n, e.set, e.start)
 }

@@ -149,14 +149,14 @@ func TestSkylineBuiltAgreesWithIncremental(t *testing.T) {
 			p.Reserve(st.Placement, st.At, d)
 			early.Reserve(st.Placement, st.At, d)
 		}
-		if p.sky == nil {
+		if p.skylines == nil {
 			p.buildSky()
 		}
 		rebuilt := &Profile{ix: ix, nodes: p.nodes, eventful: p.eventful, class: p.class}
 		rebuilt.buildSky()
-		for c := range p.sky {
+		for c := range p.skylines {
 			for x := time.Duration(0); x <= 20*time.Hour; x += 15 * time.Minute {
-				a, b, r := valueAt(p.sky[c], x), valueAt(early.sky[c], x), valueAt(rebuilt.sky[c], x)
+				a, b, r := valueAt(p.skylines[c], x), valueAt(early.skylines[c], x), valueAt(rebuilt.skylines[c], x)
 				if a != b || r != b {
 					t.Fatalf("class %d at %s: built at the first query %d, rebuilt now %d, kept from the start %d", c, x, a, r, b)
 				}

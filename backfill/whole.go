@@ -97,7 +97,7 @@ func (p *Profile) whole(r gang.Request) bool {
 
 // wholeTouch marks node n's whole-node windows out of date.
 func (p *Profile) wholeTouch(n topology.NodeID) {
-	if w := p.wn; w != nil && w.wins[n] != nil && !w.dirty[n] {
+	if w := p.wholeWins; w != nil && w.wins[n] != nil && !w.dirty[n] {
 		w.dirty[n] = true
 		w.list = append(w.list, n)
 	}
@@ -108,7 +108,7 @@ func (p *Profile) wholeTouch(n topology.NodeID) {
 // give, without reading them. A dirty node is left to its
 // recomputation. O(w + changes) for w windows of the node; see update.
 func (p *Profile) wholeReserve(n topology.NodeID, start, end time.Duration) {
-	w := p.wn
+	w := p.wholeWins
 	if w == nil || w.wins[n] == nil || w.dirty[n] {
 		return
 	}
@@ -143,7 +143,7 @@ func (p *Profile) wholeBuild() {
 	for i := range w.tail {
 		w.tail[i] = Forever
 	}
-	p.wn = w
+	p.wholeWins = w
 	g := p.ix.MaxGPUs()
 	all := make([]wholeWin, 0, nn)
 	end := make([]int, nn) // per node, the end of its windows in all
@@ -176,7 +176,7 @@ func (p *Profile) wholeBuild() {
 
 // wholeRefresh recomputes the windows of the dirty nodes.
 func (p *Profile) wholeRefresh() {
-	w := p.wn
+	w := p.wholeWins
 	for _, n := range w.list {
 		w.dirty[n] = false
 		w.buf = p.wholeWindows(n, w.buf[:0])
@@ -272,7 +272,7 @@ func (w *wholeIndex) put(n topology.NodeID, x window) wholeWin {
 	}
 	w.from[id], w.to[id] = x.from, x.to
 	if x.to != Forever {
-		w.ends.Insert(tev{at: x.to, seq: id, n: n})
+		w.ends.Insert(timelineEntry{at: x.to, seq: id, n: n})
 	}
 	return wholeWin{from: x.from, to: x.to, id: id}
 }
@@ -280,7 +280,7 @@ func (w *wholeIndex) put(n topology.NodeID, x window) wholeWin {
 // drop removes window x of node n.
 func (w *wholeIndex) drop(n topology.NodeID, x wholeWin) {
 	if x.to != Forever {
-		w.ends.Delete(tev{at: x.to, seq: x.id, n: n})
+		w.ends.Delete(timelineEntry{at: x.to, seq: x.id, n: n})
 	}
 	w.freeIDs = append(w.freeIDs, x.id)
 }
@@ -324,7 +324,7 @@ func (w *wholeIndex) tails(t time.Duration, f func(n topology.NodeID) bool) bool
 // H') for H windows that end at t+d or later, in runs of R, and H' of
 // them in runs not skipped.
 func (w *wholeIndex) holes(t, d time.Duration, f func(n topology.NodeID, id int32) bool) {
-	w.ends.FromRuns(tev{at: add(t, d), seq: -1}, func(run *evRun, evs []tev) bool {
+	w.ends.FromRuns(timelineEntry{at: add(t, d), seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
 		if w.runFrom(run) > t {
 			return true
 		}
@@ -342,7 +342,7 @@ func (w *wholeIndex) holes(t, d time.Duration, f func(n topology.NodeID, id int3
 // so that the events keep it valid as they do runHi's: a delete leaves
 // it a bound, an insert clears it, and joining two runs takes the
 // greater of the two negatives. O(1), or O(R) after an insert.
-func (w *wholeIndex) runFrom(r *evRun) time.Duration {
+func (w *wholeIndex) runFrom(r *entryRun) time.Duration {
 	if !r.hiOK {
 		lo := Forever
 		for _, e := range r.ev {
@@ -365,17 +365,17 @@ func (w *wholeIndex) runFrom(r *evRun) time.Duration {
 // t0, counting each window that starts at an entry and is long enough
 // for the run, and dropping those that end too soon for a run from the
 // entry reached. Entries whose GPUs are all reserved again before a run
-// from their moment would end start no such window (see againOf), and
+// from their moment would end start no such window (see reservedAgainBy), and
 // runs of them are skipped whole. O((T + H + S)·log) for T windows that
 // never end from t0 or earlier, H windows that end at t0+d or later, and
 // S entries swept to the answer.
 func (p *Profile) wholeEarliest(r gang.Request, d, t0, limit time.Duration, place bool) (time.Duration, gang.Placement, bool) {
-	if p.wn == nil {
+	if p.wholeWins == nil {
 		p.wholeBuild()
 	} else {
 		p.wholeRefresh()
 	}
-	w := p.wn
+	w := p.wholeWins
 	level := r.Required
 	if level == gang.NoLevel {
 		level = topology.ClusterLevel
@@ -422,7 +422,7 @@ func (p *Profile) wholeEarliest(r gang.Request, d, t0, limit time.Duration, plac
 	at := t0
 	if !fits {
 		at, fits = Forever, false
-		p.freeing(t0, d, limit, func(e tev) bool {
+		p.freeing(t0, d, limit, func(e timelineEntry) bool {
 			x, ok := w.startsAt(e.n, e.at)
 			if !ok || w.seen[x.id] == w.stamp || add(e.at, d) > x.to {
 				return true
@@ -495,7 +495,7 @@ func (p *Profile) wholePlaces(r gang.Request, s binpack.Scorer) bool {
 // level, O(n·e) to count the usable GPUs of the n nodes of each domain
 // with room for the gang.
 func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement {
-	w := p.wn
+	w := p.wholeWins
 	cs := w.nodes[:0]
 	// Busy nodes, all of whose GPUs are held now, first, when GPUs
 	// released by the start may be used (see preferBusy); then by node.
@@ -562,7 +562,7 @@ func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement
 // once it exceeds the best so far, and none begun once that bound does
 // or where the bound is every GPU of the domain.
 func (p *Profile) wholeDomain(r gang.Request, d, at time.Duration, cs []topology.NodeID) topology.DomainID {
-	w := p.wn
+	w := p.wholeWins
 	level := r.Required
 	nd := p.ix.NumDomains(level)
 	w.count = slices.Grow(w.count[:0], nd)[:nd]
