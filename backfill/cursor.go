@@ -61,15 +61,15 @@ type cursor struct {
 func (p *Profile) newCursor(ix *topology.Index, at, d time.Duration) *cursor {
 	nn := ix.NumNodes()
 	c := &cursor{ix: ix.Clone(), at: at, d: d, stale: make([]bool, nn), use: make([]topology.GPUSet, nn),
-		free: make([]int, p.classes), nodes: make([]int32, p.classes*(ix.MaxGPUs()+1)), behind: make([]bool, nn)}
+		free: make([]int, p.dense.classes), nodes: make([]int32, p.dense.classes*(ix.MaxGPUs()+1)), behind: make([]bool, nn)}
 	for i := range c.use {
 		n := topology.NodeID(i)
-		c.use[i] = p.all[i] &^ ix.Held(n)
+		c.use[i] = p.dense.all[i] &^ ix.Held(n)
 		c.nodes[0]++ // as if it showed none, then as it does
-		if cl := p.class[n]; cl != topology.AnyType {
+		if cl := p.dense.class[n]; cl != topology.AnyType {
 			c.nodes[int(cl)*(ix.MaxGPUs()+1)]++
 		}
-		p.countFree(c, n, 0, (c.use[i] & p.alloc[i]).Len())
+		p.countFree(c, n, 0, (c.use[i] & p.dense.alloc[i]).Len())
 	}
 	return c
 }
@@ -85,7 +85,7 @@ func (p *Profile) countFree(c *cursor, n topology.NodeID, was, k int) {
 	c.free[topology.AnyType] += k - was
 	c.nodes[was]--
 	c.nodes[k]++
-	if cl := p.class[n]; cl != topology.AnyType {
+	if cl := p.dense.class[n]; cl != topology.AnyType {
 		c.free[cl] += k - was
 		c.nodes[int(cl)*g1+was]--
 		c.nodes[int(cl)*g1+k]++
@@ -115,7 +115,7 @@ func (p *Profile) show(c *cursor, n topology.NodeID, u topology.GPUSet) {
 		return
 	}
 	c.use[n] = u
-	p.countFree(c, n, (old & p.alloc[n]).Len(), (u & p.alloc[n]).Len())
+	p.countFree(c, n, (old & p.dense.alloc[n]).Len(), (u & p.dense.alloc[n]).Len())
 	if !c.behind[n] {
 		c.behind[n] = true
 		c.ahead = append(c.ahead, n)
@@ -126,7 +126,7 @@ func (p *Profile) show(c *cursor, n topology.NodeID, u topology.GPUSet) {
 func (p *Profile) flush(c *cursor) {
 	for _, n := range c.ahead {
 		c.behind[n] = false
-		c.ix.SetHeld(n, p.all[n]&^c.use[n])
+		c.ix.SetHeld(n, p.dense.all[n]&^c.use[n])
 	}
 	c.ahead = c.ahead[:0]
 }
@@ -198,7 +198,7 @@ func (p *Profile) cursorFor(t, d time.Duration) *cursor {
 // tracking its changes from the first query on.
 func (p *Profile) prepare() {
 	p.flushTimeline()
-	p.dense()
+	p.buildDense()
 	if p.seenHeld == nil {
 		p.seenHeld = make([]topology.GPUSet, p.ix.NumNodes())
 		for n := range p.seenHeld {
@@ -253,7 +253,7 @@ func (p *Profile) drainChanges() {
 	if p.seenHeld == nil {
 		return
 	}
-	nodes, all := changelog.Drain(changelog.Of[topology.NodeID](p.ix), p.changedBuf[:0])
+	nodes, all := changelog.Drain(changelog.Of[topology.NodeID](p.ix), p.scratch.changed[:0])
 	if all {
 		// The record overflowed: the cursors go, and the whole-node
 		// windows of the nodes whose held GPUs changed are recomputed.
@@ -273,14 +273,14 @@ func (p *Profile) drainChanges() {
 			p.markStale(n)
 		}
 	}
-	p.changedBuf = nodes[:0]
+	p.scratch.changed = nodes[:0]
 }
 
 // point makes cursor c show node n as it is for c's run. The GPUs free
 // now are read from the held GPUs last drained from the live index, which
 // cursorFor has brought up to date.
 func (p *Profile) point(c *cursor, n topology.NodeID) {
-	p.show(c, n, p.usable(n, p.alloc[n]&^p.seenHeld[n], c.at, c.d))
+	p.show(c, n, p.usable(n, p.dense.alloc[n]&^p.seenHeld[n], c.at, c.d))
 }
 
 // move brings cursor c to the run [t, t+d). It recomputes the nodes
@@ -355,14 +355,14 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	const recompute = 8
 	budget := recompute * len(p.eventful)
 	visit := func(e timelineEntry) bool {
-		if p.stamp[e.n] == st {
+		if p.scratch.stamp[e.n] == st {
 			budget--
 			return budget >= 0
 		}
 		if budget -= recompute; budget < 0 {
 			return false
 		}
-		p.stamp[e.n] = st
+		p.scratch.stamp[e.n] = st
 		p.point(c, e.n)
 		return true
 	}
@@ -381,10 +381,10 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	// finds that out without walking them.
 	k := 0
 	if lo != hi {
-		k = p.timeline.Count(lo+1, hi, budget+1)
+		k = p.timeline.ends.Count(lo+1, hi, budget+1)
 	}
 	if elo != ehi && k <= budget {
-		k += p.starts.Count(elo, ehi-1, budget+1-k)
+		k += p.timeline.starts.Count(elo, ehi-1, budget+1-k)
 	}
 	if k > budget {
 		for _, n := range p.eventful {
@@ -393,7 +393,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 		return
 	}
 	if lo != hi {
-		p.timeline.FromRuns(timelineEntry{at: lo + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
+		p.timeline.ends.FromRuns(timelineEntry{at: lo + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
 			if forward && p.runHi(run) < e1 {
 				// Rule 1 skips every entry of the run: a unit each.
 				k := len(evs)
@@ -409,9 +409,9 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 				}
 				var skip bool
 				if forward {
-					skip = p.reservedAgainBy[e.seq] < e1 // rule 1
+					skip = p.timeline.reservedAgainBy[e.seq] < e1 // rule 1
 				} else {
-					skip = p.stamp[e.n] != st && c.use[e.n]&e.set == 0 // rule 3
+					skip = p.scratch.stamp[e.n] != st && c.use[e.n]&e.set == 0 // rule 3
 				}
 				if !pass(e, skip) {
 					return false
@@ -421,21 +421,21 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 		})
 	}
 	if elo != ehi && budget >= 0 {
-		p.starts.From(timelineEntry{at: elo, seq: -1}, func(evs []timelineEntry) bool {
+		p.timeline.starts.From(timelineEntry{at: elo, seq: -1}, func(evs []timelineEntry) bool {
 			for _, e := range evs {
 				if e.at >= ehi {
 					return false
 				}
 				var skip bool
 				if e1 > e0 {
-					if p.stamp[e.n] != st { // rule 2
+					if p.scratch.stamp[e.n] != st { // rule 2
 						if u := c.use[e.n]; u&e.set != 0 {
 							p.show(c, e.n, u&^e.set)
 						}
 					}
 					skip = true
 				} else {
-					skip = p.stamp[e.n] != st && (p.releasedNone(e.n, e.set, t) || t < p.reservedAgainBy[e.seq]) // rule 4
+					skip = p.scratch.stamp[e.n] != st && (p.releasedNone(e.n, e.set, t) || t < p.timeline.reservedAgainBy[e.seq]) // rule 4
 				}
 				if !pass(e, skip) {
 					return false
@@ -446,7 +446,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 	}
 	if budget < 0 {
 		for _, n := range p.eventful {
-			if p.stamp[n] != st {
+			if p.scratch.stamp[n] != st {
 				p.point(c, n)
 			}
 		}
@@ -459,7 +459,7 @@ func (p *Profile) move(c *cursor, t, d time.Duration) {
 // are all reserved again before such a run would end (reservedAgainBy), and over
 // whole runs of them without reading their entries (see runHi).
 func (p *Profile) freeing(t, d, limit time.Duration, f func(e timelineEntry) bool) {
-	p.timeline.FromRuns(timelineEntry{at: t + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
+	p.timeline.ends.FromRuns(timelineEntry{at: t + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
 		if p.runHi(run) < add(evs[0].at, d) {
 			// No entry of the run frees a GPU for a run from its own
 			// moment (reservedAgainBy < e.at + d for each).
@@ -469,7 +469,7 @@ func (p *Profile) freeing(t, d, limit time.Duration, f func(e timelineEntry) boo
 			if e.at > limit {
 				return false
 			}
-			if p.reservedAgainBy[e.seq] < add(e.at, d) {
+			if p.timeline.reservedAgainBy[e.seq] < add(e.at, d) {
 				continue
 			}
 			if !f(e) {
@@ -489,7 +489,7 @@ func (p *Profile) runHi(r *entryRun) time.Duration {
 	if !r.hiOK {
 		hi := time.Duration(0)
 		for _, e := range r.ev {
-			hi = max(hi, p.reservedAgainBy[e.seq])
+			hi = max(hi, p.timeline.reservedAgainBy[e.seq])
 		}
 		r.hi, r.hiOK = hi, true
 	}
@@ -566,10 +566,10 @@ func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, li
 		deficit := max(need-p.freeGPUs(c, r.Class), 1)
 		next, found := time.Duration(0), false
 		p.freeing(t, d, limit, func(e timelineEntry) bool {
-			if r.Class != topology.AnyType && p.class[e.n] != r.Class {
+			if r.Class != topology.AnyType && p.dense.class[e.n] != r.Class {
 				return true
 			}
-			if deficit -= (e.set & p.alloc[e.n]).Len(); deficit > 0 {
+			if deficit -= (e.set & p.dense.alloc[e.n]).Len(); deficit > 0 {
 				return true
 			}
 			next, found = e.at, true
@@ -598,8 +598,8 @@ func (p *Profile) preferBusy(c *cursor, pl gang.Placement, r gang.Request, t tim
 	pl.Release(c.ix)
 	g, maxG := r.GPUsPerMember, c.ix.MaxGPUs()
 	busy := func(n topology.NodeID) topology.GPUSet { return c.ix.FreeSet(n) & p.ix.Held(n) }
-	cs := p.prefBuf[:0]
-	defer func() { p.prefBuf = cs[:0] }()
+	cs := p.scratch.preferred[:0]
+	defer func() { p.scratch.preferred = cs[:0] }()
 	// Nodes that host the most members have at least that many members'
 	// GPUs free at t. When one bucket holds all of them, it lists them in
 	// node order, and enough of them settle the choice without looking

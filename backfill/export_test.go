@@ -30,10 +30,10 @@ func CheckInvariants(p *Profile) error {
 		stale := false
 		for i := range c.use {
 			n := topology.NodeID(i)
-			k := (c.use[i] & p.alloc[i]).Len()
+			k := (c.use[i] & p.dense.alloc[i]).Len()
 			free[topology.AnyType] += k
 			nodes[k]++
-			if cl := p.class[n]; cl != topology.AnyType {
+			if cl := p.dense.class[n]; cl != topology.AnyType {
 				free[cl] += k
 				nodes[int(cl)*g1+k]++
 			}
@@ -41,8 +41,8 @@ func CheckInvariants(p *Profile) error {
 				stale = true
 				continue
 			}
-			want := p.usable(n, p.alloc[n]&^p.seenHeld[n], c.at, c.d) & p.alloc[n]
-			if got := c.use[i] & p.alloc[i]; got != want {
+			want := p.usable(n, p.dense.alloc[n]&^p.seenHeld[n], c.at, c.d) & p.dense.alloc[n]
+			if got := c.use[i] & p.dense.alloc[i]; got != want {
 				return fmt.Errorf("cursor %d at [%s, +%s): node %d shows %v, the rule gives %v", ci, c.at, c.d, n, got.Indices(), want.Indices())
 			}
 		}
@@ -74,10 +74,10 @@ func CheckInvariants(p *Profile) error {
 	}
 	var err error
 	p.flushTimeline()
-	p.timeline.runs.Ascend(func(r *entryRun) bool {
+	p.timeline.ends.runs.Ascend(func(r *entryRun) bool {
 		for _, e := range r.ev {
-			if r.hiOK && p.reservedAgainBy[e.seq] > r.hi {
-				err = fmt.Errorf("timeline run at %s: bound %s below the reservedAgainBy %s of node %d's entry at %s", r.first.at, r.hi, p.reservedAgainBy[e.seq], e.n, e.at)
+			if r.hiOK && p.timeline.reservedAgainBy[e.seq] > r.hi {
+				err = fmt.Errorf("timeline run at %s: bound %s below the reservedAgainBy %s of node %d's entry at %s", r.first.at, r.hi, p.timeline.reservedAgainBy[e.seq], e.n, e.at)
 				return false
 			}
 		}
@@ -87,7 +87,7 @@ func CheckInvariants(p *Profile) error {
 		return err
 	}
 	entries := 0
-	p.timeline.All(func(evs []timelineEntry) bool {
+	p.timeline.ends.All(func(evs []timelineEntry) bool {
 		for _, e := range evs {
 			entries++
 			found := false
@@ -100,8 +100,8 @@ func CheckInvariants(p *Profile) error {
 					err = fmt.Errorf("node %d, event at %s: its timeline entry frees %v, the event %v", e.n, e.at, e.set.Indices(), v.set.Indices())
 					return false
 				}
-				if truth := againTruth(p, e.n, v.set, e.at); p.reservedAgainBy[e.seq] < truth {
-					err = fmt.Errorf("node %d, event at %s of %v: reservedAgainBy %s is earlier than %s", e.n, e.at, v.set.Indices(), p.reservedAgainBy[e.seq], truth)
+				if truth := againTruth(p, e.n, v.set, e.at); p.timeline.reservedAgainBy[e.seq] < truth {
+					err = fmt.Errorf("node %d, event at %s of %v: reservedAgainBy %s is earlier than %s", e.n, e.at, v.set.Indices(), p.timeline.reservedAgainBy[e.seq], truth)
 					return false
 				}
 			}
@@ -146,7 +146,7 @@ func checkWhole(p *Profile) error {
 	finite := map[int32]topology.NodeID{}
 	for i, ws := range w.wins {
 		n := topology.NodeID(i)
-		if can := p.alloc[n].Len() == p.ix.MaxGPUs(); can != (ws != nil) {
+		if can := p.dense.alloc[n].Len() == p.ix.MaxGPUs(); can != (ws != nil) {
 			return fmt.Errorf("node %d: can hold a whole-node member %v, has windows kept %v", n, can, ws != nil)
 		}
 		last := Forever
@@ -229,13 +229,13 @@ func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Durati
 func AgainOf(p *Profile, n topology.NodeID, at time.Duration) []time.Duration {
 	var out []time.Duration
 	p.flushTimeline()
-	p.timeline.From(timelineEntry{at: at, seq: -1}, func(evs []timelineEntry) bool {
+	p.timeline.ends.From(timelineEntry{at: at, seq: -1}, func(evs []timelineEntry) bool {
 		for _, e := range evs {
 			if e.at > at {
 				return false
 			}
 			if e.n == n {
-				out = append(out, p.reservedAgainBy[e.seq])
+				out = append(out, p.timeline.reservedAgainBy[e.seq])
 			}
 		}
 		return true
@@ -244,7 +244,7 @@ func AgainOf(p *Profile, n topology.NodeID, at time.Duration) []time.Duration {
 }
 
 // LooseWindows returns how many loosened windows p keeps.
-func LooseWindows(p *Profile) int { return len(p.loose) }
+func LooseWindows(p *Profile) int { return len(p.memo.loose) }
 
 // MaxLoose is maxLoose.
 const MaxLoose = maxLoose
@@ -266,7 +266,7 @@ func WindowsBelow(p *Profile, r gang.Request, d, t, end time.Duration) [][2]time
 // most k entries, so that tests with few events exercise what spans
 // several runs.
 func ShortRuns(p *Profile, k int) {
-	p.timeline, p.starts = newEvents(k), newEvents(k)
+	p.timeline.ends, p.timeline.starts = newEvents(k), newEvents(k)
 }
 
 // EarliestWithin is the query Earliest makes once its remembered

@@ -122,9 +122,9 @@ func (k shape) implies(w shape) bool {
 // those bounds that leave none: no start comes before it. O(shapes ×
 // groups × bounds).
 func (p *Profile) lowerBound(k shape, m int, d time.Duration) (lb memoBound, floor time.Duration) {
-	now := int32(len(p.loose))
+	now := int32(len(p.memo.loose))
 	lb.epoch = now
-	for w, gs := range p.memo {
+	for w, gs := range p.memo.answers {
 		if k.implies(w) {
 			b, f := p.boundIn(gs, m, d, now)
 			lb, floor = later(lb, b), max(floor, f)
@@ -178,11 +178,11 @@ func (p *Profile) remember(k shape, m int, d, at time.Duration) {
 	if p.within {
 		return
 	}
-	gs := p.memo[k]
+	gs := p.memo.answers[k]
 	gi, found := slices.BinarySearchFunc(gs, m, func(g memoGroup, m int) int { return g.members - m })
 	if !found {
 		gs = slices.Insert(gs, gi, memoGroup{members: m})
-		p.memo[k] = gs
+		p.memo.answers[k] = gs
 	}
 	g := &gs[gi]
 	i, found := slices.BinarySearchFunc(g.bounds, d, func(b memoBound, d time.Duration) int { return compareDur(b.d, d) })
@@ -193,7 +193,7 @@ func (p *Profile) remember(k shape, m int, d, at time.Duration) {
 		}
 		g.bounds = slices.Insert(g.bounds, i, prev)
 	}
-	now := int32(len(p.loose))
+	now := int32(len(p.memo.loose))
 	for j := i; j < len(g.bounds) && g.bounds[j].at <= at; j++ {
 		g.bounds[j].at, g.bounds[j].epoch = at, now
 	}
@@ -209,11 +209,11 @@ const maxLoose = 4096
 // n, which they could not use before. O(1).
 func (p *Profile) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Duration) {
 	switch {
-	case len(p.memo) == 0 || from >= to:
-	case len(p.loose) >= maxLoose:
+	case len(p.memo.answers) == 0 || from >= to:
+	case len(p.memo.loose) >= maxLoose:
 		p.forget()
 	default:
-		p.loose = append(p.loose, loosened{n: n, set: s, from: from, to: to})
+		p.memo.loose = append(p.memo.loose, loosened{n: n, set: s, from: from, to: to})
 	}
 }
 
@@ -226,9 +226,9 @@ func (p *Profile) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Dur
 // spans each, after O(g·e log e) for a window's g GPUs and e events of
 // its node the first time and after each reservation of its node.
 func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Duration) ([]window, time.Duration) {
-	ws, first := p.winBuf[:0], end
-	for i := int(epoch); i < len(p.loose); i++ {
-		l := &p.loose[i]
+	ws, first := p.scratch.windows[:0], end
+	for i := int(epoch); i < len(p.memo.loose); i++ {
+		l := &p.memo.loose[i]
 		first = min(first, l.from)
 		if r.Class != topology.AnyType && p.ix.NodeClass(l.n) != r.Class {
 			continue
@@ -260,7 +260,7 @@ func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Durat
 		}
 		out = append(out, w)
 	}
-	p.winBuf = out
+	p.scratch.windows = out
 	return out, first
 }
 
@@ -269,7 +269,7 @@ func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Durat
 // ends at Forever).
 func (p *Profile) gapsOf(l *loosened, gaps []window) []window {
 	for g := l.set & p.ix.Healthy(l.n); g != 0; g &= g - 1 {
-		res := p.resBuf[:0]
+		res := p.scratch.reserved[:0]
 		ne := &p.nodes[l.n]
 		for i := len(ne.ev) - 1; i >= ne.rel && ne.ev[i].end > l.from; i-- {
 			if e := &ne.ev[i]; e.set&g&-g != 0 {
@@ -290,7 +290,7 @@ func (p *Profile) gapsOf(l *loosened, gaps []window) []window {
 		if cur < l.to {
 			gaps = append(gaps, window{cur, Forever})
 		}
-		p.resBuf = res[:0]
+		p.scratch.reserved = res[:0]
 	}
 	return gaps
 }
@@ -299,10 +299,10 @@ func (p *Profile) gapsOf(l *loosened, gaps []window) []window {
 // profile loosened in a way the windows do not describe, or they grew
 // too many.
 func (p *Profile) forget() {
-	if len(p.memo) > 0 {
-		clear(p.memo)
+	if len(p.memo.answers) > 0 {
+		clear(p.memo.answers)
 	}
-	p.loose = p.loose[:0]
+	p.memo.loose = p.memo.loose[:0]
 }
 
 // freeNow is the number of free GPUs in the index.
@@ -313,13 +313,13 @@ func (p *Profile) freeNow() int {
 // sync forgets remembered answers if GPUs were freed in the index since
 // the profile last looked: only taking GPUs keeps them valid.
 func (p *Profile) sync() {
-	if f := p.freeNow(); f > p.lastFree {
+	if f := p.freeNow(); f > p.memo.lastFree {
 		p.forget()
 	}
 }
 
 // settle notes the free GPUs the index has after a profile operation.
-func (p *Profile) settle() { p.lastFree = p.freeNow() }
+func (p *Profile) settle() { p.memo.lastFree = p.freeNow() }
 
 func compareDur(a, b time.Duration) int {
 	switch {

@@ -33,7 +33,7 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 	seen := map[topology.NodeID]bool{}
 	capacity := 0
 	enough := Forever // the start at which the candidates first had room for every member
-	p.starts.From(timelineEntry{at: d, seq: -1}, func(evs []timelineEntry) bool {
+	p.timeline.starts.From(timelineEntry{at: d, seq: -1}, func(evs []timelineEntry) bool {
 		for _, e := range evs {
 			if e.at > enough {
 				return false // every node reserved from then on is collected

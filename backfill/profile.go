@@ -106,17 +106,8 @@ func add(a, b time.Duration) time.Duration {
 // become usable.
 type Profile struct {
 	ix       *topology.Index
-	timeline *events         // releases and reservation ends
-	waiting  []timelineEntry // releases not in the timeline yet: see flushTimeline
-	flushed  int32           // seq when pending was last flushed: later releases are pending
-	// shrunkWaiting says that a move took GPUs from a pending release
-	// (see shrunk).
-	shrunkWaiting   bool
-	starts          *events         // reservation starts
-	nodes           []nodeEvents    // per node: its events
-	earliestRelease []time.Duration // per node: its earliest release (Forever: none), from dense on; see releasedNone
-	reservedAgainBy []time.Duration // by seq: see timelineEntry
-	seq             int32
+	timeline timeline     // releases, reservation ends and starts, in time order
+	nodes    []nodeEvents // per node: its events
 	// Nodes with events, in the order of their first, and per node the
 	// earliest reservation start (nil until the first reservation), which
 	// lets Reserved skip a node no reservation holds in a window, and the
@@ -125,36 +116,12 @@ type Profile struct {
 	eventful      []topology.NodeID
 	firstReserved []time.Duration
 	reserveCount  []uint32
-	// Sweep scratch, reused between queries: the held GPUs of each node
-	// the current sweep changed, savedAt[n] its place in saved plus one
-	// (0: not changed), and per-node stamps to refresh a node once per
-	// step of a sweep (nil until dense).
-	saved   []savedHeld
-	savedAt []int32
-	stamp   []uint32
-	stampN  uint32
-	nodeBuf []topology.NodeID
-	prefBuf []preferred // preferBusy's candidates
-	// Reserve's timeline entries, entered together.
-	endBuf, startBuf, goneBuf []timelineEntry
-	// Earliest answers remembered per request shape while the profile
-	// only tightens; see [Profile.Earliest].
-	memo     map[shape][]memoGroup
-	loose    []loosened // see memo.go
-	winBuf   []window
-	resBuf   []window
-	lastFree int
-	// within says that WithReservations' fn is running: the index shows
-	// fewer GPUs than it holds free, and no answer is remembered.
-	within bool
-	// releasedNow says that some release is at 0: GPUs held now are
-	// usable for a run from now (see preferBusy).
-	releasedNow bool
+	dense         denseNodes // per-node arrays for sweeps, from the first query on
+	memo          memo       // Earliest's answers, while the profile only tightens
 	// Cursors for Earliest (see cursor), and the held GPUs of each node
 	// in the live index when the cursors last looked.
-	cursors    []*cursor
-	seenHeld   []topology.GPUSet
-	changedBuf []topology.NodeID
+	cursors  []*cursor
+	seenHeld []topology.GPUSet
 	// The free GPUs over time, counted per class (index Class; 0 is
 	// every node), which bound where a sweep may begin; see skyline.
 	skylines []*skyline
@@ -164,13 +131,78 @@ type Profile struct {
 	// wholeMisses counts the whole-node starts a cursor could not
 	// place the gang at (none, unless the windows are wrong).
 	wholeMisses int
-	// Per node, dense for the sweep: all its GPUs, those that can be
-	// allocated at all (healthy, on a ready node), and its GPU-type class
-	// (classes is one more than the largest). Nil (and 0) until the first
-	// query that sweeps builds them: see dense.
-	all, alloc []topology.GPUSet
-	class      []topology.Class
-	classes    int
+	// within says that WithReservations' fn is running: the index shows
+	// fewer GPUs than it holds free, and no answer is remembered.
+	within bool
+	// releasedNow says that some release is at 0: GPUs held now are
+	// usable for a run from now (see preferBusy).
+	releasedNow bool
+	undo        undoLog // the live index's changes during a query "now"
+	scratch     scratch
+}
+
+// denseNodes holds, per node, what sweeps read: all its GPUs, those
+// that can be allocated at all (healthy, on a ready node), its GPU-type
+// class (classes is one more than the largest), and its earliest release
+// (Forever: none; see releasedNone). Nil (and 0) until the first query
+// that sweeps builds them: see [Profile.buildDense].
+type denseNodes struct {
+	all, alloc      []topology.GPUSet
+	class           []topology.Class
+	classes         int
+	earliestRelease []time.Duration
+}
+
+// undoLog is the held GPUs of each node of the live index that the
+// current query changed, to restore them: at[n] is n's place in saved
+// plus one (0: not changed).
+type undoLog struct {
+	saved []savedHeld
+	at    []int32
+}
+
+// scratch is memory reused between queries; nothing in it outlives one.
+type scratch struct {
+	// Per-node stamps, to refresh a node once per step of a sweep (nil
+	// until dense), and the current stamp.
+	stamp  []uint32
+	stampN uint32
+	nodes  []topology.NodeID // blockNow's nodes with free GPUs
+	// preferBusy's candidates.
+	preferred []preferred
+	// Reserve's timeline entries, entered together.
+	ends, starts, gone []timelineEntry
+	windows, reserved  []window          // windowsBelow's and gapsOf's
+	changed            []topology.NodeID // drainChanges' nodes
+}
+
+// timeline is the profile's events in time order. Releases and
+// reservation ends are in ends, except releases recorded since the last
+// query that sweeps: they wait in waiting until flushTimeline enters
+// them, so that a profile that only places jobs never builds the tree.
+// Reservation starts are in starts. Each entry has a sequence number
+// (seq, the last one given), which orders entries at one moment and
+// indexes reservedAgainBy (see timelineEntry).
+type timeline struct {
+	ends, starts *events
+	waiting      []timelineEntry
+	// flushed is seq when waiting was last flushed: later releases wait.
+	flushed int32
+	// shrunkWaiting says that a move took GPUs from a waiting release
+	// (see shrunk).
+	shrunkWaiting   bool
+	reservedAgainBy []time.Duration // by seq
+	seq             int32
+}
+
+// memo is what [Profile.Earliest] remembers (see memo.go): lower bounds
+// per request shape, the windows loosened since they were found, and the
+// free GPUs of the index when the profile last looked, which tells it
+// that GPUs were freed behind its back.
+type memo struct {
+	answers  map[shape][]memoGroup
+	loose    []loosened
+	lastFree int
 }
 
 // timelineEntry is a timeline entry: at time at, node n changes. Three facts often
@@ -303,7 +335,7 @@ func (e *nodeEvent) freedAt() (time.Duration, bool) {
 // earlier than the truth: that only answers false more often. O(1), after
 // dense.
 func (p *Profile) releasedNone(n topology.NodeID, s topology.GPUSet, t time.Duration) bool {
-	return s&p.alloc[n]&^p.seenHeld[n] == 0 && t < p.earliestRelease[n]
+	return s&p.dense.alloc[n]&^p.seenHeld[n] == 0 && t < p.dense.earliestRelease[n]
 }
 
 type savedHeld struct {
@@ -322,42 +354,41 @@ type savedHeld struct {
 func NewProfile(ix *topology.Index) *Profile {
 	p := &Profile{
 		ix:       ix,
-		timeline: newEvents(runLen),
-		starts:   newEvents(runLen),
+		timeline: timeline{ends: newEvents(runLen), starts: newEvents(runLen)},
 		nodes:    make([]nodeEvents, ix.NumNodes()),
-		savedAt:  make([]int32, ix.NumNodes()),
-		memo:     map[shape][]memoGroup{},
+		undo:     undoLog{at: make([]int32, ix.NumNodes())},
+		memo:     memo{answers: map[shape][]memoGroup{}},
 	}
-	p.lastFree = p.freeNow()
+	p.memo.lastFree = p.freeNow()
 	return p
 }
 
-// dense builds, on the first query that sweeps, the per-node arrays the
+// buildDense builds, on the first query that sweeps, the per-node arrays the
 // sweeps read: all GPUs, the allocatable ones, the class, the earliest
 // release, and the stamps. A profile that only places jobs now never
 // needs them. O(N + E) for E events.
-func (p *Profile) dense() {
-	if p.all != nil {
+func (p *Profile) buildDense() {
+	if p.dense.all != nil {
 		return
 	}
 	nn := p.ix.NumNodes()
-	p.all = make([]topology.GPUSet, nn)
-	p.alloc = make([]topology.GPUSet, nn)
-	p.class = make([]topology.Class, nn)
-	p.stamp = make([]uint32, nn)
-	p.earliestRelease = make([]time.Duration, nn)
+	p.dense.all = make([]topology.GPUSet, nn)
+	p.dense.alloc = make([]topology.GPUSet, nn)
+	p.dense.class = make([]topology.Class, nn)
+	p.scratch.stamp = make([]uint32, nn)
+	p.dense.earliestRelease = make([]time.Duration, nn)
 	for i := range nn {
-		p.earliestRelease[i] = Forever
+		p.dense.earliestRelease[i] = Forever
 		for _, e := range p.nodes[i].releases() {
-			p.earliestRelease[i] = min(p.earliestRelease[i], e.start) // every release frees GPUs: see MoveRelease
+			p.dense.earliestRelease[i] = min(p.dense.earliestRelease[i], e.start) // every release frees GPUs: see MoveRelease
 		}
 		n := topology.NodeID(i)
-		p.all[i] = topology.FirstN(p.ix.GPUs(n))
+		p.dense.all[i] = topology.FirstN(p.ix.GPUs(n))
 		if p.ix.State(n) == topology.Ready {
-			p.alloc[i] = p.ix.Healthy(n)
+			p.dense.alloc[i] = p.ix.Healthy(n)
 		}
-		p.class[i] = p.ix.NodeClass(n)
-		p.classes = max(p.classes, int(p.class[i])+1)
+		p.dense.class[i] = p.ix.NodeClass(n)
+		p.dense.classes = max(p.dense.classes, int(p.dense.class[i])+1)
 	}
 }
 
@@ -368,7 +399,7 @@ func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
 		return
 	}
 	p.skylines[topology.AnyType].add(from, to, int32(k))
-	if c := p.class[n]; c != topology.AnyType {
+	if c := p.dense.class[n]; c != topology.AnyType {
 		p.skylines[c].add(from, to, int32(k))
 	}
 }
@@ -383,8 +414,8 @@ func (p *Profile) countSlots(slots []gang.Slot, from, to time.Duration) {
 	}
 	all := 0
 	for i := 0; i < len(slots); {
-		c, k := p.class[slots[i].Node], 0
-		for ; i < len(slots) && p.class[slots[i].Node] == c; i++ {
+		c, k := p.dense.class[slots[i].Node], 0
+		for ; i < len(slots) && p.dense.class[slots[i].Node] == c; i++ {
 			k += slots[i].GPUs.Len()
 		}
 		if all += k; c != topology.AnyType {
@@ -398,7 +429,7 @@ func (p *Profile) countSlots(slots []gang.Slot, from, to time.Duration) {
 // query: a Step that records thousands of releases and asks few queries
 // then pays one sort instead of an update per release. O(E log E).
 func (p *Profile) buildSky() {
-	p.dense()
+	p.buildDense()
 	type delta struct {
 		at time.Duration
 		c  topology.Class
@@ -410,7 +441,7 @@ func (p *Profile) buildSky() {
 			return
 		}
 		ds = append(ds, delta{at, topology.AnyType, int32(k)})
-		if c := p.class[n]; c != topology.AnyType {
+		if c := p.dense.class[n]; c != topology.AnyType {
 			ds = append(ds, delta{at, c, int32(k)})
 		}
 	}
@@ -502,14 +533,14 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	}
 	p.noteEvent(n)
 	p.markStale(n)
-	p.seq++
-	p.nodes[n].addRelease(nodeEvent{start: at, end: at, set: s, seq: p.seq})
-	if p.earliestRelease != nil {
-		p.earliestRelease[n] = min(p.earliestRelease[n], at)
+	p.timeline.seq++
+	p.nodes[n].addRelease(nodeEvent{start: at, end: at, set: s, seq: p.timeline.seq})
+	if p.dense.earliestRelease != nil {
+		p.dense.earliestRelease[n] = min(p.dense.earliestRelease[n], at)
 	}
 	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
-	p.waiting = append(p.waiting, timelineEntry{at: at, seq: p.seq, n: n, set: s})
-	p.setReservedAgainBy(p.seq, p.reservedAgainAfter(n, s, at))
+	p.timeline.waiting = append(p.timeline.waiting, timelineEntry{at: at, seq: p.timeline.seq, n: n, set: s})
+	p.setReservedAgainBy(p.timeline.seq, p.reservedAgainAfter(n, s, at))
 	return true
 }
 
@@ -518,8 +549,8 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 // sweeping), after cursorFor has called this, so a Step that places jobs
 // and asks no query never pays for the B-tree.
 func (p *Profile) flushTimeline() {
-	for _, e := range p.waiting {
-		if p.shrunkWaiting {
+	for _, e := range p.timeline.waiting {
+		if p.timeline.shrunkWaiting {
 			// A move took GPUs from some of these releases: enter
 			// each as its node's events have it now (see shrunk).
 			set, ok := p.nodes[e.n].releaseSet(e.seq)
@@ -528,23 +559,23 @@ func (p *Profile) flushTimeline() {
 			}
 			if set != e.set {
 				e.set = set
-				p.reservedAgainBy[e.seq] = p.reservedAgainAfter(e.n, set, e.at)
+				p.timeline.reservedAgainBy[e.seq] = p.reservedAgainAfter(e.n, set, e.at)
 			}
 		}
-		p.timeline.Insert(e)
+		p.timeline.ends.Insert(e)
 	}
-	p.waiting = p.waiting[:0]
-	p.flushed, p.shrunkWaiting = p.seq, false
+	p.timeline.waiting = p.timeline.waiting[:0]
+	p.timeline.flushed, p.timeline.shrunkWaiting = p.timeline.seq, false
 }
 
 // setReservedAgainBy records reservedAgainBy for the timeline entry seq.
 func (p *Profile) setReservedAgainBy(seq int32, at time.Duration) {
-	if k := int(seq) + 1 - len(p.reservedAgainBy); k > 0 {
+	if k := int(seq) + 1 - len(p.timeline.reservedAgainBy); k > 0 {
 		// Doubling: append grows a long slice by a quarter, and copies
 		// it each time; seq grows by one or two per event.
-		p.reservedAgainBy = append(p.reservedAgainBy, make([]time.Duration, max(k, len(p.reservedAgainBy)))...)
+		p.timeline.reservedAgainBy = append(p.timeline.reservedAgainBy, make([]time.Duration, max(k, len(p.timeline.reservedAgainBy)))...)
 	}
-	p.reservedAgainBy[seq] = at
+	p.timeline.reservedAgainBy[seq] = at
 }
 
 // reservedAgainAfter returns, for GPUs s of node n freed at at, the latest over them
@@ -621,7 +652,7 @@ func (p *Profile) lowerReservedAgainBy(n topology.NodeID, s topology.GPUSet, sta
 		}
 		e := &evs[k]
 		at, _ := e.freedAt()
-		p.reservedAgainBy[e.seq] = p.reservedAgainAfter(n, e.set, at)
+		p.timeline.reservedAgainBy[e.seq] = p.reservedAgainAfter(n, e.set, at)
 	}
 }
 
@@ -646,7 +677,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	// only the nodes' events: every end of this reservation is at end
 	// with a new seq, and every start at start, so each set lies in one
 	// place in its tree (see [events.InsertSorted]).
-	ends, starts, gone := p.endBuf[:0], p.startBuf[:0], p.goneBuf[:0]
+	ends, starts, gone := p.scratch.ends[:0], p.scratch.starts[:0], p.scratch.gone[:0]
 	for _, s := range pl.Slots {
 		p.noteEvent(s.Node)
 		p.wholeReserve(s.Node, start, end)
@@ -655,30 +686,30 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		if old, ok := p.extend(s.Node, s.GPUs, start, end); ok {
 			gone = append(gone, old)
 			if end != Forever {
-				ends = append(ends, timelineEntry{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
+				ends = append(ends, timelineEntry{at: end, seq: p.timeline.seq, n: s.Node, set: s.GPUs})
 			}
 			continue
 		}
-		p.seq++
-		starts = append(starts, timelineEntry{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
-		p.setReservedAgainBy(p.seq, p.heldBefore(s.Node, s.GPUs, start))
+		p.timeline.seq++
+		starts = append(starts, timelineEntry{at: start, seq: p.timeline.seq, n: s.Node, set: s.GPUs})
+		p.setReservedAgainBy(p.timeline.seq, p.heldBefore(s.Node, s.GPUs, start))
 		e := nodeEvent{reserve: true, start: start, end: end, set: s.GPUs}
 		if end != Forever {
-			p.seq++
-			e.seq = p.seq
-			ends = append(ends, timelineEntry{at: end, seq: p.seq, n: s.Node, set: s.GPUs})
-			p.setReservedAgainBy(p.seq, p.reservedAgainAfter(s.Node, s.GPUs, end))
+			p.timeline.seq++
+			e.seq = p.timeline.seq
+			ends = append(ends, timelineEntry{at: end, seq: p.timeline.seq, n: s.Node, set: s.GPUs})
+			p.setReservedAgainBy(p.timeline.seq, p.reservedAgainAfter(s.Node, s.GPUs, end))
 		}
 		p.nodes[s.Node].addReservation(e)
 		p.lowerReservedAgainBy(s.Node, s.GPUs, start)
 	}
 	if len(gone) > 0 {
 		slices.SortFunc(gone, func(a, b timelineEntry) int { return cmp.Compare(a.seq, b.seq) }) // all at start
-		p.timeline.DeleteSorted(gone)
+		p.timeline.ends.DeleteSorted(gone)
 	}
-	p.timeline.InsertSorted(ends)
-	p.starts.InsertSorted(starts)
-	p.endBuf, p.startBuf, p.goneBuf = ends[:0], starts[:0], gone[:0]
+	p.timeline.ends.InsertSorted(ends)
+	p.timeline.starts.InsertSorted(starts)
+	p.scratch.ends, p.scratch.starts, p.scratch.gone = ends[:0], starts[:0], gone[:0]
 }
 
 // heldBefore returns, for a reservation of s on node n from start, the
@@ -718,7 +749,7 @@ func (p *Profile) heldBefore(n topology.NodeID, s topology.GPUSet, start time.Du
 // extend lengthens to end a reservation of exactly set on node n that
 // ends at start, and reports whether there was one, with the timeline
 // entry of its old end, which the caller deletes; the new end, when there
-// is one, has seq p.seq, for the caller to enter. It moves the
+// is one, has seq p.timeline.seq, for the caller to enter. It moves the
 // reservation to its place among those ordered by end.
 func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time.Duration) (timelineEntry, bool) {
 	ne := &p.nodes[n]
@@ -734,8 +765,8 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 		old := timelineEntry{at: e.end, seq: e.seq, n: n}
 		e.end = end
 		if end != Forever {
-			p.seq++
-			e.seq = p.seq
+			p.timeline.seq++
+			e.seq = p.timeline.seq
 		}
 		j := i + 1
 		for j < len(evs) && evs[j].end <= end {
@@ -745,7 +776,7 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 		evs[j-1] = e
 		ne.resEnd = max(ne.resEnd, end)
 		if end != Forever {
-			p.setReservedAgainBy(p.seq, p.reservedAgainAfter(n, set, end))
+			p.setReservedAgainBy(p.timeline.seq, p.reservedAgainAfter(n, set, end))
 		}
 		return old, true
 	}
@@ -805,15 +836,15 @@ func (p *Profile) usable(n topology.NodeID, base topology.GPUSet, t, d time.Dura
 
 // touch saves node n's held GPUs the first time a sweep changes it.
 func (p *Profile) touch(n topology.NodeID) topology.GPUSet {
-	if p.savedAt[n] == 0 {
-		p.saved = append(p.saved, savedHeld{n: n, held: p.ix.Held(n)})
-		p.savedAt[n] = int32(len(p.saved))
+	if p.undo.at[n] == 0 {
+		p.undo.saved = append(p.undo.saved, savedHeld{n: n, held: p.ix.Held(n)})
+		p.undo.at[n] = int32(len(p.undo.saved))
 	}
-	return p.ix.Healthy(n) &^ p.saved[p.savedAt[n]-1].held
+	return p.ix.Healthy(n) &^ p.undo.saved[p.undo.at[n]-1].held
 }
 
 // touched reports whether the current sweep changed node n.
-func (p *Profile) touched(n topology.NodeID) bool { return p.savedAt[n] > 0 }
+func (p *Profile) touched(n topology.NodeID) bool { return p.undo.at[n] > 0 }
 
 // setUsable makes the index show exactly u free on node n.
 func (p *Profile) setUsable(n topology.NodeID, u topology.GPUSet) {
@@ -822,12 +853,12 @@ func (p *Profile) setUsable(n topology.NodeID, u topology.GPUSet) {
 
 // restore undoes every change of the current sweep.
 func (p *Profile) restore() {
-	for i := len(p.saved) - 1; i >= 0; i-- {
-		s := p.saved[i]
+	for i := len(p.undo.saved) - 1; i >= 0; i-- {
+		s := p.undo.saved[i]
 		p.ix.SetHeld(s.n, s.held)
-		p.savedAt[s.n] = 0
+		p.undo.at[s.n] = 0
 	}
-	p.saved = p.saved[:0]
+	p.undo.saved = p.undo.saved[:0]
 }
 
 // blockNow applies, for a window [0, d), every reservation that starts
@@ -836,15 +867,15 @@ func (p *Profile) restore() {
 // whichever is shorter: the nodes with free GPUs, or the reservation
 // starts.
 func (p *Profile) blockNow(d time.Duration) {
-	if p.starts.Len() == 0 {
+	if p.timeline.starts.Len() == 0 {
 		return
 	}
 	withFree := 0
 	for f := 1; f <= p.ix.MaxGPUs(); f++ {
 		withFree += p.ix.NodesWithFree(topology.ClusterLevel, 0, topology.AnyType, f)
 	}
-	if withFree < p.starts.Len() {
-		nodes := p.nodeBuf[:0]
+	if withFree < p.timeline.starts.Len() {
+		nodes := p.scratch.nodes[:0]
 		for f := 1; f <= p.ix.MaxGPUs(); f++ {
 			for n := range p.ix.Bucket(topology.ClusterLevel, 0, topology.AnyType, f) {
 				nodes = append(nodes, n)
@@ -854,10 +885,10 @@ func (p *Profile) blockNow(d time.Duration) {
 		for _, n := range nodes {
 			p.blockNode(n, d)
 		}
-		p.nodeBuf = nodes[:0]
+		p.scratch.nodes = nodes[:0]
 		return
 	}
-	p.starts.All(func(evs []timelineEntry) bool {
+	p.timeline.starts.All(func(evs []timelineEntry) bool {
 		for _, e := range evs {
 			if e.at >= d {
 				return false
@@ -907,7 +938,7 @@ func (p *Profile) PlaceNow(r gang.Request, d time.Duration, s binpack.Scorer) (g
 	if p.cannotFitNow(r) {
 		return gang.Placement{}, gang.NoCapacity
 	}
-	if p.starts.Len() == 0 {
+	if p.timeline.starts.Len() == 0 {
 		pl, out := gang.Place(p.ix, r, s)
 		if out == gang.Placed {
 			p.recordRelease(pl, d)
@@ -1083,12 +1114,12 @@ func (p *Profile) Forget() { p.forget() }
 // nextStamp starts a step of a sweep in which each node is refreshed at
 // most once.
 func (p *Profile) nextStamp() uint32 {
-	p.stampN++
-	if p.stampN == 0 {
-		clear(p.stamp)
-		p.stampN = 1
+	p.scratch.stampN++
+	if p.scratch.stampN == 0 {
+		clear(p.scratch.stamp)
+		p.scratch.stampN = 1
 	}
-	return p.stampN
+	return p.scratch.stampN
 }
 
 // WithReservations runs fn while the index shows, for a run of d starting

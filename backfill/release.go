@@ -66,14 +66,14 @@ func (p *Profile) dropReleases(n topology.NodeID, s topology.GPUSet) (old time.D
 // still waiting to enter the timeline is brought up to date when it
 // enters (see flushTimeline). O(e + log E).
 func (p *Profile) shrunk(n topology.NodeID, e nodeEvent) {
-	if e.seq > p.flushed {
-		p.shrunkWaiting = true
+	if e.seq > p.timeline.flushed {
+		p.timeline.shrunkWaiting = true
 		return
 	}
 	if e.set == 0 {
-		p.timeline.Delete(timelineEntry{at: e.start, seq: e.seq, n: n})
+		p.timeline.ends.Delete(timelineEntry{at: e.start, seq: e.seq, n: n})
 		return
 	}
-	p.timeline.Insert(timelineEntry{at: e.start, seq: e.seq, n: n, set: e.set})
-	p.reservedAgainBy[e.seq] = p.reservedAgainAfter(n, e.set, e.start)
+	p.timeline.ends.Insert(timelineEntry{at: e.start, seq: e.seq, n: n, set: e.set})
+	p.timeline.reservedAgainBy[e.seq] = p.reservedAgainAfter(n, e.set, e.start)
 }

@@ -152,7 +152,7 @@ func TestSkylineBuiltAgreesWithIncremental(t *testing.T) {
 		if p.skylines == nil {
 			p.buildSky()
 		}
-		rebuilt := &Profile{ix: ix, nodes: p.nodes, eventful: p.eventful, class: p.class}
+		rebuilt := &Profile{ix: ix, nodes: p.nodes, eventful: p.eventful, dense: denseNodes{class: p.dense.class}}
 		rebuilt.buildSky()
 		for c := range p.skylines {
 			for x := time.Duration(0); x <= 20*time.Hour; x += 15 * time.Minute {

@@ -138,7 +138,7 @@ func (p *Profile) wholeBuild() {
 	for size < nn {
 		size *= 2
 	}
-	w := &wholeIndex{wins: make([][]wholeWin, nn), dirty: make([]bool, nn), ends: newEvents(p.timeline.runMax),
+	w := &wholeIndex{wins: make([][]wholeWin, nn), dirty: make([]bool, nn), ends: newEvents(p.timeline.ends.runMax),
 		tail: make([]time.Duration, 2*size), size: size}
 	for i := range w.tail {
 		w.tail[i] = Forever
@@ -149,7 +149,7 @@ func (p *Profile) wholeBuild() {
 	end := make([]int, nn) // per node, the end of its windows in all
 	for i := range nn {
 		n := topology.NodeID(i)
-		if p.alloc[n].Len() == g {
+		if p.dense.alloc[n].Len() == g {
 			w.buf = p.wholeWindows(n, w.buf[:0])
 			for _, x := range w.buf {
 				all = append(all, w.put(n, x))
@@ -161,7 +161,7 @@ func (p *Profile) wholeBuild() {
 		end[i] = len(all)
 	}
 	for i := range nn {
-		if p.alloc[i].Len() == g {
+		if p.dense.alloc[i].Len() == g {
 			from := 0
 			if i > 0 {
 				from = end[i-1]
@@ -190,7 +190,7 @@ func (p *Profile) wholeRefresh() {
 // and of its reservations.
 func (p *Profile) wholeWindows(n topology.NodeID, ws []window) []window {
 	ne := &p.nodes[n]
-	alloc := p.alloc[n]
+	alloc := p.dense.alloc[n]
 	rel := time.Duration(0)
 	for held := alloc & p.seenHeld[n]; held != 0; held &= held - 1 {
 		gpu := held & -held
@@ -204,7 +204,7 @@ func (p *Profile) wholeWindows(n topology.NodeID, ws []window) []window {
 			return ws
 		}
 	}
-	blocked := p.resBuf[:0]
+	blocked := p.scratch.reserved[:0]
 	for _, e := range ne.reservations() {
 		if e.set&alloc != 0 {
 			blocked = append(blocked, window{e.start, e.end})
@@ -221,7 +221,7 @@ func (p *Profile) wholeWindows(n topology.NodeID, ws []window) []window {
 	if cur != Forever {
 		ws = append(ws, window{cur, Forever})
 	}
-	p.resBuf = blocked[:0]
+	p.scratch.reserved = blocked[:0]
 	return ws
 }
 
@@ -500,7 +500,7 @@ func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement
 	// Busy nodes, all of whose GPUs are held now, first, when GPUs
 	// released by the start may be used (see preferBusy); then by node.
 	prefer := at > 0 || p.releasedNow
-	busy := func(n topology.NodeID) bool { return prefer && p.alloc[n]&^p.ix.Held(n) == 0 }
+	busy := func(n topology.NodeID) bool { return prefer && p.dense.alloc[n]&^p.ix.Held(n) == 0 }
 	take := func(n topology.NodeID) bool {
 		if p.ix.InClass(n, r.Class) {
 			cs = append(cs, n)
@@ -545,7 +545,7 @@ func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement
 		return int(a - b)
 	})
 	for _, n := range cs[:r.Members] {
-		pl.Slots = append(pl.Slots, gang.Slot{Node: n, GPUs: p.alloc[n], Members: 1})
+		pl.Slots = append(pl.Slots, gang.Slot{Node: n, GPUs: p.dense.alloc[n], Members: 1})
 	}
 	w.nodes = cs[:0]
 	return pl
@@ -611,7 +611,7 @@ func (p *Profile) usableIn(cl topology.Class, level int, dom topology.DomainID, 
 	free := 0
 	for f := range p.ix.MaxGPUs() + 1 {
 		for n := range p.ix.Bucket(level, dom, cl, f) {
-			if free += (p.usable(n, p.alloc[n]&^p.seenHeld[n], at, d) & p.alloc[n]).Len(); free > stop {
+			if free += (p.usable(n, p.dense.alloc[n]&^p.seenHeld[n], at, d) & p.dense.alloc[n]).Len(); free > stop {
 				return free
 			}
 		}
