@@ -330,3 +330,19 @@ func compareDur(a, b time.Duration) int {
 	}
 	return 0
 }
+
+// memo is what [Profile.Earliest] remembers (see memo.go): lower bounds
+// per request shape, the windows loosened since they were found, and the
+// free GPUs of the index when the profile last looked, which tells it
+// that GPUs were freed behind its back.
+type memo struct {
+	answers  map[shape][]memoGroup
+	loose    []loosened
+	lastFree int
+}
+
+// Forget drops the answers [Profile.Earliest] remembered. A caller that
+// frees held GPUs in the index between queries without the count of free
+// GPUs rising above what the last query saw (taking as many or more
+// elsewhere) must call it; the profile notices other loosening itself.
+func (p *Profile) Forget() { p.forget() }

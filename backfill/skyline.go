@@ -3,6 +3,9 @@ package backfill
 import (
 	"slices"
 	"time"
+
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // A skyline is a step function of time: for one class of nodes, how many
@@ -191,4 +194,116 @@ func (s *skyline) firstFit(t0, d time.Duration, level int32) time.Duration {
 			return Forever
 		}
 	}
+}
+
+// count adds k GPUs of node n to the skylines on [from, to), once they
+// are built.
+func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
+	if p.skylines == nil {
+		return
+	}
+	p.skylines[topology.AnyType].add(from, to, int32(k))
+	if c := p.dense.class[n]; c != topology.AnyType {
+		p.skylines[c].add(from, to, int32(k))
+	}
+}
+
+// countSlots takes the GPUs of slots from the skylines on [from, to),
+// once they are built: one update per class the slots' nodes change
+// between, rather than one per slot, since a sum does not depend on the
+// order of its terms.
+func (p *Profile) countSlots(slots []gang.Slot, from, to time.Duration) {
+	if p.skylines == nil {
+		return
+	}
+	all := 0
+	for i := 0; i < len(slots); {
+		c, k := p.dense.class[slots[i].Node], 0
+		for ; i < len(slots) && p.dense.class[slots[i].Node] == c; i++ {
+			k += slots[i].GPUs.Len()
+		}
+		if all += k; c != topology.AnyType {
+			p.skylines[c].add(from, to, -int32(k))
+		}
+	}
+	p.skylines[topology.AnyType].add(from, to, -int32(all))
+}
+
+// buildSky builds the skylines from every event so far, on the first
+// query: a Step that records thousands of releases and asks few queries
+// then pays one sort instead of an update per release. O(E log E).
+func (p *Profile) buildSky() {
+	p.buildDense()
+	type delta struct {
+		at time.Duration
+		c  topology.Class
+		k  int32
+	}
+	var ds []delta
+	put := func(n topology.NodeID, at time.Duration, k int) {
+		if at == Forever || k == 0 {
+			return
+		}
+		ds = append(ds, delta{at, topology.AnyType, int32(k)})
+		if c := p.dense.class[n]; c != topology.AnyType {
+			ds = append(ds, delta{at, c, int32(k)})
+		}
+	}
+	for _, n := range p.eventful {
+		h := p.ix.Healthy(n)
+		for _, e := range p.nodes[n].ev {
+			if !e.reserve {
+				put(n, e.start, (e.set & h).Len())
+				continue
+			}
+			put(n, e.start, -e.set.Len())
+			put(n, e.end, e.set.Len())
+		}
+	}
+	slices.SortFunc(ds, func(a, b delta) int {
+		if a.c != b.c {
+			return int(a.c) - int(b.c)
+		}
+		return compareDur(a.at, b.at)
+	})
+	p.skylines = make([]*skyline, 1+len(p.ix.Types()))
+	for c := range p.skylines {
+		var at []time.Duration
+		var v []int32
+		cur, zero := int32(0), int32(0)
+		for len(ds) > 0 && ds[0].c == topology.Class(c) {
+			d := ds[0]
+			ds = ds[1:]
+			cur += d.k
+			if d.at <= 0 {
+				zero = cur // in force from now on: the value at 0
+				continue
+			}
+			if k := len(at) - 1; k >= 0 && at[k] == d.at {
+				v[k] = cur
+				continue
+			}
+			at, v = append(at, d.at), append(v, cur)
+		}
+		p.skylines[c] = newSkylineFrom(zero, at, v)
+	}
+}
+
+// freeBound returns the first t >= t0 at which the free GPUs of r's
+// class, counted over time, stay at r.GPUs() or more during [t, t+d): no
+// run of r fits before it. Forever when there is none. Inside
+// WithReservations it returns t0: the index then hides GPUs for the
+// reservations that the count over time takes away again.
+func (p *Profile) freeBound(r gang.Request, d, t0 time.Duration) time.Duration {
+	if p.within {
+		return t0
+	}
+	if p.skylines == nil {
+		p.buildSky()
+	}
+	if int(r.Class) < 0 || int(r.Class) >= len(p.skylines) {
+		return t0
+	}
+	short := r.GPUs() - p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class)
+	return p.skylines[r.Class].firstFit(t0, d, int32(short))
 }

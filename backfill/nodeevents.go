@@ -1,0 +1,172 @@
+package backfill
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// nodeEvent is one event of a node: a release (start == end == at) or a
+// reservation of [start, end).
+type nodeEvent struct {
+	start, end time.Duration
+	set        topology.GPUSet
+	seq        int32 // of its timeline entry: the release, or the reservation's end
+	reserve    bool
+}
+
+// nodeEvents is the events of one node: its releases in ev[:rel], in
+// the order recorded, then its reservations, ordered by end (those with
+// equal ends in the order made). A reservation that ended by a run's
+// start cannot hold a GPU during the run, so a scan for the
+// reservations a run overlaps walks them from the last and stops at the
+// first that ended by its start.
+//
+// Beside them, a summary that answers most runs without reading the
+// events (see [Profile.usable]): the GPUs of all releases and the latest
+// release time (0 when none), the earliest reservation start and the
+// latest reservation end (0 when none).
+type nodeEvents struct {
+	ev               []nodeEvent
+	rel              int
+	relSet           topology.GPUSet
+	relLast          time.Duration
+	resFirst, resEnd time.Duration
+	// listed says that the node is in Profile.eventful: ev can be empty
+	// again after a move drops its only release (see MoveRelease).
+	listed bool
+}
+
+// addRelease appends release e.
+func (ne *nodeEvents) addRelease(e nodeEvent) {
+	ne.ev = slices.Insert(ne.ev, ne.rel, e)
+	ne.rel++
+	ne.relSet |= e.set
+	ne.relLast = max(ne.relLast, e.start)
+}
+
+// releasesChanged recomputes relSet and relLast after the releases
+// changed.
+func (ne *nodeEvents) releasesChanged() {
+	ne.relSet, ne.relLast = 0, 0
+	for _, e := range ne.releases() {
+		ne.relSet |= e.set
+		ne.relLast = max(ne.relLast, e.start)
+	}
+}
+
+// releaseSet returns the GPUs of the release with timeline entry seq,
+// and false when the node has no such release any more.
+func (ne *nodeEvents) releaseSet(seq int32) (topology.GPUSet, bool) {
+	for _, e := range ne.releases() {
+		if e.seq == seq {
+			return e.set, true
+		}
+	}
+	return 0, false
+}
+
+// releases returns the releases.
+func (ne *nodeEvents) releases() []nodeEvent { return ne.ev[:ne.rel] }
+
+// reservations returns the reservations, ordered by end.
+func (ne *nodeEvents) reservations() []nodeEvent { return ne.ev[ne.rel:] }
+
+// addReservation inserts reservation e after those that end by its end.
+func (ne *nodeEvents) addReservation(e nodeEvent) {
+	if len(ne.ev) == ne.rel {
+		ne.resFirst = e.start
+	}
+	ne.resFirst = min(ne.resFirst, e.start)
+	ne.resEnd = max(ne.resEnd, e.end)
+	i := ne.rel + sort.Search(len(ne.ev)-ne.rel, func(i int) bool { return ne.ev[ne.rel+i].end > e.end })
+	ne.ev = slices.Insert(ne.ev, i, e)
+}
+
+// freedAt is when e frees its GPUs in the timeline: a release's time or a
+// reservation's end; false for a reservation that never ends.
+func (e *nodeEvent) freedAt() (time.Duration, bool) {
+	if !e.reserve {
+		return e.start, true
+	}
+	return e.end, e.end != Forever
+}
+
+// releasedNone reports whether no GPU of s on node n is free now or
+// released by t, so that none of them is usable for a run from t. It
+// reads the node's earliest release, which a release moved later leaves
+// earlier than the truth: that only answers false more often. O(1), after
+// dense.
+func (p *Profile) releasedNone(n topology.NodeID, s topology.GPUSet, t time.Duration) bool {
+	return s&p.dense.alloc[n]&^p.seenHeld[n] == 0 && t < p.dense.earliestRelease[n]
+}
+
+// noteStart records a reservation of node n from start.
+func (p *Profile) noteStart(n topology.NodeID, start time.Duration) {
+	if p.firstReserved == nil {
+		p.firstReserved = make([]time.Duration, p.ix.NumNodes())
+		for i := range p.firstReserved {
+			p.firstReserved[i] = Forever
+		}
+		p.reserveCount = make([]uint32, p.ix.NumNodes())
+	}
+	p.firstReserved[n] = min(p.firstReserved[n], start)
+	p.reserveCount[n]++
+}
+
+// reservations is the number of reservations made on node n so far
+// (wrapping around).
+func (p *Profile) reservations(n topology.NodeID) uint32 {
+	if p.reserveCount == nil {
+		return 0
+	}
+	return p.reserveCount[n]
+}
+
+// noteEvent lists node n among the nodes with events, once.
+func (p *Profile) noteEvent(n topology.NodeID) {
+	if ne := &p.nodes[n]; !ne.listed {
+		ne.listed = true
+		p.eventful = append(p.eventful, n)
+	}
+}
+
+// usable is the rule of the type comment for node n, whose free GPUs now
+// are base.
+func (p *Profile) usable(n topology.NodeID, base topology.GPUSet, t, d time.Duration) topology.GPUSet {
+	u := base
+	ne := &p.nodes[n]
+	if ne.relLast <= t {
+		u |= ne.relSet
+	} else {
+		for _, e := range ne.releases() {
+			if e.start <= t {
+				u |= e.set
+			}
+		}
+	}
+	end := add(t, d)
+	if u == 0 || ne.resEnd <= t || ne.resFirst >= end {
+		return u
+	}
+	return u &^ p.reservedIn(ne, t, end)
+}
+
+// reservedIn returns the GPUs that some reservation of ne holds at any
+// moment of [t0, t1): it walks the reservations from the last ended and
+// stops at the first that ended by t0.
+func (p *Profile) reservedIn(ne *nodeEvents, t0, t1 time.Duration) topology.GPUSet {
+	var s topology.GPUSet
+	for i := len(ne.ev) - 1; i >= ne.rel; i-- {
+		e := &ne.ev[i]
+		if e.end <= t0 {
+			break
+		}
+		if e.start < t1 {
+			s |= e.set
+		}
+	}
+	return s
+}
