@@ -281,29 +281,38 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 
 // move brings cursor c to the run [t, t+d). It recomputes the nodes
 // with an event passed, O(e) each for e events per node, except for the
-// events applied in O(1) below. A recomputation counts 8 units and an
-// event applied in O(1) one; past 8 units per node with events, the move
-// stops and recomputes every node with events instead, and a move that
-// would pass more entries than that does so at once, having counted them
-// a run at a time. Writing the changed nodes into the index (O(L) each,
-// for L levels) waits for the next flush.
+// events applied in O(1) by the rules below. A recomputation costs
+// recomputeUnits and an event applied in O(1) one unit; past
+// recomputeUnits per node with events, the move stops and recomputes
+// every node with events instead, and a move that would pass more
+// entries than that does so at once, having counted them a run at a
+// time. Writing the changed nodes into the index (O(L) each, for L
+// levels) waits for the next flush.
 //
-// Four kinds of event cost O(1), read from the timeline entry, reservedAgainBy,
-// the cursor's own view, and the node's GPUs free now and earliest
-// release (the backfill oracle tests and TestMovesKeepCursorsExact check
-// the arguments, and fail when any rule is loosened). Each rests on
-// this: an event changes the use of its own GPUs only, so a GPU of a
-// node that no rule recomputes keeps its use unless some rule below says
-// otherwise.
+// The events passed are the releases and reservation ends between the
+// two starts and the reservation starts between the two ends. Four kinds
+// of them cost O(1), read from the timeline entry, reservedAgainBy, the
+// cursor's own view, and the node's GPUs free now and earliest release:
+//
+//	rule  event passed                as the run's          node left as it is when
+//	1     release or reservation end  start moves later     reservedAgainBy < new end
+//	2     reservation start           end moves later       always; its GPUs are removed
+//	3     release or reservation end  start moves earlier   the cursor shows none of its GPUs usable
+//	4     reservation start           end moves earlier     none of its GPUs is free now or released
+//	                                                        by the new start, or new start < reservedAgainBy
+//
+// Each rests on this: an event changes the use of its own GPUs only, so
+// a GPU of a node that no rule recomputes keeps its use unless some rule
+// says otherwise.
 //  1. A release or reservation end passed by a later start frees its
 //     GPUs from then on, but a GPU reserved again before the run's new
 //     end is unusable for the run from this event on. If that holds for
-//     every GPU of the event (reservedAgainBy is earlier than the new end), the
-//     node is left as it is: such a GPU's use for the run is settled by
-//     the last event at or before the new start that frees it, another
-//     entry passed and judged alike, and a GPU of a node left alone was
-//     unusable before the move too, unless the reservation that held it
-//     started at or after the old end, which the next rule handles.
+//     every GPU of the event, the node is left as it is: such a GPU's
+//     use for the run is settled by the last event at or before the new
+//     start that frees it, another entry passed and judged alike, and a
+//     GPU of a node left alone was unusable before the move too, unless
+//     the reservation that held it started at or after the old end,
+//     which rule 2 handles.
 //  2. A reservation start passed by a later run end (whichever way the
 //     start moves) blocks its GPUs. On a node not recomputed, the events
 //     passed moving the start take nothing away and free nothing usable,
@@ -313,138 +322,186 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 //  3. A release or reservation end passed by an earlier start can only
 //     take its GPUs away: they are no longer released by the start, or
 //     held by a reservation the run now overlaps. If the cursor shows
-//     none of them usable, the node is left as it is.
+//     none of them usable, nothing changes.
 //  4. A reservation start passed by an earlier run end can only give its
 //     GPUs back, and only those free now or released by the new start.
-//     If none is (none of them is free now, and the node's earliest
-//     release comes after the new start), the node is left as it is. If
-//     the start moved later, the old run could not use them either. If it
-//     moved earlier, a GPU of them that the old run could use was
-//     released between the two starts: the pass over releases, which
-//     runs first, went over that release with the GPU shown usable, so
-//     it recomputed the node (or ran out of budget, and every node is
-//     recomputed). The node is also left as it is when the new start
-//     comes before the start's reservedAgainBy: each of its GPUs is then held
-//     by an earlier reservation that ends after the new start, which
-//     either overlaps the new run or starts at or after its end; in that
-//     case its own start, earlier, was passed first and either
-//     recomputed the node or was left alone by this same rule, its GPUs
-//     unusable.
+//     If none is, nothing changes: if the start moved later, the old run
+//     could not use them either; if it moved earlier, a GPU of them that
+//     the old run could use was released between the two starts, and
+//     the pass over releases, which runs first, went over that release
+//     with the GPU shown usable, so it recomputed the node (or ran out
+//     of budget, and every node is recomputed). Nothing changes either
+//     when the new start comes before the start's reservedAgainBy: each
+//     of its GPUs is then held by an earlier reservation that ends after
+//     the new start, which either overlaps the new run or starts at or
+//     after its end; in that case its own start, earlier, was passed
+//     first and either recomputed the node or was left alone by this
+//     same rule, its GPUs unusable.
 //
-// Otherwise the node is recomputed: moving the start later past a
-// release or reservation end whose GPUs are not all reserved again
-// before the new end (rule 1), moving the start earlier past one whose
-// GPUs the cursor shows usable (rule 3), or moving the end earlier past
-// a reservation start that may give GPUs back (rule 4).
+// Every other event passed recomputes its node.
 func (p *Profile) move(c *cursor, t, d time.Duration) {
-	e0, e1 := add(c.at, c.d), add(t, d)
-	if t == c.at && e0 == e1 {
+	oldEnd, newEnd := add(c.at, c.d), add(t, d)
+	if t == c.at && oldEnd == newEnd {
 		return
 	}
-	forward := t > c.at
-	lo, hi := min(c.at, t), max(c.at, t)
-	elo, ehi := min(e0, e1), max(e0, e1)
+	m := cursorMove{
+		p: p, c: c, start: t, end: newEnd, forward: t > c.at,
+		startLo: min(c.at, t), startHi: max(c.at, t),
+		endLo: min(oldEnd, newEnd), endHi: max(oldEnd, newEnd), endLater: newEnd > oldEnd,
+		stamp:  p.nextStamp(),
+		budget: recomputeUnits * len(p.eventful),
+	}
 	c.at, c.d = t, d
-	st := p.nextStamp()
-	// A recomputation costs recompute units, an entry passed without one
-	// a unit; past recompute·M units, recompute the M nodes instead.
-	const recompute = 8
-	budget := recompute * len(p.eventful)
-	visit := func(e timelineEntry) bool {
-		if p.scratch.stamp[e.n] == st {
-			budget--
-			return budget >= 0
-		}
-		if budget -= recompute; budget < 0 {
-			return false
-		}
-		p.scratch.stamp[e.n] = st
-		p.point(c, e.n)
-		return true
-	}
-	// pass spends a unit on an entry a rule skips, or visits it; false
-	// when the budget is spent.
-	pass := func(e timelineEntry, skip bool) bool {
-		if skip {
-			budget--
-			return budget >= 0
-		}
-		return visit(e)
-	}
-	// Releases and reservation ends in (lo, hi]; reservation starts in
-	// [elo, ehi). A move that passes more of them than the budget has
-	// units recomputes every node anyway: counting them a run at a time
-	// finds that out without walking them.
-	k := 0
-	if lo != hi {
-		k = p.timeline.ends.Count(lo+1, hi, budget+1)
-	}
-	if elo != ehi && k <= budget {
-		k += p.timeline.starts.Count(elo, ehi-1, budget+1-k)
-	}
-	if k > budget {
+	if m.passesTooMany() {
 		for _, n := range p.eventful {
 			p.point(c, n)
 		}
 		return
 	}
-	if lo != hi {
-		p.timeline.ends.FromRuns(timelineEntry{at: lo + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
-			if forward && p.runHi(run) < e1 {
-				// Rule 1 skips every entry of the run: a unit each.
-				k := len(evs)
-				if evs[k-1].at > hi {
-					k = sort.Search(k, func(i int) bool { return evs[i].at > hi })
-				}
-				budget -= k
-				return budget >= 0 && k == len(evs)
-			}
-			for _, e := range evs {
-				if e.at > hi {
-					return false
-				}
-				var skip bool
-				if forward {
-					skip = p.timeline.reservedAgainBy[e.seq] < e1 // rule 1
-				} else {
-					skip = p.scratch.stamp[e.n] != st && c.use[e.n]&e.set == 0 // rule 3
-				}
-				if !pass(e, skip) {
-					return false
-				}
-			}
-			return true
-		})
+	m.passFreeing()
+	if m.budget >= 0 {
+		m.passStarts()
 	}
-	if elo != ehi && budget >= 0 {
-		p.timeline.starts.From(timelineEntry{at: elo, seq: -1}, func(evs []timelineEntry) bool {
-			for _, e := range evs {
-				if e.at >= ehi {
-					return false
-				}
-				var skip bool
-				if e1 > e0 {
-					if p.scratch.stamp[e.n] != st { // rule 2
-						if u := c.use[e.n]; u&e.set != 0 {
-							p.show(c, e.n, u&^e.set)
-						}
+	if m.budget < 0 {
+		m.recomputeRest()
+	}
+}
+
+// recomputeUnits is what recomputing a node costs a move, in units of
+// an event applied in O(1).
+const recomputeUnits = 8
+
+// cursorMove is one move of a cursor c to the run [start, end): it
+// passes the releases and reservation ends in (startLo, startHi] and
+// the reservation starts in [endLo, endHi), spending budget on them.
+// A node recomputed carries stamp, so that it is recomputed once.
+type cursorMove struct {
+	p                *Profile
+	c                *cursor
+	start, end       time.Duration // the new run
+	forward          bool          // the start moves later
+	startLo, startHi time.Duration
+	endLo, endHi     time.Duration
+	endLater         bool // the end moves later
+	stamp            uint32
+	budget           int
+}
+
+// passesTooMany reports whether the move passes more entries than its
+// budget has units, counting them a run at a time without walking them:
+// then recomputing every node with events costs less.
+func (m *cursorMove) passesTooMany() bool {
+	k := 0
+	if m.startLo != m.startHi {
+		k = m.p.timeline.ends.Count(m.startLo+1, m.startHi, m.budget+1)
+	}
+	if m.endLo != m.endHi && k <= m.budget {
+		k += m.p.timeline.starts.Count(m.endLo, m.endHi-1, m.budget+1-k)
+	}
+	return k > m.budget
+}
+
+// recompute recomputes e's node, once per move; false when the budget
+// is spent.
+func (m *cursorMove) recompute(e timelineEntry) bool {
+	if m.p.scratch.stamp[e.n] == m.stamp {
+		m.budget--
+		return m.budget >= 0
+	}
+	if m.budget -= recomputeUnits; m.budget < 0 {
+		return false
+	}
+	m.p.scratch.stamp[e.n] = m.stamp
+	m.p.point(m.c, e.n)
+	return true
+}
+
+// pass spends a unit on an entry a rule leaves alone (skip), or
+// recomputes its node; false when the budget is spent.
+func (m *cursorMove) pass(e timelineEntry, skip bool) bool {
+	if skip {
+		m.budget--
+		return m.budget >= 0
+	}
+	return m.recompute(e)
+}
+
+// recomputed reports whether this move has recomputed node n.
+func (m *cursorMove) recomputed(n topology.NodeID) bool { return m.p.scratch.stamp[n] == m.stamp }
+
+// passFreeing passes the releases and reservation ends between the two
+// starts (rules 1 and 3). Moving forward, a whole run of entries whose
+// latest reservedAgainBy is before the new end costs a unit per entry
+// without reading them.
+func (m *cursorMove) passFreeing() {
+	if m.startLo == m.startHi {
+		return
+	}
+	p, hi := m.p, m.startHi
+	p.timeline.ends.FromRuns(timelineEntry{at: m.startLo + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
+		if m.forward && p.runHi(run) < m.end {
+			k := len(evs)
+			if evs[k-1].at > hi {
+				k = sort.Search(k, func(i int) bool { return evs[i].at > hi })
+			}
+			m.budget -= k
+			return m.budget >= 0 && k == len(evs)
+		}
+		for _, e := range evs {
+			if e.at > hi {
+				return false
+			}
+			var skip bool
+			if m.forward {
+				skip = p.timeline.reservedAgainBy[e.seq] < m.end // rule 1
+			} else {
+				skip = !m.recomputed(e.n) && m.c.use[e.n]&e.set == 0 // rule 3
+			}
+			if !m.pass(e, skip) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// passStarts passes the reservation starts between the two ends (rules
+// 2 and 4).
+func (m *cursorMove) passStarts() {
+	if m.endLo == m.endHi {
+		return
+	}
+	p, c := m.p, m.c
+	p.timeline.starts.From(timelineEntry{at: m.endLo, seq: -1}, func(evs []timelineEntry) bool {
+		for _, e := range evs {
+			if e.at >= m.endHi {
+				return false
+			}
+			var skip bool
+			if m.endLater {
+				if !m.recomputed(e.n) { // rule 2
+					if u := c.use[e.n]; u&e.set != 0 {
+						p.show(c, e.n, u&^e.set)
 					}
-					skip = true
-				} else {
-					skip = p.scratch.stamp[e.n] != st && (p.releasedNone(e.n, e.set, t) || t < p.timeline.reservedAgainBy[e.seq]) // rule 4
 				}
-				if !pass(e, skip) {
-					return false
-				}
+				skip = true
+			} else {
+				skip = !m.recomputed(e.n) && (p.releasedNone(e.n, e.set, m.start) || m.start < p.timeline.reservedAgainBy[e.seq]) // rule 4
 			}
-			return true
-		})
-	}
-	if budget < 0 {
-		for _, n := range p.eventful {
-			if p.scratch.stamp[n] != st {
-				p.point(c, n)
+			if !m.pass(e, skip) {
+				return false
 			}
+		}
+		return true
+	})
+}
+
+// recomputeRest recomputes every node with events that the move has not
+// recomputed, once its budget is spent.
+func (m *cursorMove) recomputeRest() {
+	for _, n := range m.p.eventful {
+		if !m.recomputed(n) {
+			m.p.point(m.c, n)
 		}
 	}
 }
