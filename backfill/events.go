@@ -24,7 +24,7 @@ import (
 // runs of at least r costs O(log(E/r) + k + k/r calls), and inserting or
 // deleting an entry O(log(E/r) + R) (a copy within its run).
 //
-// Entries are distinct: no two compare equal under tevLess (each has its
+// Entries are distinct: no two compare equal under entryLess (each has its
 // own seq). Even walks write the search key, so an events is not safe
 // for concurrent use, readers included.
 type events struct {
@@ -75,7 +75,7 @@ func (s *events) locate(e timelineEntry) *entryRun {
 }
 
 // search returns the position of the first entry of r not before e.
-// It is sort.Search written out with the order of tevLess inline: every
+// It is sort.Search written out with the order of entryLess inline: every
 // insert, delete and walk of the timeline starts with one, and a
 // comparison through a function value costs more than the compare.
 func search(r *entryRun, e timelineEntry) int {

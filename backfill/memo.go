@@ -201,8 +201,7 @@ func (p *Profile) remember(k shape, m int, d, at time.Duration) {
 
 // maxLoose bounds the loosened windows kept: a query with an old bound
 // reads every window added since, so past this many the profile forgets
-// instead, as it does when it loosens in other ways. (A Step of 16,384
-// nodes and 100,000 pending jobs keeps up to about 1,800.)
+// instead, as it does when it loosens in other ways.
 const maxLoose = 4096
 
 // loosen records that runs from from until to may use the GPUs s of node

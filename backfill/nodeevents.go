@@ -98,7 +98,7 @@ func (e *nodeEvent) freedAt() (time.Duration, bool) {
 // released by t, so that none of them is usable for a run from t. It
 // reads the node's earliest release, which a release moved later leaves
 // earlier than the truth: that only answers false more often. O(1), after
-// dense.
+// buildDense.
 func (p *Profile) releasedNone(n topology.NodeID, s topology.GPUSet, t time.Duration) bool {
 	return s&p.dense.alloc[n]&^p.seenHeld[n] == 0 && t < p.dense.earliestRelease[n]
 }

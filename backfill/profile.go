@@ -25,81 +25,31 @@ func add(a, b time.Duration) time.Duration {
 	return a + b
 }
 
-// Profile is the availability of GPUs over time, from now on. Times are
-// offsets from now (0 is now). It is layered over a live
-// [topology.Index] that says which GPUs are free now; the profile adds
-// when held GPUs become free (releases) and which GPUs are promised to
-// whom from when to when (reservations).
+// Profile is the availability of GPUs over time, from now on, layered
+// over a live [topology.Index] that says which GPUs are free now: the
+// profile adds when held GPUs become free (releases) and which GPUs are
+// promised to whom from when to when (reservations). Times are offsets
+// from now.
 //
-// A GPU is usable for a job that would run during [t, t+d) when it is
-// free now or released by t, and no reservation holds it at any moment of
-// [t, t+d). Queries evaluate exactly that rule. Runs and reservations
-// shorter than a nanosecond (d <= 0) are taken to last one, so that each
-// holds its GPUs at its start.
+// A GPU is usable for a run [t, t+d) when it is free now or released by
+// t, and no reservation holds it at any moment of [t, t+d) (the package
+// documentation has a worked example). Queries evaluate exactly that
+// rule. Runs and reservations shorter than a nanosecond (d <= 0) are
+// taken to last one, so that each holds its GPUs at its start. Only ready
+// nodes are tracked: GPUs of draining and down nodes never become usable.
 //
-// Releases and reservation ends are kept in a time-ordered B-tree
-// (google/btree) of sorted runs of up to 128 entries, reservation
-// starts in another, and each node keeps the short list of its own events
-// (its releases, then its reservations in order of their ends, so that
-// reading a node for a run stops at the reservations that ended by the
-// run's start); releases wait in a list until the next query that takes a cursor, so
-// that a profile that only places jobs never builds the first tree.
-// [Profile.Earliest] works on cursors: copies of the index that show the
-// usable GPUs for one run [t, t+d). A query takes the cursor nearest to
-// its run and brings it there by applying the events between the two runs:
-// many in O(1) from the event's own record, the cursor's view or the
-// node's earliest release, the others by recomputing their node (or, if
-// those would outnumber the nodes with events, those nodes). Then it
-// sweeps forward over the moments at which capacity can grow (releases and
-// reservation ends), adding up, without moving the cursor, the GPUs of the
-// job's class that each event could free for the run, and moves the cursor
-// only to the moments where they could make up what is missing; there it
-// counts the usable GPUs and the members they leave room for (a node
-// with k usable GPUs holds k/g members of g GPUs, rounded down; the
-// cursor counts its nodes by k), and asks the gang placer whether the job
-// fits only when both suffice. So a query costs O(B·c + E + T·(B'·c + G +
-// P)): B events between the cursor and the query's start, c the cost of
-// applying one (O(1), or O(e) to recompute a node of e events; never more
-// in all than recomputing the M nodes with events), E events swept, T
-// moments tried, B' events between two of them, G the most GPUs of a
-// node, and P a fit check ([gang.Place]), made only where the GPUs and
-// the room suffice. Before sweeping, Earliest counts the free GPUs of the job's
-// class over time (a step function per class kept beside the events) and
-// starts at the first moment from which enough of them stay free for the
-// whole run: no earlier start can fit. Earliest also remembers its answers
-// per request shape, and an answer bounds later queries of that shape or a
-// stronger one (as many GPUs per member or more, a GPU type where the
-// answer was for any, a required level where it was for none): they start
-// their sweep there, and one already known never to fit costs O(S·b) for S
-// shapes and b answers remembered per shape. A release moved earlier keeps
-// those answers: a query whose answer was remembered before it first
-// searches the starts at which the moved GPUs are free for its whole run,
-// O(W) for W such moves since, plus a sweep of each span found. A
-// reservation takes its GPUs from each cursor whose run it
-// overlaps; other changes to the profile and to the live index between
-// queries mark the changed nodes stale in each cursor, which recomputes
-// them before use.
-//
-// A whole-node gang, whose members each take every GPU of a node of the
-// largest size, needs no cursor: such a node holds a member for a run
-// exactly when one of its whole-node free windows (the spans in which
-// all its GPUs are usable) contains the run. The profile keeps those
-// windows: a reservation cuts its span out of its nodes' windows, and a
-// node whose releases or held GPUs change is recomputed from its events
-// before the next such query (O(g·e + e log e) for its g GPUs and e
-// events; either way O(log W + R) per window changed, for W windows in
-// runs of R, and O(log N) for the node's last window). A query counts
-// the nodes whose window holds its run from its first start, then sweeps
-// the timeline for the windows that start later: O((T + H + S)·log) for
-// T nodes free for good from its first start, H windows that end after
-// its first run, and S entries swept. The same windows choose the nodes
-// as the gang placer and the preference for GPUs busy now would on a
-// cursor, unless a domain chooser, a preferred level inside the required
-// one, spreading or a scorer choosing among GPU types could choose
-// otherwise: then a cursor brought to the start places the gang.
-//
-// Only ready nodes are tracked; GPUs of draining and down nodes never
-// become usable.
+// The cost of [Profile.Earliest] for a request of G GPUs: O(B·c + E +
+// T·(B'·c + G + P)) for B events between the nearest cursor (see
+// cursor.go) and the query's start, c the cost of applying one (O(1), or
+// O(e) to recompute a node of e events; never more in all than
+// recomputing the M nodes with events), E events swept, T starts tried,
+// B' events between two of them, and P a fit check ([gang.Place]), made
+// only where the usable GPUs and the room for members suffice. A start
+// ruled out by an answer remembered for the request's shape costs O(S·b)
+// for S shapes and b answers per shape (see memo.go). A whole-node gang
+// costs O((T + H + S)·log) instead, for T nodes free for good from its
+// first start, H whole-node windows that end after its first run and S
+// entries swept (see whole.go).
 type Profile struct {
 	ix       *topology.Index
 	timeline timeline     // releases, reservation ends and starts, in time order
@@ -152,7 +102,7 @@ type denseNodes struct {
 // scratch is memory reused between queries; nothing in it outlives one.
 type scratch struct {
 	// Per-node stamps, to refresh a node once per step of a sweep (nil
-	// until dense), and the current stamp.
+	// until buildDense), and the current stamp.
 	stamp  []uint32
 	stampN uint32
 	nodes  []topology.NodeID // blockNow's nodes with free GPUs

@@ -75,8 +75,8 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t,
 	if st, ok := p.sweep(r, d, s, at, at); ok {
 		return st, true
 	}
-	// The windows and the cursor disagree, which the tests rule out
-	// (CheckInvariants fails on a count here): answer as a sweep would.
+	// The windows and the cursor disagree, which cannot happen while the
+	// windows are right: count the miss and answer as a sweep would.
 	p.wholeMisses++
 	return p.sweep(r, d, s, t, limit)
 }
