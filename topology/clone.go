@@ -16,12 +16,12 @@ import (
 func (ix *Index) Clone() *Index {
 	c := *ix
 	c.held = slices.Clone(ix.held)
-	c.lv = make([]level, len(ix.lv))
-	for i := range ix.lv {
-		src, dst := &ix.lv[i], &c.lv[i]
+	c.levels = make([]level, len(ix.levels))
+	for i := range ix.levels {
+		src, dst := &ix.levels[i], &c.levels[i]
 		*dst = *src
 		dst.free, dst.used = slices.Clone(src.free), slices.Clone(src.used)
-		dst.bk = slices.Clone(src.bk)
+		dst.buckets = slices.Clone(src.buckets)
 		dst.words, dst.sum = slices.Clone(src.words), slices.Clone(src.sum)
 		if src.trees != nil {
 			dst.trees = make([]*btree.BTreeG[domainKey], len(src.trees))
