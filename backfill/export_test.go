@@ -68,7 +68,7 @@ func CheckInvariants(p *Profile) error {
 		listed[n] = true
 	}
 	for n := range p.nodes {
-		if len(p.nodes[n].ev) > 0 && !listed[n] {
+		if len(p.nodes[n].events) > 0 && !listed[n] {
 			return fmt.Errorf("node %d has events but is not listed among the nodes with events", n)
 		}
 	}
@@ -91,7 +91,7 @@ func CheckInvariants(p *Profile) error {
 		for _, e := range evs {
 			entries++
 			found := false
-			for _, v := range p.nodes[e.n].ev {
+			for _, v := range p.nodes[e.n].events {
 				if v.seq != e.seq {
 					continue
 				}
@@ -118,7 +118,7 @@ func CheckInvariants(p *Profile) error {
 	// And every event that frees GPUs at some time has its entry.
 	want := 0
 	for _, ne := range p.nodes {
-		for _, v := range ne.ev {
+		for _, v := range ne.events {
 			if _, ok := v.freedAt(); ok && v.set != 0 {
 				want++
 			}
@@ -215,7 +215,7 @@ func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Durati
 	for g := s; g != 0; g &= g - 1 {
 		i := bits.TrailingZeros64(uint64(g))
 		first := Forever
-		for _, e := range p.nodes[n].ev {
+		for _, e := range p.nodes[n].events {
 			if e.reserve && e.start >= at && e.set&(1<<i) != 0 {
 				first = min(first, e.start)
 			}

@@ -270,8 +270,8 @@ func (p *Profile) gapsOf(l *loosened, gaps []window) []window {
 	for g := l.set & p.ix.Healthy(l.n); g != 0; g &= g - 1 {
 		res := p.scratch.reserved[:0]
 		ne := &p.nodes[l.n]
-		for i := len(ne.ev) - 1; i >= ne.rel && ne.ev[i].end > l.from; i-- {
-			if e := &ne.ev[i]; e.set&g&-g != 0 {
+		for i := len(ne.events) - 1; i >= ne.numReleases && ne.events[i].end > l.from; i-- {
+			if e := &ne.events[i]; e.set&g&-g != 0 {
 				res = append(res, window{e.start, e.end})
 			}
 		}

@@ -17,43 +17,45 @@ type nodeEvent struct {
 	reserve    bool
 }
 
-// nodeEvents is the events of one node: its releases in ev[:rel], in
-// the order recorded, then its reservations, ordered by end (those with
-// equal ends in the order made). A reservation that ended by a run's
-// start cannot hold a GPU during the run, so a scan for the
-// reservations a run overlaps walks them from the last and stops at the
-// first that ended by its start.
+// nodeEvents is the events of one node: its releases in
+// events[:numReleases], in the order recorded, then its reservations,
+// ordered by end (those with equal ends in the order made). A reservation
+// that ended by a run's start cannot hold a GPU during the run, so a scan
+// for the reservations a run overlaps walks them from the last and stops
+// at the first that ended by its start.
 //
 // Beside them, a summary that answers most runs without reading the
-// events (see [Profile.usable]): the GPUs of all releases and the latest
-// release time (0 when none), the earliest reservation start and the
-// latest reservation end (0 when none).
+// events (see [Profile.usable]).
 type nodeEvents struct {
-	ev               []nodeEvent
-	rel              int
-	relSet           topology.GPUSet
-	relLast          time.Duration
-	resFirst, resEnd time.Duration
-	// listed says that the node is in Profile.eventful: ev can be empty
-	// again after a move drops its only release (see MoveRelease).
+	events      []nodeEvent
+	numReleases int
+	// releasedGPUs is the GPUs of all releases, and lastRelease the
+	// latest release time (0 when none).
+	releasedGPUs topology.GPUSet
+	lastRelease  time.Duration
+	// The earliest reservation start and the latest reservation end (0
+	// when none).
+	firstReservation, lastReservationEnd time.Duration
+	// listed says that the node is in Profile.eventful: events can be
+	// empty again after a move drops its only release (see MoveRelease).
 	listed bool
 }
 
 // addRelease appends release e.
 func (ne *nodeEvents) addRelease(e nodeEvent) {
-	ne.ev = slices.Insert(ne.ev, ne.rel, e)
-	ne.rel++
-	ne.relSet |= e.set
-	ne.relLast = max(ne.relLast, e.start)
+	ne.events = slices.Insert(ne.events, ne.numReleases, e)
+	ne.numReleases++
+	ne.releasedGPUs |= e.set
+	ne.lastRelease = max(ne.lastRelease, e.start)
 }
 
-// releasesChanged recomputes relSet and relLast after the releases
+// releasesChanged recomputes releasedGPUs and lastRelease after the releases
 // changed.
 func (ne *nodeEvents) releasesChanged() {
-	ne.relSet, ne.relLast = 0, 0
+	ne.releasedGPUs, ne.lastRelease = 0, 0
 	for _, e := range ne.releases() {
-		ne.relSet |= e.set
-		ne.relLast = max(ne.relLast, e.start)
+		ne.releasedGPUs |= e.set
+		ne.lastRelease = max(ne.lastRelease, e.start)
 	}
 }
 
@@ -69,20 +71,20 @@ func (ne *nodeEvents) releaseSet(seq int32) (topology.GPUSet, bool) {
 }
 
 // releases returns the releases.
-func (ne *nodeEvents) releases() []nodeEvent { return ne.ev[:ne.rel] }
+func (ne *nodeEvents) releases() []nodeEvent { return ne.events[:ne.numReleases] }
 
 // reservations returns the reservations, ordered by end.
-func (ne *nodeEvents) reservations() []nodeEvent { return ne.ev[ne.rel:] }
+func (ne *nodeEvents) reservations() []nodeEvent { return ne.events[ne.numReleases:] }
 
 // addReservation inserts reservation e after those that end by its end.
 func (ne *nodeEvents) addReservation(e nodeEvent) {
-	if len(ne.ev) == ne.rel {
-		ne.resFirst = e.start
+	if len(ne.events) == ne.numReleases {
+		ne.firstReservation = e.start
 	}
-	ne.resFirst = min(ne.resFirst, e.start)
-	ne.resEnd = max(ne.resEnd, e.end)
-	i := ne.rel + sort.Search(len(ne.ev)-ne.rel, func(i int) bool { return ne.ev[ne.rel+i].end > e.end })
-	ne.ev = slices.Insert(ne.ev, i, e)
+	ne.firstReservation = min(ne.firstReservation, e.start)
+	ne.lastReservationEnd = max(ne.lastReservationEnd, e.end)
+	i := ne.numReleases + sort.Search(len(ne.events)-ne.numReleases, func(i int) bool { return ne.events[ne.numReleases+i].end > e.end })
+	ne.events = slices.Insert(ne.events, i, e)
 }
 
 // freedAt is when e frees its GPUs in the timeline: a release's time or a
@@ -138,8 +140,8 @@ func (p *Profile) noteEvent(n topology.NodeID) {
 func (p *Profile) usable(n topology.NodeID, base topology.GPUSet, t, d time.Duration) topology.GPUSet {
 	u := base
 	ne := &p.nodes[n]
-	if ne.relLast <= t {
-		u |= ne.relSet
+	if ne.lastRelease <= t {
+		u |= ne.releasedGPUs
 	} else {
 		for _, e := range ne.releases() {
 			if e.start <= t {
@@ -148,7 +150,7 @@ func (p *Profile) usable(n topology.NodeID, base topology.GPUSet, t, d time.Dura
 		}
 	}
 	end := add(t, d)
-	if u == 0 || ne.resEnd <= t || ne.resFirst >= end {
+	if u == 0 || ne.lastReservationEnd <= t || ne.firstReservation >= end {
 		return u
 	}
 	return u &^ p.reservedIn(ne, t, end)
@@ -159,8 +161,8 @@ func (p *Profile) usable(n topology.NodeID, base topology.GPUSet, t, d time.Dura
 // stops at the first that ended by t0.
 func (p *Profile) reservedIn(ne *nodeEvents, t0, t1 time.Duration) topology.GPUSet {
 	var s topology.GPUSet
-	for i := len(ne.ev) - 1; i >= ne.rel; i-- {
-		e := &ne.ev[i]
+	for i := len(ne.events) - 1; i >= ne.numReleases; i-- {
+		e := &ne.events[i]
 		if e.end <= t0 {
 			break
 		}

@@ -163,7 +163,7 @@ func (p *Profile) cannotFitNow(r gang.Request) bool {
 // until d. Dropping it only tightens the profile.
 func (p *Profile) recordRelease(pl gang.Placement, d time.Duration) {
 	for _, sl := range pl.Slots {
-		if p.nodes[sl.Node].relSet&sl.GPUs != 0 {
+		if p.nodes[sl.Node].releasedGPUs&sl.GPUs != 0 {
 			p.dropReleases(sl.Node, sl.GPUs)
 		}
 		p.addRelease(sl.Node, sl.GPUs, d)

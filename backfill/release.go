@@ -50,8 +50,8 @@ func (p *Profile) dropReleases(n topology.NodeID, s topology.GPUSet) (old time.D
 	}
 	// Releases left with no GPUs go: slide the reservations down.
 	if len(kept) < len(evs) {
-		ne.ev = append(ne.ev[:len(kept)], ne.ev[len(evs):]...)
-		ne.rel = len(kept)
+		ne.events = append(ne.events[:len(kept)], ne.events[len(evs):]...)
+		ne.numReleases = len(kept)
 	}
 	ne.releasesChanged()
 	return old, had

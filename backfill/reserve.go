@@ -107,8 +107,8 @@ func (p *Profile) heldBefore(n topology.NodeID, s topology.GPUSet, start time.Du
 // reservation to its place among those ordered by end.
 func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time.Duration) (timelineEntry, bool) {
 	ne := &p.nodes[n]
-	evs := ne.ev
-	for i := len(evs) - 1; i >= ne.rel; i-- {
+	evs := ne.events
+	for i := len(evs) - 1; i >= ne.numReleases; i-- {
 		e := evs[i]
 		if e.end < start {
 			return timelineEntry{}, false // ordered by end: none earlier ends at start
@@ -128,7 +128,7 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 		}
 		copy(evs[i:j-1], evs[i+1:j])
 		evs[j-1] = e
-		ne.resEnd = max(ne.resEnd, end)
+		ne.lastReservationEnd = max(ne.lastReservationEnd, end)
 		if end != Forever {
 			p.setReservedAgainBy(p.timeline.seq, p.reservedAgainAfter(n, set, end))
 		}

@@ -251,7 +251,7 @@ func (p *Profile) buildSky() {
 	}
 	for _, n := range p.eventful {
 		h := p.ix.Healthy(n)
-		for _, e := range p.nodes[n].ev {
+		for _, e := range p.nodes[n].events {
 			if !e.reserve {
 				put(n, e.start, (e.set & h).Len())
 				continue

@@ -147,8 +147,8 @@ func (p *Profile) reservedAgainAfter(n topology.NodeID, s topology.GPUSet, at ti
 	// A reservation from at or later ends after at: the walk stops at
 	// the first, from the last, that ended by at.
 	ne := &p.nodes[n]
-	for i := len(ne.ev) - 1; i >= ne.rel; i-- {
-		e := &ne.ev[i]
+	for i := len(ne.events) - 1; i >= ne.numReleases; i-- {
+		e := &ne.events[i]
 		if e.end <= at {
 			break
 		}
@@ -175,7 +175,7 @@ func (p *Profile) reservedAgainAfter(n topology.NodeID, s topology.GPUSet, at ti
 // O(events of n × (1 + events recomputed)).
 func (p *Profile) lowerReservedAgainBy(n topology.NodeID, s topology.GPUSet, start time.Duration) {
 	ne := &p.nodes[n]
-	evs := ne.ev
+	evs := ne.events
 	var last [64]int32
 	var lastAt [64]time.Duration
 	for i := range last {
@@ -184,7 +184,7 @@ func (p *Profile) lowerReservedAgainBy(n topology.NodeID, s topology.GPUSet, sta
 	for k := range evs {
 		at, ok := evs[k].freedAt()
 		if !ok || at > start {
-			if k >= ne.rel {
+			if k >= ne.numReleases {
 				break // reservations ordered by end: the rest end later
 			}
 			continue
