@@ -9,6 +9,11 @@ import (
 	"github.com/gpusched/gpusched/topology"
 )
 
+// Queries for a run from now (PlaceNow, FitsNow, WithReservations) work
+// on the live index itself: blockNow makes it show only the GPUs usable
+// for [0, d), recording each node it changes in the undo log, and
+// restore puts them back before the query returns.
+
 // undoLog is the held GPUs of each node of the live index that the
 // current query changed, to restore them: at[n] is n's place in saved
 // plus one (0: not changed).
@@ -22,7 +27,8 @@ type savedHeld struct {
 	held topology.GPUSet
 }
 
-// touch saves node n's held GPUs the first time a sweep changes it.
+// touch saves node n's held GPUs the first time the current query
+// changes it, and returns the GPUs it had free then.
 func (p *Profile) touch(n topology.NodeID) topology.GPUSet {
 	if p.undo.at[n] == 0 {
 		p.undo.saved = append(p.undo.saved, savedHeld{n: n, held: p.ix.Held(n)})
@@ -31,7 +37,7 @@ func (p *Profile) touch(n topology.NodeID) topology.GPUSet {
 	return p.ix.Healthy(n) &^ p.undo.saved[p.undo.at[n]-1].held
 }
 
-// touched reports whether the current sweep changed node n.
+// touched reports whether the current query changed node n.
 func (p *Profile) touched(n topology.NodeID) bool { return p.undo.at[n] > 0 }
 
 // setUsable makes the index show exactly u free on node n.
@@ -39,7 +45,7 @@ func (p *Profile) setUsable(n topology.NodeID, u topology.GPUSet) {
 	p.ix.SetHeld(n, topology.FirstN(p.ix.GPUs(n))&^u)
 }
 
-// restore undoes every change of the current sweep.
+// restore undoes every change of the current query.
 func (p *Profile) restore() {
 	for i := len(p.undo.saved) - 1; i >= 0; i-- {
 		s := p.undo.saved[i]

@@ -8,11 +8,17 @@ import (
 	"github.com/gpusched/gpusched/topology"
 )
 
+// A sweep answers Earliest for one request: it brings a cursor to the
+// first start it cannot rule out, and from there moves it only to the
+// moments at which the GPUs freed since could make up what is missing,
+// asking the gang placer at each where the usable GPUs and the room for
+// members suffice.
+
 // freeing calls f, in time order, with each timeline entry after t and
 // no later than limit that may free GPUs for a run of d from its own
 // moment, until f returns false. It passes over the entries whose GPUs
-// are all reserved again before such a run would end (reservedAgainBy), and over
-// whole runs of them without reading their entries (see runHi).
+// are all reserved again before such a run would end (reservedAgainBy),
+// and over whole runs of them without reading their entries (see runHi).
 func (p *Profile) freeing(t, d, limit time.Duration, f func(e timelineEntry) bool) {
 	p.timeline.ends.FromRuns(timelineEntry{at: t + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
 		if p.runHi(run) < add(evs[0].at, d) {

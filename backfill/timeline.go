@@ -26,30 +26,39 @@ type timeline struct {
 	seq             int32
 }
 
-// timelineEntry is a timeline entry: at time at, node n changes. Three facts often
-// let a cursor that passes an entry skip reading the node's events (see
-// [Profile.move]):
-//   - an entry carries the GPUs reserved, released, or freed by the end
-//     of a reservation (set: always the GPUs its event frees now; see
-//     shrunk for a release that [Profile.MoveRelease] takes GPUs from);
-//   - for a release or reservation end, reservedAgainBy[seq] is the moment by
-//     which every GPU it frees is reserved again: the latest, over those
-//     GPUs, of the start of the first reservation of that GPU at or after
-//     at (Forever when one has none). A
-//     run from at or later that ends after it cannot use any of them from
-//     this event on. It is recorded with the event and recomputed for the
-//     event that a later reservation of the GPU follows (see
-//     lowerReservedAgainBy); it may be later than the truth, which costs only a
-//     recomputation or a fit check that was not needed, never earlier;
-//   - for a reservation start, reservedAgainBy[seq] is instead a moment by
-//     which each GPU it reserves has an earlier reservation that ends at
-//     or after it (and by the start): the earliest, over the GPUs, of the
-//     end of each one's last earlier reservation. (It does not say that
-//     every GPU is held all the way up to it: an earlier reservation may
-//     start late.) A run that starts before it and ends by the start
-//     overlaps such a reservation of each GPU unless that reservation
-//     starts at or after the run's end. 0 when a GPU has no earlier
-//     reservation. See heldBefore.
+// timelineEntry is an entry of the timeline: at time at, node n
+// changes. Three facts often let a cursor that passes an entry skip
+// reading the node's events (see [Profile.move]):
+//   - set is the GPUs reserved, released, or freed by the end of a
+//     reservation: always the GPUs its event frees now (see shrunk for a
+//     release that [Profile.MoveRelease] takes GPUs from);
+//   - for a release or reservation end, reservedAgainBy[seq] is the
+//     moment by which every GPU it frees is reserved again: the latest,
+//     over those GPUs, of the start of the first reservation of that GPU
+//     at or after at (Forever when one has none). A run from at or later
+//     that ends after it cannot use any of them from this event on. It
+//     may be later than the truth (lowerReservedAgainBy recomputes it
+//     only for the events a new reservation follows), which costs only a
+//     recomputation or a fit check that was not needed; never earlier;
+//   - for a reservation start, reservedAgainBy[seq] is instead a moment
+//     by which each GPU it reserves has an earlier reservation that ends
+//     at or after it (and by the start): the earliest, over the GPUs, of
+//     the end of each one's last earlier reservation, or 0 when a GPU has
+//     none (see heldBefore). It does not say that every GPU is held all
+//     the way up to it: an earlier reservation may start late. A run that
+//     starts before it and ends by the start overlaps such a reservation
+//     of each GPU unless that reservation starts at or after the run's
+//     end.
+//
+// For example, with reservations A of GPU 0 over [0, 2h), B of GPU 0 over
+// [3h, 5h) and C of GPU 1 over [4h, 6h):
+//
+//	entry            reservedAgainBy   because
+//	A ends at 2h     3h                B reserves GPU 0 again from 3h
+//	B ends at 5h     Forever           no later reservation of GPU 0
+//	C ends at 6h     Forever           no later reservation of GPU 1
+//	B starts at 3h   2h                GPU 0's last earlier reservation, A, ends at 2h
+//	A, C start       0                 no earlier reservation of their GPUs
 type timelineEntry struct {
 	at  time.Duration
 	seq int32
