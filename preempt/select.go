@@ -525,11 +525,11 @@ func (sc *Selector) usableHolds(ix *topology.Index, r gang.Request, cands []Cand
 // changed only to place the answer, through v.
 func (sc *Selector) selectCounted(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candidate, holds []hold, of func(int) []hold, v *view) ([]int, gang.Placement, bool) {
 	helps, ok := sc.upperBound(ix, r, holds)
-	defer sc.clearExtra()
 	if !ok {
+		sc.clearExtra()
 		return nil, gang.Placement{}, false
 	}
-	order := sc.helpingByCost(cands, of, helps)
+	order := sc.helpingByCost(cands, of, helps) // helps reads upperBound's array
 	defer func() { sc.order = order[:0] }()
 	sc.clearExtra()
 	chosen, fit := sc.chooseCounted(ix, r, order, of)
