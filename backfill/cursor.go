@@ -439,7 +439,7 @@ func (m *cursorMove) passFreeing() {
 	}
 	p, hi := m.p, m.startHi
 	p.timeline.ends.FromRuns(timelineEntry{at: m.startLo + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
-		if m.forward && p.runHi(run) < m.end {
+		if m.forward && p.latestReservedAgainBy(run) < m.end {
 			k := len(evs)
 			if evs[k-1].at > hi {
 				k = sort.Search(k, func(i int) bool { return evs[i].at > hi })

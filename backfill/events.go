@@ -35,17 +35,18 @@ type events struct {
 	buf    []timelineEntry // scratch for a run and a group too long for its array
 }
 
-// entryRun is a run of entries in order. first is its key in the B-tree and
-// equals ev[0] while the run is in it. hi is a bound that the profile
-// keeps over the run's entries (the latest reservedAgainBy of the timeline's, see
-// Profile.runHi; minus the earliest start of the whole-node windows',
-// see wholeIndex.runFrom), valid while hiOK: an insert clears it, a
-// delete leaves it a bound, and a join takes the greater.
+// entryRun is a run of entries in order. first is its key in the B-tree
+// and equals entries[0] while the run is in it. bound is an upper bound
+// that the tree's owner keeps over the run's entries: for the timeline,
+// the latest reservedAgainBy (see Profile.latestReservedAgainBy); for the
+// whole-node windows, minus the earliest start (see wholeIndex.runFrom).
+// It is valid while boundKnown: an insert clears it, a delete leaves it
+// a bound, and a join takes the greater.
 type entryRun struct {
-	first timelineEntry
-	ev    []timelineEntry
-	hi    time.Duration
-	hiOK  bool
+	first      timelineEntry
+	entries    []timelineEntry
+	bound      time.Duration
+	boundKnown bool
 }
 
 // runLen is the default number of entries a run holds before it splits.
@@ -79,10 +80,10 @@ func (s *events) locate(e timelineEntry) *entryRun {
 // insert, delete and walk of the timeline starts with one, and a
 // comparison through a function value costs more than the compare.
 func search(r *entryRun, e timelineEntry) int {
-	lo, hi := 0, len(r.ev)
+	lo, hi := 0, len(r.entries)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if x := &r.ev[m]; x.at < e.at || x.at == e.at && x.seq < e.seq {
+		if x := &r.entries[m]; x.at < e.at || x.at == e.at && x.seq < e.seq {
 			lo = m + 1
 		} else {
 			hi = m
@@ -94,8 +95,8 @@ func search(r *entryRun, e timelineEntry) int {
 // rekey gives run r, whose first entry changed, its new key.
 func (s *events) rekey(r *entryRun) {
 	s.runs.Delete(r)
-	if len(r.ev) > 0 {
-		r.first = r.ev[0]
+	if len(r.entries) > 0 {
+		r.first = r.entries[0]
 		s.runs.ReplaceOrInsert(r)
 	}
 }
@@ -104,26 +105,26 @@ func (s *events) rekey(r *entryRun) {
 func (s *events) Insert(e timelineEntry) {
 	r := s.locate(e)
 	if r == nil {
-		s.runs.ReplaceOrInsert(&entryRun{first: e, ev: append(make([]timelineEntry, 0, s.runMax+1), e)})
+		s.runs.ReplaceOrInsert(&entryRun{first: e, entries: append(make([]timelineEntry, 0, s.runMax+1), e)})
 		s.n++
 		return
 	}
 	i := search(r, e)
-	if i < len(r.ev) && !entryLess(e, r.ev[i]) {
-		r.ev[i] = e
-		r.hiOK = false
+	if i < len(r.entries) && !entryLess(e, r.entries[i]) {
+		r.entries[i] = e
+		r.boundKnown = false
 		if i == 0 {
 			r.first = e // equal as a key, so the tree's order stands
 		}
 		return
 	}
-	r.ev = slices.Insert(r.ev, i, e)
-	r.hiOK = false
+	r.entries = slices.Insert(r.entries, i, e)
+	r.boundKnown = false
 	s.n++
 	if i == 0 {
 		s.rekey(r)
 	}
-	s.split(r, r.ev)
+	s.split(r, r.entries)
 }
 
 // InsertSorted adds the entries es, in order and distinct, replacing
@@ -137,14 +138,14 @@ func (s *events) InsertSorted(es []timelineEntry) {
 	for len(es) > 0 {
 		r := s.locate(es[0])
 		if r == nil {
-			r = &entryRun{first: es[0], ev: append(make([]timelineEntry, 0, s.runMax+1), es[0])}
+			r = &entryRun{first: es[0], entries: append(make([]timelineEntry, 0, s.runMax+1), es[0])}
 			s.runs.ReplaceOrInsert(r)
 			s.n++
 			es = es[1:]
 			continue
 		}
 		i := search(r, es[0])
-		if i < len(r.ev) && !entryLess(es[0], r.ev[i]) {
+		if i < len(r.entries) && !entryLess(es[0], r.entries[i]) {
 			s.Insert(es[0]) // equal to an entry: replaced, as Insert does
 			es = es[1:]
 			continue
@@ -152,8 +153,8 @@ func (s *events) InsertSorted(es []timelineEntry) {
 		// The group: the entries before r's entry at i, or, past r's
 		// last, before the next run's first.
 		k := 1
-		if i < len(r.ev) {
-			for k < len(es) && entryLess(es[k], r.ev[i]) {
+		if i < len(r.entries) {
+			for k < len(es) && entryLess(es[k], r.entries[i]) {
 				k++
 			}
 		} else if k < len(es) {
@@ -163,16 +164,16 @@ func (s *events) InsertSorted(es []timelineEntry) {
 			}
 		}
 		var all []timelineEntry
-		if len(r.ev)+k <= cap(r.ev) {
-			r.ev = slices.Insert(r.ev, i, es[:k]...)
-			all = r.ev
+		if len(r.entries)+k <= cap(r.entries) {
+			r.entries = slices.Insert(r.entries, i, es[:k]...)
+			all = r.entries
 		} else {
 			// No room in r's array: merge into the scratch buffer and
 			// let split hand it out, so that no run keeps a grown array.
-			s.buf = append(append(append(s.buf[:0], r.ev[:i]...), es[:k]...), r.ev[i:]...)
+			s.buf = append(append(append(s.buf[:0], r.entries[:i]...), es[:k]...), r.entries[i:]...)
 			all = s.buf
 		}
-		r.hiOK = false
+		r.boundKnown = false
 		s.n += k
 		es = es[k:]
 		if i == 0 {
@@ -180,13 +181,13 @@ func (s *events) InsertSorted(es []timelineEntry) {
 		}
 		s.split(r, all)
 		if i == 0 {
-			r.first = r.ev[0]
+			r.first = r.entries[0]
 			s.runs.ReplaceOrInsert(r)
 		}
 	}
 }
 
-// split makes all, the entries run r is to hold (r.ev itself, or a copy
+// split makes all, the entries run r is to hold (r.entries itself, or a copy
 // that r's array has no room for), r's entries, cutting them, when they
 // are more than the limit, into the fewest runs within it, of near-equal
 // lengths: c runs of L/c >= R/2 entries each for the c = ceil(L/R) that
@@ -197,14 +198,14 @@ func (s *events) split(r *entryRun, all []timelineEntry) {
 	c := max(1, (l+s.runMax-1)/s.runMax)
 	for j := 1; j < c; j++ {
 		lo, hi := j*l/c, (j+1)*l/c
-		tail := &entryRun{first: all[lo], ev: append(make([]timelineEntry, 0, s.runMax+1), all[lo:hi]...)}
+		tail := &entryRun{first: all[lo], entries: append(make([]timelineEntry, 0, s.runMax+1), all[lo:hi]...)}
 		s.runs.ReplaceOrInsert(tail)
 	}
 	cut := l / c
-	n := len(r.ev)
-	r.ev = append(r.ev[:0], all[:cut]...)
+	n := len(r.entries)
+	r.entries = append(r.entries[:0], all[:cut]...)
 	if n > cut {
-		clear(r.ev[cut:n])
+		clear(r.entries[cut:n])
 	}
 }
 
@@ -221,15 +222,15 @@ func (s *events) DeleteSorted(es []timelineEntry) int {
 			break
 		}
 		i := search(r, es[0])
-		if i == len(r.ev) {
+		if i == len(r.entries) {
 			es = es[1:] // after r's last: not in s (a later run would start by it)
 			continue
 		}
 		// One pass over r from i: keep the entries not in es, and drop
 		// from es those up to r's last, found or not.
 		w, k := i, 0
-		for j := i; j < len(r.ev); j++ {
-			e := r.ev[j]
+		for j := i; j < len(r.entries); j++ {
+			e := r.entries[j]
 			for k < len(es) && entryLess(es[k], e) {
 				k++ // not in s
 			}
@@ -237,19 +238,19 @@ func (s *events) DeleteSorted(es []timelineEntry) int {
 				k++
 				continue
 			}
-			r.ev[w] = e
+			r.entries[w] = e
 			w++
 		}
-		gone := len(r.ev) - w
-		clear(r.ev[w:])
-		r.ev = r.ev[:w]
+		gone := len(r.entries) - w
+		clear(r.entries[w:])
+		r.entries = r.entries[:w]
 		found += gone
 		s.n -= gone
 		es = es[k:]
 		if gone == 0 {
 			continue
 		}
-		if len(r.ev) == 0 {
+		if len(r.entries) == 0 {
 			// Emptied whole, as a single Delete empties only a run of
 			// one, itself short: its neighbours meet, and may both be.
 			prev := s.neighbour(r, false)
@@ -276,15 +277,15 @@ func (s *events) Delete(e timelineEntry) bool {
 		return false
 	}
 	i := search(r, e)
-	if i == len(r.ev) || entryLess(e, r.ev[i]) {
+	if i == len(r.entries) || entryLess(e, r.entries[i]) {
 		return false
 	}
-	r.ev = slices.Delete(r.ev, i, i+1)
+	r.entries = slices.Delete(r.entries, i, i+1)
 	s.n--
 	if i == 0 {
 		s.rekey(r)
 	}
-	if len(r.ev) > 0 && s.short(r) {
+	if len(r.entries) > 0 && s.short(r) {
 		s.merge(r)
 	}
 	return true
@@ -329,19 +330,19 @@ func (s *events) neighbour(r *entryRun, after bool) *entryRun {
 }
 
 // short reports whether run r holds under a quarter of the limit.
-func (s *events) short(r *entryRun) bool { return 4*len(r.ev) < s.runMax }
+func (s *events) short(r *entryRun) bool { return 4*len(r.entries) < s.runMax }
 
 // joinable reports whether runs a and b, neighbours, should be one.
 func (s *events) joinable(a, b *entryRun) bool {
-	return (s.short(a) || s.short(b)) && 4*(len(a.ev)+len(b.ev)) <= 3*s.runMax
+	return (s.short(a) || s.short(b)) && 4*(len(a.entries)+len(b.entries)) <= 3*s.runMax
 }
 
 // join appends run b, which follows run a, to a and drops b. The bound
 // of the joined run is the greater of the two, kept when both were
 // valid.
 func (s *events) join(a, b *entryRun) {
-	a.ev = append(a.ev, b.ev...)
-	a.hi, a.hiOK = max(a.hi, b.hi), a.hiOK && b.hiOK
+	a.entries = append(a.entries, b.entries...)
+	a.bound, a.boundKnown = max(a.bound, b.bound), a.boundKnown && b.boundKnown
 	s.runs.Delete(b)
 }
 
@@ -358,18 +359,18 @@ func (s *events) FromRuns(from timelineEntry, f func(*entryRun, []timelineEntry)
 	if r == nil {
 		return
 	}
-	if i := search(r, from); i < len(r.ev) && !f(r, r.ev[i:]) {
+	if i := search(r, from); i < len(r.entries) && !f(r, r.entries[i:]) {
 		return
 	}
 	s.runs.AscendGreaterOrEqual(r, func(x *entryRun) bool {
-		return x == r || f(x, x.ev)
+		return x == r || f(x, x.entries)
 	})
 }
 
 // All calls f with every entry, in order, a run at a time, until f
 // returns false. f must not change s.
 func (s *events) All(f func([]timelineEntry) bool) {
-	s.runs.Ascend(func(x *entryRun) bool { return f(x.ev) })
+	s.runs.Ascend(func(x *entryRun) bool { return f(x.entries) })
 }
 
 // Count returns the number of entries whose time lies in [from, last],

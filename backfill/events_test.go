@@ -170,14 +170,14 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 			}
 			var prev *entryRun
 			s.runs.Ascend(func(r *entryRun) bool {
-				if len(r.ev) == 0 || len(r.ev) > s.runMax || r.first != r.ev[0] {
-					t.Fatalf("run keyed %v holds %d entries (at most %d), first %v", r.first, len(r.ev), s.runMax, r.ev)
+				if len(r.entries) == 0 || len(r.entries) > s.runMax || r.first != r.entries[0] {
+					t.Fatalf("run keyed %v holds %d entries (at most %d), first %v", r.first, len(r.entries), s.runMax, r.entries)
 				}
-				if cap(r.ev) > s.runMax+1 {
-					t.Fatalf("run keyed %v keeps an array of %d entries, past the limit's %d", r.first, cap(r.ev), s.runMax+1)
+				if cap(r.entries) > s.runMax+1 {
+					t.Fatalf("run keyed %v keeps an array of %d entries, past the limit's %d", r.first, cap(r.entries), s.runMax+1)
 				}
-				if prev != nil && 4*len(prev.ev) < s.runMax && 4*len(r.ev) < s.runMax {
-					t.Fatalf("neighbouring runs of %d and %d entries, both under a quarter of %d", len(prev.ev), len(r.ev), s.runMax)
+				if prev != nil && 4*len(prev.entries) < s.runMax && 4*len(r.entries) < s.runMax {
+					t.Fatalf("neighbouring runs of %d and %d entries, both under a quarter of %d", len(prev.entries), len(r.entries), s.runMax)
 				}
 				prev = r
 				return true
@@ -195,14 +195,14 @@ func TestEventsDeleteSortedJoinsAcrossAnEmptiedRun(t *testing.T) {
 	var model []timelineEntry
 	seq := int32(0)
 	for _, k := range []int{1, 6, 1, 6} {
-		r := &entryRun{ev: make([]timelineEntry, 0, s.runMax+1)}
+		r := &entryRun{entries: make([]timelineEntry, 0, s.runMax+1)}
 		for range k {
 			e := timelineEntry{at: time.Duration(seq), seq: seq}
 			seq++
-			r.ev = append(r.ev, e)
+			r.entries = append(r.entries, e)
 			model = append(model, e)
 		}
-		r.first = r.ev[0]
+		r.first = r.entries[0]
 		s.runs.ReplaceOrInsert(r)
 		s.n += k
 	}
@@ -211,7 +211,7 @@ func TestEventsDeleteSortedJoinsAcrossAnEmptiedRun(t *testing.T) {
 	}
 	var lens []int
 	s.runs.Ascend(func(r *entryRun) bool {
-		lens = append(lens, len(r.ev))
+		lens = append(lens, len(r.entries))
 		return true
 	})
 	for i := 1; i < len(lens); i++ {
@@ -241,7 +241,7 @@ func TestEventsDeletesJoinShortRuns(t *testing.T) {
 				var prev *entryRun
 				s.runs.Ascend(func(r *entryRun) bool {
 					if prev != nil && s.short(prev) && s.short(r) {
-						t.Fatalf("limit %d, after deleting %d: neighbouring runs of %d and %d entries", runMax, i, len(prev.ev), len(r.ev))
+						t.Fatalf("limit %d, after deleting %d: neighbouring runs of %d and %d entries", runMax, i, len(prev.entries), len(r.entries))
 					}
 					prev = r
 					return true

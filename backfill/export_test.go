@@ -75,9 +75,9 @@ func CheckInvariants(p *Profile) error {
 	var err error
 	p.flushTimeline()
 	p.timeline.ends.runs.Ascend(func(r *entryRun) bool {
-		for _, e := range r.ev {
-			if r.hiOK && p.timeline.reservedAgainBy[e.seq] > r.hi {
-				err = fmt.Errorf("timeline run at %s: bound %s below the reservedAgainBy %s of node %d's entry at %s", r.first.at, r.hi, p.timeline.reservedAgainBy[e.seq], e.n, e.at)
+		for _, e := range r.entries {
+			if r.boundKnown && p.timeline.reservedAgainBy[e.seq] > r.bound {
+				err = fmt.Errorf("timeline run at %s: bound %s below the reservedAgainBy %s of node %d's entry at %s", r.first.at, r.bound, p.timeline.reservedAgainBy[e.seq], e.n, e.at)
 				return false
 			}
 		}
@@ -184,14 +184,14 @@ func checkWhole(p *Profile) error {
 	var err error
 	entries := 0
 	w.ends.runs.Ascend(func(r *entryRun) bool {
-		for _, e := range r.ev {
+		for _, e := range r.entries {
 			entries++
 			if n, ok := finite[e.seq]; !ok || n != e.n || e.at != w.to[e.seq] {
 				err = fmt.Errorf("node %d: an entry by end at %s, id %d, is no window of it that ends then", e.n, e.at, e.seq)
 				return false
 			}
-			if r.hiOK && -r.hi > w.from[e.seq] {
-				err = fmt.Errorf("run by end at %s: bound %s after the start %s of node %d's window", r.first.at, -r.hi, w.from[e.seq], e.n)
+			if r.boundKnown && -r.bound > w.from[e.seq] {
+				err = fmt.Errorf("run by end at %s: bound %s after the start %s of node %d's window", r.first.at, -r.bound, w.from[e.seq], e.n)
 				return false
 			}
 		}

@@ -49,9 +49,9 @@ import (
 // shape is what, besides members and run length, decides whether a gang
 // fits.
 type shape struct {
-	class topology.Class
-	g     int32
-	req   int32
+	class         topology.Class
+	gpusPerMember int32
+	required      int32
 }
 
 // memoGroup holds the lower bounds for one member count, by run length;
@@ -102,7 +102,7 @@ func (p *Profile) memoShape(r gang.Request) (shape, bool) {
 	if r.Preferred != gang.NoLevel && (r.Preferred < 0 || r.Preferred >= nl) {
 		return shape{}, false
 	}
-	return shape{class: r.Class, g: int32(r.GPUsPerMember), req: int32(r.Required)}, true
+	return shape{class: r.Class, gpusPerMember: int32(r.GPUsPerMember), required: int32(r.Required)}, true
 }
 
 // implies reports a sufficient condition for a gang of shape w with as
@@ -112,8 +112,8 @@ func (p *Profile) memoShape(r gang.Request) (shape, bool) {
 // none. (Other pairs may imply each other too, such as a required level
 // above k's; they are not used.)
 func (k shape) implies(w shape) bool {
-	return (w.class == k.class || w.class == topology.AnyType) && w.g <= k.g &&
-		(w.req == k.req || w.req == gang.NoLevel)
+	return (w.class == k.class || w.class == topology.AnyType) && w.gpusPerMember <= k.gpusPerMember &&
+		(w.required == k.required || w.required == gang.NoLevel)
 }
 
 // lowerBound returns the largest bound remembered for m members and a run

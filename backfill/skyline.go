@@ -33,9 +33,9 @@ const skyBlockSize = 128
 
 type skyBlock struct {
 	at     []time.Duration // breakpoints, ascending
-	v      []int32         // value on [at[i], at[i+1]), without add
-	add    int32
-	lo, hi int32 // least and greatest of v
+	values []int32         // value on [at[i], at[i+1]), without addend
+	addend int32
+	lo, hi int32 // least and greatest of values
 }
 
 func newSkyline() *skyline { return newSkylineSized(skyBlockSize) }
@@ -45,25 +45,25 @@ func newSkyline() *skyline { return newSkylineSized(skyBlockSize) }
 func newSkylineFrom(zero int32, at []time.Duration, v []int32) *skyline {
 	s := newSkyline()
 	b := &s.blocks[0]
-	b.v[0] = zero
+	b.values[0] = zero
 	for i := range at {
 		if len(b.at) == s.size {
 			b.bounds()
 			s.blocks = append(s.blocks, skyBlock{})
 			b = &s.blocks[len(s.blocks)-1]
 		}
-		b.at, b.v = append(b.at, at[i]), append(b.v, v[i])
+		b.at, b.values = append(b.at, at[i]), append(b.values, v[i])
 	}
 	b.bounds()
 	return s
 }
 
 func newSkylineSized(size int) *skyline {
-	return &skyline{blocks: []skyBlock{{at: []time.Duration{0}, v: []int32{0}}}, size: max(size, 1)}
+	return &skyline{blocks: []skyBlock{{at: []time.Duration{0}, values: []int32{0}}}, size: max(size, 1)}
 }
 
 func (b *skyBlock) bounds() {
-	b.lo, b.hi = slices.Min(b.v), slices.Max(b.v)
+	b.lo, b.hi = slices.Min(b.values), slices.Max(b.values)
 }
 
 // locate returns the block and index of the breakpoint in effect at t
@@ -91,14 +91,14 @@ func (s *skyline) split(t time.Duration) (int, int) {
 	}
 	i++
 	b.at = slices.Insert(b.at, i, t)
-	b.v = slices.Insert(b.v, i, b.v[i-1])
+	b.values = slices.Insert(b.values, i, b.values[i-1])
 	if len(b.at) <= 2*s.size {
 		return bi, i
 	}
 	// Split the block in halves.
 	half := len(b.at) / 2
-	nb := skyBlock{at: slices.Clone(b.at[half:]), v: slices.Clone(b.v[half:]), add: b.add}
-	b.at, b.v = b.at[:half:half], b.v[:half:half]
+	nb := skyBlock{at: slices.Clone(b.at[half:]), values: slices.Clone(b.values[half:]), addend: b.addend}
+	b.at, b.values = b.at[:half:half], b.values[:half:half]
 	b.bounds()
 	nb.bounds()
 	s.blocks = slices.Insert(s.blocks, bi+1, nb)
@@ -126,19 +126,19 @@ func (s *skyline) add(from, to time.Duration, k int32) {
 	}
 	for b := bi; b < len(s.blocks) && (b < end || b == end && ej > 0); b++ {
 		blk := &s.blocks[b]
-		lo, hi := 0, len(blk.v)
+		lo, hi := 0, len(blk.values)
 		if b == bi {
 			lo = i
 		}
 		if b == end {
 			hi = ej
 		}
-		if lo == 0 && hi == len(blk.v) {
-			blk.add += k
+		if lo == 0 && hi == len(blk.values) {
+			blk.addend += k
 			continue
 		}
 		for j := lo; j < hi; j++ {
-			blk.v[j] += k
+			blk.values[j] += k
 		}
 		blk.bounds()
 	}
@@ -150,11 +150,11 @@ func (s *skyline) firstBelow(t time.Duration, level int32) time.Duration {
 	bi, i := s.locate(t)
 	for ; bi < len(s.blocks); bi, i = bi+1, 0 {
 		b := &s.blocks[bi]
-		if b.lo+b.add >= level {
+		if b.lo+b.addend >= level {
 			continue
 		}
-		for ; i < len(b.v); i++ {
-			if b.v[i]+b.add < level {
+		for ; i < len(b.values); i++ {
+			if b.values[i]+b.addend < level {
 				return max(t, b.at[i])
 			}
 		}
@@ -168,11 +168,11 @@ func (s *skyline) firstAtLeast(t time.Duration, level int32) time.Duration {
 	bi, i := s.locate(t)
 	for i++; bi < len(s.blocks); bi, i = bi+1, 0 {
 		b := &s.blocks[bi]
-		if b.hi+b.add < level {
+		if b.hi+b.addend < level {
 			continue
 		}
-		for ; i < len(b.v); i++ {
-			if b.v[i]+b.add >= level {
+		for ; i < len(b.values); i++ {
+			if b.values[i]+b.addend >= level {
 				return b.at[i]
 			}
 		}

@@ -18,10 +18,10 @@ import (
 // no later than limit that may free GPUs for a run of d from its own
 // moment, until f returns false. It passes over the entries whose GPUs
 // are all reserved again before such a run would end (reservedAgainBy),
-// and over whole runs of them without reading their entries (see runHi).
+// and over whole runs of them without reading their entries (see latestReservedAgainBy).
 func (p *Profile) freeing(t, d, limit time.Duration, f func(e timelineEntry) bool) {
 	p.timeline.ends.FromRuns(timelineEntry{at: t + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
-		if p.runHi(run) < add(evs[0].at, d) {
+		if p.latestReservedAgainBy(run) < add(evs[0].at, d) {
 			// No entry of the run frees a GPU for a run from its own
 			// moment (reservedAgainBy < e.at + d for each).
 			return evs[len(evs)-1].at <= limit
@@ -41,20 +41,20 @@ func (p *Profile) freeing(t, d, limit time.Duration, f func(e timelineEntry) boo
 	})
 }
 
-// runHi returns the latest reservedAgainBy of the timeline run r's entries. An
+// latestReservedAgainBy returns the latest reservedAgainBy of the timeline run r's entries. An
 // entry's reservedAgainBy only ever drops (reservations are only added, and a
 // release only loses GPUs), so the value stays an upper bound until an
 // insert into r clears it. O(1), or O(R) for a run of R entries after
 // an insert.
-func (p *Profile) runHi(r *entryRun) time.Duration {
-	if !r.hiOK {
+func (p *Profile) latestReservedAgainBy(r *entryRun) time.Duration {
+	if !r.boundKnown {
 		hi := time.Duration(0)
-		for _, e := range r.ev {
+		for _, e := range r.entries {
 			hi = max(hi, p.timeline.reservedAgainBy[e.seq])
 		}
-		r.hi, r.hiOK = hi, true
+		r.bound, r.boundKnown = hi, true
 	}
-	return r.hi
+	return r.bound
 }
 
 // earliest returns the first start in [t, limit] (limit Forever:

@@ -68,7 +68,7 @@ type wholeIndex struct {
 	// end counted, as a heap by the first start whose run they no
 	// longer hold.
 	count []int32
-	heap  []wholeExp
+	heap  []wholeExpiry
 	buf   []window
 	kept  []wholeWin
 	nodes []topology.NodeID
@@ -81,9 +81,9 @@ type wholeWin struct {
 	id       int32
 }
 
-// wholeExp is a window counted in a sweep: from past on, it no longer
+// wholeExpiry is a window counted in a sweep: from past on, it no longer
 // holds the run, and its domain dom loses a member.
-type wholeExp struct {
+type wholeExpiry struct {
 	past time.Duration
 	dom  int32
 }
@@ -338,19 +338,19 @@ func (w *wholeIndex) holes(t, d time.Duration, f func(n topology.NodeID, id int3
 }
 
 // runFrom returns a bound on the earliest start of the windows of run r
-// of ends: no later than it. The run keeps minus that bound as its hi,
-// so that the events keep it valid as they do runHi's: a delete leaves
-// it a bound, an insert clears it, and joining two runs takes the
-// greater of the two negatives. O(1), or O(R) after an insert.
+// of ends: no later than it. The run keeps minus that bound as its
+// bound, which the events keep valid (see entryRun): a delete leaves it a
+// bound, an insert clears it, and joining two runs takes the greater of
+// the two negatives. O(1), or O(R) after an insert.
 func (w *wholeIndex) runFrom(r *entryRun) time.Duration {
-	if !r.hiOK {
+	if !r.boundKnown {
 		lo := Forever
-		for _, e := range r.ev {
+		for _, e := range r.entries {
 			lo = min(lo, w.from[e.seq])
 		}
-		r.hi, r.hiOK = -lo, true
+		r.bound, r.boundKnown = -lo, true
 	}
-	return -r.hi
+	return -r.bound
 }
 
 // wholeEarliest returns the earliest t in [t0, limit] at which the
@@ -405,7 +405,7 @@ func (p *Profile) wholeEarliest(r gang.Request, d, t0, limit time.Duration, plac
 		}
 		w.count[dom]++
 		if x.to != Forever {
-			w.push(wholeExp{past: x.to - d + 1, dom: dom})
+			w.push(wholeExpiry{past: x.to - d + 1, dom: dom})
 		}
 		return w.count[dom] >= m
 	}
@@ -620,7 +620,7 @@ func (p *Profile) usableIn(cl topology.Class, level int, dom topology.DomainID, 
 }
 
 // push adds x to the heap of counted windows.
-func (w *wholeIndex) push(x wholeExp) {
+func (w *wholeIndex) push(x wholeExpiry) {
 	h := append(w.heap, x)
 	for i := len(h) - 1; i > 0; {
 		up := (i - 1) / 2
@@ -635,7 +635,7 @@ func (w *wholeIndex) push(x wholeExp) {
 
 // pop removes and returns the counted window that stops holding the run
 // first.
-func (w *wholeIndex) pop() wholeExp {
+func (w *wholeIndex) pop() wholeExpiry {
 	h := w.heap
 	x := h[0]
 	last := len(h) - 1
