@@ -344,4 +344,5 @@ type memo struct {
 // frees held GPUs in the index between queries without the count of free
 // GPUs rising above what the last query saw (taking as many or more
 // elsewhere) must call it; the profile notices other loosening itself.
+// O(S) for S shapes remembered.
 func (p *Profile) Forget() { p.forget() }

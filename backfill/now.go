@@ -177,7 +177,8 @@ func (p *Profile) recordRelease(pl gang.Placement, d time.Duration) {
 }
 
 // FitsNow reports whether r would fit for a run of d starting now, as
-// PlaceNow would find, without changing anything.
+// PlaceNow would find, without changing anything. It costs what PlaceNow
+// does, less the recording.
 func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gang.Outcome {
 	if !r.Valid(p.ix) {
 		return gang.Invalid
@@ -199,7 +200,8 @@ func (p *Profile) FitsNow(r gang.Request, d time.Duration, s binpack.Scorer) gan
 // now, only the GPUs that no reservation holds before now+d, then restores
 // the index. fn must leave the index as it found it. A query fn makes
 // ([Profile.Earliest] and the like) answers for the index as it shows
-// then, and the profile remembers none of those answers.
+// then, and the profile remembers none of those answers. O(min(F, R)·e·L)
+// around fn, as for [Profile.PlaceNow].
 func (p *Profile) WithReservations(d time.Duration, fn func()) {
 	d = run(d)
 	p.sync()
