@@ -51,13 +51,17 @@ type cursor struct {
 	nodes  []int32
 	behind []bool
 	ahead  []topology.NodeID
+	// dense is the profile's per-node arrays: every GPU of a node and the
+	// allocatable ones, and its class.
+	dense *denseNodes
 }
 
 // newCursor returns a cursor over a copy of ix that shows it as it is.
 func (p *Profile) newCursor(ix *topology.Index, at, d time.Duration) *cursor {
 	nn := ix.NumNodes()
 	c := &cursor{ix: ix.Clone(), at: at, d: d, stale: make([]bool, nn), use: make([]topology.GPUSet, nn),
-		free: make([]int, p.dense.classes), nodes: make([]int32, p.dense.classes*(ix.MaxGPUs()+1)), behind: make([]bool, nn)}
+		free: make([]int, p.dense.classes), nodes: make([]int32, p.dense.classes*(ix.MaxGPUs()+1)), behind: make([]bool, nn),
+		dense: &p.dense}
 	for i := range c.use {
 		n := topology.NodeID(i)
 		c.use[i] = p.dense.all[i] &^ ix.Held(n)
@@ -65,7 +69,7 @@ func (p *Profile) newCursor(ix *topology.Index, at, d time.Duration) *cursor {
 		if cl := p.dense.class[n]; cl != topology.AnyType {
 			c.nodes[int(cl)*(ix.MaxGPUs()+1)]++
 		}
-		p.countFree(c, n, 0, (c.use[i] & p.dense.alloc[i]).Len())
+		c.countFree(n, 0, (c.use[i] & p.dense.alloc[i]).Len())
 	}
 	return c
 }
@@ -73,15 +77,15 @@ func (p *Profile) newCursor(ix *topology.Index, at, d time.Duration) *cursor {
 // countFree records that node n shows k usable allocatable GPUs where it
 // showed was: in c's counts of GPUs and of nodes by count, for its class
 // and for every node.
-func (p *Profile) countFree(c *cursor, n topology.NodeID, was, k int) {
+func (c *cursor) countFree(n topology.NodeID, was, k int) {
 	if was == k {
 		return
 	}
-	g1 := p.ix.MaxGPUs() + 1
+	g1 := c.ix.MaxGPUs() + 1
 	c.free[topology.AnyType] += k - was
 	c.nodes[was]--
 	c.nodes[k]++
-	if cl := p.dense.class[n]; cl != topology.AnyType {
+	if cl := c.dense.class[n]; cl != topology.AnyType {
 		c.free[cl] += k - was
 		c.nodes[int(cl)*g1+was]--
 		c.nodes[int(cl)*g1+k]++
@@ -92,8 +96,8 @@ func (p *Profile) countFree(c *cursor, n topology.NodeID, was, k int) {
 // members of g GPUs each, counting floor(k/g) members on a node with k
 // usable GPUs: when they cannot, no placement of such a gang exists
 // (members of a gang may share a node, never split across nodes). O(G).
-func (p *Profile) room(c *cursor, cl topology.Class, m, g int) bool {
-	g1 := p.ix.MaxGPUs() + 1
+func (c *cursor) room(cl topology.Class, m, g int) bool {
+	g1 := c.ix.MaxGPUs() + 1
 	if g <= 0 || int(cl) < 0 || int(cl) >= len(c.free) {
 		return true // not a shape to judge here; the placer decides
 	}
@@ -105,13 +109,13 @@ func (p *Profile) room(c *cursor, cl topology.Class, m, g int) bool {
 }
 
 // show makes c show u usable on node n.
-func (p *Profile) show(c *cursor, n topology.NodeID, u topology.GPUSet) {
+func (c *cursor) show(n topology.NodeID, u topology.GPUSet) {
 	old := c.use[n]
 	if u == old {
 		return
 	}
 	c.use[n] = u
-	p.countFree(c, n, (old & p.dense.alloc[n]).Len(), (u & p.dense.alloc[n]).Len())
+	c.countFree(n, (old & c.dense.alloc[n]).Len(), (u & c.dense.alloc[n]).Len())
 	if !c.behind[n] {
 		c.behind[n] = true
 		c.ahead = append(c.ahead, n)
@@ -119,16 +123,16 @@ func (p *Profile) show(c *cursor, n topology.NodeID, u topology.GPUSet) {
 }
 
 // flush brings c's index up to what c shows.
-func (p *Profile) flush(c *cursor) {
+func (c *cursor) flush() {
 	for _, n := range c.ahead {
 		c.behind[n] = false
-		c.ix.SetHeld(n, p.dense.all[n]&^c.use[n])
+		c.ix.SetHeld(n, c.dense.all[n]&^c.use[n])
 	}
 	c.ahead = c.ahead[:0]
 }
 
 // freeGPUs is the count of GPUs of class cl that c shows usable.
-func (p *Profile) freeGPUs(c *cursor, cl topology.Class) int {
+func (c *cursor) freeGPUs(cl topology.Class) int {
 	if int(cl) < 0 || int(cl) >= len(c.free) {
 		return 0 // no node has that class
 	}
@@ -179,7 +183,7 @@ func (p *Profile) cursorFor(t, d time.Duration) *cursor {
 			best = p.newCursor(p.ix, -1, 1)
 		} else {
 			p.refreshStale(best)
-			p.flush(best)
+			best.flush()
 			best = p.newCursor(best.ix, best.at, best.d)
 		}
 		p.cursors = append(p.cursors, best)
@@ -236,7 +240,7 @@ func (p *Profile) blockCursors(n topology.NodeID, s topology.GPUSet, start, end 
 	for _, c := range p.cursors {
 		if !c.stale[n] && start < add(c.at, c.d) && end > c.at {
 			if u := c.use[n]; u&s != 0 {
-				p.show(c, n, u&^s)
+				c.show(n, u&^s)
 			}
 		}
 	}
@@ -276,7 +280,7 @@ func (p *Profile) drainChanges() {
 // now are read from the held GPUs last drained from the live index, which
 // cursorFor has brought up to date.
 func (p *Profile) point(c *cursor, n topology.NodeID) {
-	p.show(c, n, p.usable(n, p.dense.alloc[n]&^p.seenHeld[n], c.at, c.d))
+	c.show(n, p.usable(n, p.dense.alloc[n]&^p.seenHeld[n], c.at, c.d))
 }
 
 // move brings cursor c to the run [t, t+d). It recomputes the nodes
@@ -481,7 +485,7 @@ func (m *cursorMove) passStarts() {
 			if m.endLater {
 				if !m.recomputed(e.n) { // rule 2
 					if u := c.use[e.n]; u&e.set != 0 {
-						p.show(c, e.n, u&^e.set)
+						c.show(e.n, u&^e.set)
 					}
 				}
 				skip = true

@@ -121,12 +121,12 @@ func (k shape) implies(w shape) bool {
 // that leaves the fewest loosened windows to search), and the largest of
 // those bounds that leave none: no start comes before it. O(shapes ×
 // groups × bounds).
-func (p *Profile) lowerBound(k shape, m int, d time.Duration) (lb memoBound, floor time.Duration) {
-	now := int32(len(p.memo.loose))
+func (mm *memo) lowerBound(k shape, m int, d time.Duration) (lb memoBound, floor time.Duration) {
+	now := int32(len(mm.loose))
 	lb.epoch = now
-	for w, gs := range p.memo.answers {
+	for w, gs := range mm.answers {
 		if k.implies(w) {
-			b, f := p.boundIn(gs, m, d, now)
+			b, f := boundIn(gs, m, d, now)
 			lb, floor = later(lb, b), max(floor, f)
 		}
 	}
@@ -145,7 +145,7 @@ func later(a, b memoBound) memoBound {
 // boundIn returns the largest of the bounds gs remembers for at most m
 // members and a run of at most d, and the largest of them found since the
 // last loosening (epoch now).
-func (p *Profile) boundIn(gs []memoGroup, m int, d time.Duration, now int32) (lb memoBound, floor time.Duration) {
+func boundIn(gs []memoGroup, m int, d time.Duration, now int32) (lb memoBound, floor time.Duration) {
 	for _, g := range gs {
 		if g.members > m {
 			break
@@ -206,13 +206,13 @@ const maxLoose = 4096
 
 // loosen records that runs from from until to may use the GPUs s of node
 // n, which they could not use before. O(1).
-func (p *Profile) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Duration) {
+func (mm *memo) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Duration) {
 	switch {
-	case len(p.memo.answers) == 0 || from >= to:
-	case len(p.memo.loose) >= maxLoose:
-		p.forget()
+	case len(mm.answers) == 0 || from >= to:
+	case len(mm.loose) >= maxLoose:
+		mm.forget()
 	default:
-		p.memo.loose = append(p.memo.loose, loosened{n: n, set: s, from: from, to: to})
+		mm.loose = append(mm.loose, loosened{n: n, set: s, from: from, to: to})
 	}
 }
 
@@ -297,11 +297,11 @@ func (p *Profile) gapsOf(l *loosened, gaps []window) []window {
 // forget drops every remembered answer and the loosened windows: the
 // profile loosened in a way the windows do not describe, or they grew
 // too many.
-func (p *Profile) forget() {
-	if len(p.memo.answers) > 0 {
-		clear(p.memo.answers)
+func (mm *memo) forget() {
+	if len(mm.answers) > 0 {
+		clear(mm.answers)
 	}
-	p.memo.loose = p.memo.loose[:0]
+	mm.loose = mm.loose[:0]
 }
 
 // freeNow is the number of free GPUs in the index.
@@ -313,7 +313,7 @@ func (p *Profile) freeNow() int {
 // the profile last looked: only taking GPUs keeps them valid.
 func (p *Profile) sync() {
 	if f := p.freeNow(); f > p.memo.lastFree {
-		p.forget()
+		p.memo.forget()
 	}
 }
 
@@ -345,4 +345,4 @@ type memo struct {
 // GPUs rising above what the last query saw (taking as many or more
 // elsewhere) must call it; the profile notices other loosening itself.
 // O(S) for S shapes remembered.
-func (p *Profile) Forget() { p.forget() }
+func (p *Profile) Forget() { p.memo.forget() }

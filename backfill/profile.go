@@ -223,7 +223,7 @@ func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer
 	if !memo {
 		return p.earliest(r, d, s, t, by)
 	}
-	lb, floor := p.lowerBound(k, r.Members, d)
+	lb, floor := p.memo.lowerBound(k, r.Members, d)
 	// Before the bound, only windows loosened since it was found can
 	// hold an answer (see memo.go). An answer found from no later than
 	// them (or the bound) is the answer from 0, which bounds later

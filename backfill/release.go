@@ -25,7 +25,7 @@ func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Dura
 	// Runs from at until the old release may now use s: remembered
 	// answers hold outside that window (see memo.go).
 	if p.addRelease(n, s, at) {
-		p.loosen(n, s, at, old)
+		p.memo.loosen(n, s, at, old)
 	}
 }
 

@@ -46,13 +46,13 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		}
 		p.timeline.seq++
 		starts = append(starts, timelineEntry{at: start, seq: p.timeline.seq, n: s.Node, set: s.GPUs})
-		p.setReservedAgainBy(p.timeline.seq, p.heldBefore(s.Node, s.GPUs, start))
+		p.timeline.setReservedAgainBy(p.timeline.seq, p.heldBefore(s.Node, s.GPUs, start))
 		e := nodeEvent{reserve: true, start: start, end: end, set: s.GPUs}
 		if end != Forever {
 			p.timeline.seq++
 			e.seq = p.timeline.seq
 			ends = append(ends, timelineEntry{at: end, seq: p.timeline.seq, n: s.Node, set: s.GPUs})
-			p.setReservedAgainBy(p.timeline.seq, p.reservedAgainAfter(s.Node, s.GPUs, end))
+			p.timeline.setReservedAgainBy(p.timeline.seq, p.reservedAgainAfter(s.Node, s.GPUs, end))
 		}
 		p.nodes[s.Node].addReservation(e)
 		p.lowerReservedAgainBy(s.Node, s.GPUs, start)
@@ -130,7 +130,7 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 		evs[j-1] = e
 		ne.lastReservationEnd = max(ne.lastReservationEnd, end)
 		if end != Forever {
-			p.setReservedAgainBy(p.timeline.seq, p.reservedAgainAfter(n, set, end))
+			p.timeline.setReservedAgainBy(p.timeline.seq, p.reservedAgainAfter(n, set, end))
 		}
 		return old, true
 	}

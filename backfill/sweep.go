@@ -97,10 +97,10 @@ func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, li
 	need := r.GPUs()
 	try := func(t time.Duration) (Start, bool) {
 		p.move(c, t, d)
-		if p.freeGPUs(c, r.Class) < need || !p.room(c, r.Class, r.Members, r.GPUsPerMember) {
+		if c.freeGPUs(r.Class) < need || !c.room(r.Class, r.Members, r.GPUsPerMember) {
 			return Start{}, false
 		}
-		p.flush(c)
+		c.flush()
 		pl, out := gang.Place(c.ix, r, s)
 		if out != gang.Placed {
 			return Start{}, false
@@ -124,7 +124,7 @@ func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, li
 	// sufficed at t but r did not fit, the first at which any GPU can be
 	// added: before it the usable GPUs only shrink.
 	for {
-		deficit := max(need-p.freeGPUs(c, r.Class), 1)
+		deficit := max(need-c.freeGPUs(r.Class), 1)
 		next, found := time.Duration(0), false
 		p.freeing(t, d, limit, func(e timelineEntry) bool {
 			if r.Class != topology.AnyType && p.dense.class[e.n] != r.Class {

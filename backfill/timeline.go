@@ -84,7 +84,7 @@ func entryLess(a, b timelineEntry) bool {
 // O(e + log E) for e events of the node.
 func (p *Profile) AddRelease(n topology.NodeID, s topology.GPUSet, at time.Duration) {
 	if p.addRelease(n, s, at) {
-		p.forget()
+		p.memo.forget()
 	}
 }
 
@@ -106,7 +106,7 @@ func (p *Profile) addRelease(n topology.NodeID, s topology.GPUSet, at time.Durat
 	}
 	p.count(n, at, Forever, (s & p.ix.Healthy(n)).Len())
 	p.timeline.waiting = append(p.timeline.waiting, timelineEntry{at: at, seq: p.timeline.seq, n: n, set: s})
-	p.setReservedAgainBy(p.timeline.seq, p.reservedAgainAfter(n, s, at))
+	p.timeline.setReservedAgainBy(p.timeline.seq, p.reservedAgainAfter(n, s, at))
 	return true
 }
 
@@ -135,13 +135,13 @@ func (p *Profile) flushTimeline() {
 }
 
 // setReservedAgainBy records reservedAgainBy for the timeline entry seq.
-func (p *Profile) setReservedAgainBy(seq int32, at time.Duration) {
-	if k := int(seq) + 1 - len(p.timeline.reservedAgainBy); k > 0 {
+func (tl *timeline) setReservedAgainBy(seq int32, at time.Duration) {
+	if k := int(seq) + 1 - len(tl.reservedAgainBy); k > 0 {
 		// Doubling: append grows a long slice by a quarter, and copies
 		// it each time; seq grows by one or two per event.
-		p.timeline.reservedAgainBy = append(p.timeline.reservedAgainBy, make([]time.Duration, max(k, len(p.timeline.reservedAgainBy)))...)
+		tl.reservedAgainBy = append(tl.reservedAgainBy, make([]time.Duration, max(k, len(tl.reservedAgainBy)))...)
 	}
-	p.timeline.reservedAgainBy[seq] = at
+	tl.reservedAgainBy[seq] = at
 }
 
 // reservedAgainAfter returns, for GPUs s of node n freed at at, the latest over them
