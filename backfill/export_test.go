@@ -20,8 +20,8 @@ import (
 // a release or reservation end whose reservedAgainBy is earlier than the truth.
 // It puts waiting releases into the timeline first.
 func CheckInvariants(p *Profile) error {
-	if p.wholeMisses > 0 {
-		return fmt.Errorf("%d whole-node starts the cursor could not place the gang at", p.wholeMisses)
+	if w := p.wholeWins; w != nil && w.misses > 0 {
+		return fmt.Errorf("%d whole-node starts the cursor could not place the gang at", w.misses)
 	}
 	for ci, c := range p.cursors {
 		free := make([]int, len(c.free))

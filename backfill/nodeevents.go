@@ -107,24 +107,25 @@ func (p *Profile) releasedNone(n topology.NodeID, s topology.GPUSet, t time.Dura
 
 // noteStart records a reservation of node n from start.
 func (p *Profile) noteStart(n topology.NodeID, start time.Duration) {
-	if p.firstReserved == nil {
-		p.firstReserved = make([]time.Duration, p.ix.NumNodes())
-		for i := range p.firstReserved {
-			p.firstReserved[i] = Forever
+	rn := &p.reserved
+	if rn.firstStart == nil {
+		rn.firstStart = make([]time.Duration, p.ix.NumNodes())
+		for i := range rn.firstStart {
+			rn.firstStart[i] = Forever
 		}
-		p.reserveCount = make([]uint32, p.ix.NumNodes())
+		rn.count = make([]uint32, p.ix.NumNodes())
 	}
-	p.firstReserved[n] = min(p.firstReserved[n], start)
-	p.reserveCount[n]++
+	rn.firstStart[n] = min(rn.firstStart[n], start)
+	rn.count[n]++
 }
 
 // reservations is the number of reservations made on node n so far
 // (wrapping around).
 func (p *Profile) reservations(n topology.NodeID) uint32 {
-	if p.reserveCount == nil {
+	if p.reserved.count == nil {
 		return 0
 	}
-	return p.reserveCount[n]
+	return p.reserved.count[n]
 }
 
 // noteEvent lists node n among the nodes with events, once.

@@ -54,16 +54,11 @@ type Profile struct {
 	ix       *topology.Index
 	timeline timeline     // releases, reservation ends and starts, in time order
 	nodes    []nodeEvents // per node: its events
-	// Nodes with events, in the order of their first, and per node the
-	// earliest reservation start (nil until the first reservation), which
-	// lets Reserved skip a node no reservation holds in a window, and the
-	// number of reservations made on it, which tells a loosened window
-	// (see memo.go) that its gaps may have shrunk.
-	eventful      []topology.NodeID
-	firstReserved []time.Duration
-	reserveCount  []uint32
-	dense         denseNodes // per-node arrays for sweeps, from the first query on
-	memo          memo       // Earliest's answers, while the profile only tightens
+	// Nodes with events, in the order of their first.
+	eventful []topology.NodeID
+	reserved reservedNodes // per node: its first reservation start and its count
+	dense    denseNodes    // per-node arrays for sweeps, from the first query on
+	memo     memo          // Earliest's answers, while the profile only tightens
 	// Cursors for Earliest (see cursor), and the held GPUs of each node
 	// in the live index when the cursors last looked.
 	cursors  []*cursor
@@ -74,9 +69,6 @@ type Profile struct {
 	// The whole-node free windows, for whole-node gangs (nil until the
 	// first such query); see wholeIndex.
 	wholeWins *wholeIndex
-	// wholeMisses counts the whole-node starts a cursor could not
-	// place the gang at (none, unless the windows are wrong).
-	wholeMisses int
 	// within says that WithReservations' fn is running: the index shows
 	// fewer GPUs than it holds free, and no answer is remembered.
 	within bool
@@ -85,6 +77,16 @@ type Profile struct {
 	releasedNow bool
 	undo        undoLog // the live index's changes during a query "now"
 	scratch     scratch
+}
+
+// reservedNodes holds, per node, the earliest reservation start, which
+// lets Reserved skip a node no reservation holds in a window, and the
+// number of reservations made on it (wrapping around), which tells a
+// loosened window (see memo.go) that its gaps may have shrunk. Both are
+// nil until the first reservation.
+type reservedNodes struct {
+	firstStart []time.Duration
+	count      []uint32
 }
 
 // denseNodes holds, per node, what sweeps read: all its GPUs, those
@@ -274,7 +276,7 @@ func (p *Profile) earliestUpTo(r gang.Request, d time.Duration, s binpack.Scorer
 // moment of [t0, t1). O(1) when no reservation of n starts before t1,
 // else O(events of n).
 func (p *Profile) Reserved(n topology.NodeID, t0, t1 time.Duration) topology.GPUSet {
-	if p.firstReserved == nil || p.firstReserved[n] >= t1 {
+	if p.reserved.firstStart == nil || p.reserved.firstStart[n] >= t1 {
 		return 0
 	}
 	return p.reservedIn(&p.nodes[n], t0, t1)

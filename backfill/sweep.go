@@ -83,7 +83,7 @@ func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t,
 	}
 	// The windows and the cursor disagree, which cannot happen while the
 	// windows are right: count the miss and answer as a sweep would.
-	p.wholeMisses++
+	p.wholeWins.misses++
 	return p.sweep(r, d, s, t, limit)
 }
 

@@ -73,6 +73,9 @@ type wholeIndex struct {
 	kept  []wholeWin
 	nodes []topology.NodeID
 	doms  []topology.DomainID
+	// misses counts the whole-node starts a cursor could not place the
+	// gang at (none, unless the windows are wrong).
+	misses int
 }
 
 // wholeWin is a window [from, to) of a node and its id.
