@@ -1,13 +1,10 @@
 package backfill
 
 import (
-	"cmp"
-	"slices"
 	"sort"
 	"time"
 
-	"github.com/gpusched/gpusched/binpack"
-	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/internal/changelog"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -54,21 +51,25 @@ type cursor struct {
 	nodes  []int32
 	behind []bool
 	ahead  []topology.NodeID
+	// dense is the profile's per-node arrays: every GPU of a node and the
+	// allocatable ones, and its class.
+	dense *denseNodes
 }
 
 // newCursor returns a cursor over a copy of ix that shows it as it is.
 func (p *Profile) newCursor(ix *topology.Index, at, d time.Duration) *cursor {
 	nn := ix.NumNodes()
 	c := &cursor{ix: ix.Clone(), at: at, d: d, stale: make([]bool, nn), use: make([]topology.GPUSet, nn),
-		free: make([]int, p.classes), nodes: make([]int32, p.classes*(ix.MaxGPUs()+1)), behind: make([]bool, nn)}
+		free: make([]int, p.dense.classes), nodes: make([]int32, p.dense.classes*(ix.MaxGPUs()+1)), behind: make([]bool, nn),
+		dense: &p.dense}
 	for i := range c.use {
 		n := topology.NodeID(i)
-		c.use[i] = p.all[i] &^ ix.Held(n)
+		c.use[i] = p.dense.all[i] &^ ix.Held(n)
 		c.nodes[0]++ // as if it showed none, then as it does
-		if cl := p.class[n]; cl != topology.AnyType {
+		if cl := p.dense.class[n]; cl != topology.AnyType {
 			c.nodes[int(cl)*(ix.MaxGPUs()+1)]++
 		}
-		p.countFree(c, n, 0, (c.use[i] & p.alloc[i]).Len())
+		c.countFree(n, 0, (c.use[i] & p.dense.alloc[i]).Len())
 	}
 	return c
 }
@@ -76,15 +77,15 @@ func (p *Profile) newCursor(ix *topology.Index, at, d time.Duration) *cursor {
 // countFree records that node n shows k usable allocatable GPUs where it
 // showed was: in c's counts of GPUs and of nodes by count, for its class
 // and for every node.
-func (p *Profile) countFree(c *cursor, n topology.NodeID, was, k int) {
+func (c *cursor) countFree(n topology.NodeID, was, k int) {
 	if was == k {
 		return
 	}
-	g1 := p.ix.MaxGPUs() + 1
+	g1 := c.ix.MaxGPUs() + 1
 	c.free[topology.AnyType] += k - was
 	c.nodes[was]--
 	c.nodes[k]++
-	if cl := p.class[n]; cl != topology.AnyType {
+	if cl := c.dense.class[n]; cl != topology.AnyType {
 		c.free[cl] += k - was
 		c.nodes[int(cl)*g1+was]--
 		c.nodes[int(cl)*g1+k]++
@@ -95,8 +96,8 @@ func (p *Profile) countFree(c *cursor, n topology.NodeID, was, k int) {
 // members of g GPUs each, counting floor(k/g) members on a node with k
 // usable GPUs: when they cannot, no placement of such a gang exists
 // (members of a gang may share a node, never split across nodes). O(G).
-func (p *Profile) room(c *cursor, cl topology.Class, m, g int) bool {
-	g1 := p.ix.MaxGPUs() + 1
+func (c *cursor) room(cl topology.Class, m, g int) bool {
+	g1 := c.ix.MaxGPUs() + 1
 	if g <= 0 || int(cl) < 0 || int(cl) >= len(c.free) {
 		return true // not a shape to judge here; the placer decides
 	}
@@ -108,13 +109,13 @@ func (p *Profile) room(c *cursor, cl topology.Class, m, g int) bool {
 }
 
 // show makes c show u usable on node n.
-func (p *Profile) show(c *cursor, n topology.NodeID, u topology.GPUSet) {
+func (c *cursor) show(n topology.NodeID, u topology.GPUSet) {
 	old := c.use[n]
 	if u == old {
 		return
 	}
 	c.use[n] = u
-	p.countFree(c, n, (old & p.alloc[n]).Len(), (u & p.alloc[n]).Len())
+	c.countFree(n, (old & c.dense.alloc[n]).Len(), (u & c.dense.alloc[n]).Len())
 	if !c.behind[n] {
 		c.behind[n] = true
 		c.ahead = append(c.ahead, n)
@@ -122,16 +123,16 @@ func (p *Profile) show(c *cursor, n topology.NodeID, u topology.GPUSet) {
 }
 
 // flush brings c's index up to what c shows.
-func (p *Profile) flush(c *cursor) {
+func (c *cursor) flush() {
 	for _, n := range c.ahead {
 		c.behind[n] = false
-		c.ix.SetHeld(n, p.all[n]&^c.use[n])
+		c.ix.SetHeld(n, c.dense.all[n]&^c.use[n])
 	}
 	c.ahead = c.ahead[:0]
 }
 
 // freeGPUs is the count of GPUs of class cl that c shows usable.
-func (p *Profile) freeGPUs(c *cursor, cl topology.Class) int {
+func (c *cursor) freeGPUs(cl topology.Class) int {
 	if int(cl) < 0 || int(cl) >= len(c.free) {
 		return 0 // no node has that class
 	}
@@ -182,7 +183,7 @@ func (p *Profile) cursorFor(t, d time.Duration) *cursor {
 			best = p.newCursor(p.ix, -1, 1)
 		} else {
 			p.refreshStale(best)
-			p.flush(best)
+			best.flush()
 			best = p.newCursor(best.ix, best.at, best.d)
 		}
 		p.cursors = append(p.cursors, best)
@@ -197,13 +198,13 @@ func (p *Profile) cursorFor(t, d time.Duration) *cursor {
 // tracking its changes from the first query on.
 func (p *Profile) prepare() {
 	p.flushTimeline()
-	p.dense()
+	p.buildDense()
 	if p.seenHeld == nil {
 		p.seenHeld = make([]topology.GPUSet, p.ix.NumNodes())
 		for n := range p.seenHeld {
 			p.seenHeld[n] = p.ix.Held(topology.NodeID(n))
 		}
-		p.ix.TrackChanges(true)
+		changelog.Track(changelog.Of[topology.NodeID](p.ix), true)
 		return
 	}
 	p.drainChanges()
@@ -239,7 +240,7 @@ func (p *Profile) blockCursors(n topology.NodeID, s topology.GPUSet, start, end 
 	for _, c := range p.cursors {
 		if !c.stale[n] && start < add(c.at, c.d) && end > c.at {
 			if u := c.use[n]; u&s != 0 {
-				p.show(c, n, u&^s)
+				c.show(n, u&^s)
 			}
 		}
 	}
@@ -252,7 +253,7 @@ func (p *Profile) drainChanges() {
 	if p.seenHeld == nil {
 		return
 	}
-	nodes, all := p.ix.DrainChanges(p.chBuf[:0])
+	nodes, all := changelog.Drain(changelog.Of[topology.NodeID](p.ix), p.scratch.changed[:0])
 	if all {
 		// The record overflowed: the cursors go, and the whole-node
 		// windows of the nodes whose held GPUs changed are recomputed.
@@ -272,41 +273,50 @@ func (p *Profile) drainChanges() {
 			p.markStale(n)
 		}
 	}
-	p.chBuf = nodes[:0]
+	p.scratch.changed = nodes[:0]
 }
 
 // point makes cursor c show node n as it is for c's run. The GPUs free
 // now are read from the held GPUs last drained from the live index, which
 // cursorFor has brought up to date.
 func (p *Profile) point(c *cursor, n topology.NodeID) {
-	p.show(c, n, p.usable(n, p.alloc[n]&^p.seenHeld[n], c.at, c.d))
+	c.show(n, p.usable(n, p.dense.alloc[n]&^p.seenHeld[n], c.at, c.d))
 }
 
 // move brings cursor c to the run [t, t+d). It recomputes the nodes
 // with an event passed, O(e) each for e events per node, except for the
-// events applied in O(1) below. A recomputation counts 8 units and an
-// event applied in O(1) one; past 8 units per node with events, the move
-// stops and recomputes every node with events instead, and a move that
-// would pass more entries than that does so at once, having counted them
-// a run at a time. Writing the changed nodes into the index (O(L) each,
-// for L levels) waits for the next flush.
+// events applied in O(1) by the rules below. A recomputation costs
+// recomputeUnits and an event applied in O(1) one unit; past
+// recomputeUnits per node with events, the move stops and recomputes
+// every node with events instead, and a move that would pass more
+// entries than that does so at once, having counted them a run at a
+// time. Writing the changed nodes into the index (O(L) each, for L
+// levels) waits for the next flush.
 //
-// Four kinds of event cost O(1), read from the timeline entry, againOf,
-// the cursor's own view, and the node's GPUs free now and earliest
-// release (the backfill oracle tests and TestMovesKeepCursorsExact check
-// the arguments, and fail when any rule is loosened). Each rests on
-// this: an event changes the use of its own GPUs only, so a GPU of a
-// node that no rule recomputes keeps its use unless some rule below says
-// otherwise.
+// The events passed are the releases and reservation ends between the
+// two starts and the reservation starts between the two ends. Four kinds
+// of them cost O(1), read from the timeline entry, reservedAgainBy, the
+// cursor's own view, and the node's GPUs free now and earliest release:
+//
+//	rule  event passed                as the run's          node left as it is when
+//	1     release or reservation end  start moves later     reservedAgainBy < new end
+//	2     reservation start           end moves later       always; its GPUs are removed
+//	3     release or reservation end  start moves earlier   the cursor shows none of its GPUs usable
+//	4     reservation start           end moves earlier     none of its GPUs is free now or released
+//	                                                        by the new start, or new start < reservedAgainBy
+//
+// Each rests on this: an event changes the use of its own GPUs only, so
+// a GPU of a node that no rule recomputes keeps its use unless some rule
+// says otherwise.
 //  1. A release or reservation end passed by a later start frees its
 //     GPUs from then on, but a GPU reserved again before the run's new
 //     end is unusable for the run from this event on. If that holds for
-//     every GPU of the event (againOf is earlier than the new end), the
-//     node is left as it is: such a GPU's use for the run is settled by
-//     the last event at or before the new start that frees it, another
-//     entry passed and judged alike, and a GPU of a node left alone was
-//     unusable before the move too, unless the reservation that held it
-//     started at or after the old end, which the next rule handles.
+//     every GPU of the event, the node is left as it is: such a GPU's
+//     use for the run is settled by the last event at or before the new
+//     start that frees it, another entry passed and judged alike, and a
+//     GPU of a node left alone was unusable before the move too, unless
+//     the reservation that held it started at or after the old end,
+//     which rule 2 handles.
 //  2. A reservation start passed by a later run end (whichever way the
 //     start moves) blocks its GPUs. On a node not recomputed, the events
 //     passed moving the start take nothing away and free nothing usable,
@@ -316,162 +326,142 @@ func (p *Profile) point(c *cursor, n topology.NodeID) {
 //  3. A release or reservation end passed by an earlier start can only
 //     take its GPUs away: they are no longer released by the start, or
 //     held by a reservation the run now overlaps. If the cursor shows
-//     none of them usable, the node is left as it is.
+//     none of them usable, nothing changes.
 //  4. A reservation start passed by an earlier run end can only give its
 //     GPUs back, and only those free now or released by the new start.
-//     If none is (none of them is free now, and the node's earliest
-//     release comes after the new start), the node is left as it is. If
-//     the start moved later, the old run could not use them either. If it
-//     moved earlier, a GPU of them that the old run could use was
-//     released between the two starts: the pass over releases, which
-//     runs first, went over that release with the GPU shown usable, so
-//     it recomputed the node (or ran out of budget, and every node is
-//     recomputed). The node is also left as it is when the new start
-//     comes before the start's againOf: each of its GPUs is then held
-//     by an earlier reservation that ends after the new start, which
-//     either overlaps the new run or starts at or after its end; in that
-//     case its own start, earlier, was passed first and either
-//     recomputed the node or was left alone by this same rule, its GPUs
-//     unusable.
+//     If none is, nothing changes: if the start moved later, the old run
+//     could not use them either; if it moved earlier, a GPU of them that
+//     the old run could use was released between the two starts, and
+//     the pass over releases, which runs first, went over that release
+//     with the GPU shown usable, so it recomputed the node (or ran out
+//     of budget, and every node is recomputed). Nothing changes either
+//     when the new start comes before the start's reservedAgainBy: each
+//     of its GPUs is then held by an earlier reservation that ends after
+//     the new start, which either overlaps the new run or starts at or
+//     after its end; in that case its own start, earlier, was passed
+//     first and either recomputed the node or was left alone by this
+//     same rule, its GPUs unusable.
 //
-// Otherwise the node is recomputed: moving the start later past a
-// release or reservation end whose GPUs are not all reserved again
-// before the new end (rule 1), moving the start earlier past one whose
-// GPUs the cursor shows usable (rule 3), or moving the end earlier past
-// a reservation start that may give GPUs back (rule 4).
+// Every other event passed recomputes its node.
 func (p *Profile) move(c *cursor, t, d time.Duration) {
-	e0, e1 := add(c.at, c.d), add(t, d)
-	if t == c.at && e0 == e1 {
+	oldEnd, newEnd := add(c.at, c.d), add(t, d)
+	if t == c.at && oldEnd == newEnd {
 		return
 	}
-	forward := t > c.at
-	lo, hi := min(c.at, t), max(c.at, t)
-	elo, ehi := min(e0, e1), max(e0, e1)
+	m := cursorMove{
+		p: p, c: c, start: t, end: newEnd, forward: t > c.at,
+		startLo: min(c.at, t), startHi: max(c.at, t),
+		endLo: min(oldEnd, newEnd), endHi: max(oldEnd, newEnd), endLater: newEnd > oldEnd,
+		stamp:  p.nextStamp(),
+		budget: recomputeUnits * len(p.eventful),
+	}
 	c.at, c.d = t, d
-	st := p.nextStamp()
-	// A recomputation costs recompute units, an entry passed without one
-	// a unit; past recompute·M units, recompute the M nodes instead.
-	const recompute = 8
-	budget := recompute * len(p.eventful)
-	visit := func(e tev) bool {
-		if p.stamp[e.n] == st {
-			budget--
-			return budget >= 0
-		}
-		if budget -= recompute; budget < 0 {
-			return false
-		}
-		p.stamp[e.n] = st
-		p.point(c, e.n)
-		return true
-	}
-	// pass spends a unit on an entry a rule skips, or visits it; false
-	// when the budget is spent.
-	pass := func(e tev, skip bool) bool {
-		if skip {
-			budget--
-			return budget >= 0
-		}
-		return visit(e)
-	}
-	// Releases and reservation ends in (lo, hi]; reservation starts in
-	// [elo, ehi). A move that passes more of them than the budget has
-	// units recomputes every node anyway: counting them a run at a time
-	// finds that out without walking them.
-	k := 0
-	if lo != hi {
-		k = p.timeline.Count(lo+1, hi, budget+1)
-	}
-	if elo != ehi && k <= budget {
-		k += p.starts.Count(elo, ehi-1, budget+1-k)
-	}
-	if k > budget {
+	if m.passesTooMany() {
 		for _, n := range p.eventful {
 			p.point(c, n)
 		}
 		return
 	}
-	if lo != hi {
-		p.timeline.FromRuns(tev{at: lo + 1, seq: -1}, func(run *evRun, evs []tev) bool {
-			if forward && p.runHi(run) < e1 {
-				// Rule 1 skips every entry of the run: a unit each.
-				k := len(evs)
-				if evs[k-1].at > hi {
-					k = sort.Search(k, func(i int) bool { return evs[i].at > hi })
-				}
-				budget -= k
-				return budget >= 0 && k == len(evs)
-			}
-			for _, e := range evs {
-				if e.at > hi {
-					return false
-				}
-				var skip bool
-				if forward {
-					skip = p.againOf[e.seq] < e1 // rule 1
-				} else {
-					skip = p.stamp[e.n] != st && c.use[e.n]&e.set == 0 // rule 3
-				}
-				if !pass(e, skip) {
-					return false
-				}
-			}
-			return true
-		})
+	m.passFreeing()
+	if m.budget >= 0 {
+		m.passStarts()
 	}
-	if elo != ehi && budget >= 0 {
-		p.starts.From(tev{at: elo, seq: -1}, func(evs []tev) bool {
-			for _, e := range evs {
-				if e.at >= ehi {
-					return false
-				}
-				var skip bool
-				if e1 > e0 {
-					if p.stamp[e.n] != st { // rule 2
-						if u := c.use[e.n]; u&e.set != 0 {
-							p.show(c, e.n, u&^e.set)
-						}
-					}
-					skip = true
-				} else {
-					skip = p.stamp[e.n] != st && (p.releasedNone(e.n, e.set, t) || t < p.againOf[e.seq]) // rule 4
-				}
-				if !pass(e, skip) {
-					return false
-				}
-			}
-			return true
-		})
-	}
-	if budget < 0 {
-		for _, n := range p.eventful {
-			if p.stamp[n] != st {
-				p.point(c, n)
-			}
-		}
+	if m.budget < 0 {
+		m.recomputeRest()
 	}
 }
 
-// freeing calls f, in time order, with each timeline entry after t and
-// no later than limit that may free GPUs for a run of d from its own
-// moment, until f returns false. It passes over the entries whose GPUs
-// are all reserved again before such a run would end (againOf), and over
-// whole runs of them without reading their entries (see runHi).
-func (p *Profile) freeing(t, d, limit time.Duration, f func(e tev) bool) {
-	p.timeline.FromRuns(tev{at: t + 1, seq: -1}, func(run *evRun, evs []tev) bool {
-		if p.runHi(run) < add(evs[0].at, d) {
-			// No entry of the run frees a GPU for a run from its own
-			// moment (againOf < e.at + d for each).
-			return evs[len(evs)-1].at <= limit
+// recomputeUnits is what recomputing a node costs a move, in units of
+// an event applied in O(1).
+const recomputeUnits = 8
+
+// cursorMove is one move of a cursor c to the run [start, end): it
+// passes the releases and reservation ends in (startLo, startHi] and
+// the reservation starts in [endLo, endHi), spending budget on them.
+// A node recomputed carries stamp, so that it is recomputed once.
+type cursorMove struct {
+	p                *Profile
+	c                *cursor
+	start, end       time.Duration // the new run
+	forward          bool          // the start moves later
+	startLo, startHi time.Duration
+	endLo, endHi     time.Duration
+	endLater         bool // the end moves later
+	stamp            uint32
+	budget           int
+}
+
+// passesTooMany reports whether the move passes more entries than its
+// budget has units, counting them a run at a time without walking them:
+// then recomputing every node with events costs less.
+func (m *cursorMove) passesTooMany() bool {
+	k := 0
+	if m.startLo != m.startHi {
+		k = m.p.timeline.ends.Count(m.startLo+1, m.startHi, m.budget+1)
+	}
+	if m.endLo != m.endHi && k <= m.budget {
+		k += m.p.timeline.starts.Count(m.endLo, m.endHi-1, m.budget+1-k)
+	}
+	return k > m.budget
+}
+
+// recompute recomputes e's node, once per move; false when the budget
+// is spent.
+func (m *cursorMove) recompute(e timelineEntry) bool {
+	if m.p.scratch.stamp[e.n] == m.stamp {
+		m.budget--
+		return m.budget >= 0
+	}
+	if m.budget -= recomputeUnits; m.budget < 0 {
+		return false
+	}
+	m.p.scratch.stamp[e.n] = m.stamp
+	m.p.point(m.c, e.n)
+	return true
+}
+
+// pass spends a unit on an entry a rule leaves alone (skip), or
+// recomputes its node; false when the budget is spent.
+func (m *cursorMove) pass(e timelineEntry, skip bool) bool {
+	if skip {
+		m.budget--
+		return m.budget >= 0
+	}
+	return m.recompute(e)
+}
+
+// recomputed reports whether this move has recomputed node n.
+func (m *cursorMove) recomputed(n topology.NodeID) bool { return m.p.scratch.stamp[n] == m.stamp }
+
+// passFreeing passes the releases and reservation ends between the two
+// starts (rules 1 and 3). Moving forward, a whole run of entries whose
+// latest reservedAgainBy is before the new end costs a unit per entry
+// without reading them.
+func (m *cursorMove) passFreeing() {
+	if m.startLo == m.startHi {
+		return
+	}
+	p, hi := m.p, m.startHi
+	p.timeline.ends.FromRuns(timelineEntry{at: m.startLo + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
+		if m.forward && p.latestReservedAgainBy(run) < m.end {
+			k := len(evs)
+			if evs[k-1].at > hi {
+				k = sort.Search(k, func(i int) bool { return evs[i].at > hi })
+			}
+			m.budget -= k
+			return m.budget >= 0 && k == len(evs)
 		}
 		for _, e := range evs {
-			if e.at > limit {
+			if e.at > hi {
 				return false
 			}
-			if p.againOf[e.seq] < add(e.at, d) {
-				continue
+			var skip bool
+			if m.forward {
+				skip = p.timeline.reservedAgainBy[e.seq] < m.end // rule 1
+			} else {
+				skip = !m.recomputed(e.n) && m.c.use[e.n]&e.set == 0 // rule 3
 			}
-			if !f(e) {
+			if !m.pass(e, skip) {
 				return false
 			}
 		}
@@ -479,155 +469,43 @@ func (p *Profile) freeing(t, d, limit time.Duration, f func(e tev) bool) {
 	})
 }
 
-// runHi returns the latest againOf of the timeline run r's entries. An
-// entry's againOf only ever drops (reservations are only added, and a
-// release only loses GPUs), so the value stays an upper bound until an
-// insert into r clears it. O(1), or O(R) for a run of R entries after
-// an insert.
-func (p *Profile) runHi(r *evRun) time.Duration {
-	if !r.hiOK {
-		hi := time.Duration(0)
-		for _, e := range r.ev {
-			hi = max(hi, p.againOf[e.seq])
-		}
-		r.hi, r.hiOK = hi, true
+// passStarts passes the reservation starts between the two ends (rules
+// 2 and 4).
+func (m *cursorMove) passStarts() {
+	if m.endLo == m.endHi {
+		return
 	}
-	return r.hi
-}
-
-// earliest returns the first start in [t, limit] (limit Forever:
-// none) at which r fits for a run of d, and the GPUs it would use there.
-// A whole-node gang's start comes from the whole-node windows, which also
-// choose its GPUs when they can (see wholePlaces); otherwise a cursor
-// brought to that start does. Other requests sweep.
-func (p *Profile) earliest(r gang.Request, d time.Duration, s binpack.Scorer, t, limit time.Duration) (Start, bool) {
-	if t > limit || t == Forever {
-		return Start{}, false
-	}
-	if !p.whole(r) {
-		return p.sweep(r, d, s, t, limit)
-	}
-	p.prepare()
-	place := p.wholePlaces(r, s)
-	at, pl, ok := p.wholeEarliest(r, d, t, limit, place)
-	if !ok {
-		return Start{}, false
-	}
-	if place {
-		return Start{At: at, Placement: pl}, true
-	}
-	if st, ok := p.sweep(r, d, s, at, at); ok {
-		return st, true
-	}
-	// The windows and the cursor disagree, which the tests rule out
-	// (CheckInvariants fails on a count here): answer as a sweep would.
-	p.wholeMisses++
-	return p.sweep(r, d, s, t, limit)
-}
-
-// sweep sweeps a cursor from t to the first start at which r fits for
-// a run of d, giving up past limit (Forever: never).
-func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, limit time.Duration) (Start, bool) {
-	if t > limit || t == Forever {
-		return Start{}, false
-	}
-	c := p.cursorFor(t, d)
-	need := r.GPUs()
-	try := func(t time.Duration) (Start, bool) {
-		p.move(c, t, d)
-		if p.freeGPUs(c, r.Class) < need || !p.room(c, r.Class, r.Members, r.GPUsPerMember) {
-			return Start{}, false
-		}
-		p.flush(c)
-		pl, out := gang.Place(c.ix, r, s)
-		if out != gang.Placed {
-			return Start{}, false
-		}
-		if r.Avoid == nil && !r.Distinct {
-			pl = p.preferBusy(c, pl, r, t, s)
-		}
-		pl.Release(c.ix)
-		return Start{At: t, Placement: pl}, true
-	}
-	if st, ok := try(t); ok {
-		return st, true
-	}
-	// Then the moments when capacity can grow: releases and reservation
-	// ends. Moving on from t, the GPUs of r's class usable for the run
-	// grow only by what the events passed free: none from an event whose
-	// GPUs are all reserved again before a run from its own moment ends
-	// (nor for any later run), at most its GPUs of r's class from another
-	// (starts passed only take GPUs away). So the next start worth trying
-	// is the first at which that bound reaches r's size, or, when the GPUs
-	// sufficed at t but r did not fit, the first at which any GPU can be
-	// added: before it the usable GPUs only shrink.
-	for {
-		deficit := max(need-p.freeGPUs(c, r.Class), 1)
-		next, found := time.Duration(0), false
-		p.freeing(t, d, limit, func(e tev) bool {
-			if r.Class != topology.AnyType && p.class[e.n] != r.Class {
-				return true
+	p, c := m.p, m.c
+	p.timeline.starts.From(timelineEntry{at: m.endLo, seq: -1}, func(evs []timelineEntry) bool {
+		for _, e := range evs {
+			if e.at >= m.endHi {
+				return false
 			}
-			if deficit -= (e.set & p.alloc[e.n]).Len(); deficit > 0 {
-				return true
-			}
-			next, found = e.at, true
-			return false
-		})
-		if !found {
-			return Start{}, false
-		}
-		t = next
-		if st, ok := try(t); ok {
-			return st, true
-		}
-	}
-}
-
-// preferBusy re-places pl, which cursor c holds at t in its domain, so
-// that it uses as many GPUs busy now and released by t as it can, and as
-// few GPUs free now: those stay available for backfill. Candidates are
-// the nodes of pl's domain with at least a member's worth of such GPUs,
-// those that host the most members first, then by node. The cursor holds
-// the result on return.
-func (p *Profile) preferBusy(c *cursor, pl gang.Placement, r gang.Request, t time.Duration, s binpack.Scorer) gang.Placement {
-	if t == 0 && !p.releasedNow {
-		return pl // nothing busy now is released by now
-	}
-	pl.Release(c.ix)
-	g, maxG := r.GPUsPerMember, c.ix.MaxGPUs()
-	busy := func(n topology.NodeID) topology.GPUSet { return c.ix.FreeSet(n) & p.ix.Held(n) }
-	cs := p.prefBuf[:0]
-	defer func() { p.prefBuf = cs[:0] }()
-	// Nodes that host the most members have at least that many members'
-	// GPUs free at t. When one bucket holds all of them, it lists them in
-	// node order, and enough of them settle the choice without looking
-	// at the others.
-	top := maxG / g
-	if top*g == maxG {
-		got := 0
-		for n := range c.ix.Bucket(pl.Level, pl.Domain, r.Class, maxG) {
-			if b := busy(n); b.Len()/g == top {
-				cs = append(cs, preferred{n: n, set: b})
-				if got += top; got >= r.Members {
-					return p.takePreferred(c.ix, pl, r, cs, s)
+			var skip bool
+			if m.endLater {
+				if !m.recomputed(e.n) { // rule 2
+					if u := c.use[e.n]; u&e.set != 0 {
+						c.show(e.n, u&^e.set)
+					}
 				}
+				skip = true
+			} else {
+				skip = !m.recomputed(e.n) && (p.releasedNone(e.n, e.set, m.start) || m.start < p.timeline.reservedAgainBy[e.seq]) // rule 4
+			}
+			if !m.pass(e, skip) {
+				return false
 			}
 		}
-		cs = cs[:0]
-	}
-	for f := g; f <= maxG; f++ {
-		for n := range c.ix.Bucket(pl.Level, pl.Domain, r.Class, f) {
-			if b := busy(n); b.Len() >= g {
-				cs = append(cs, preferred{n: n, set: b})
-			}
-		}
-	}
-	slices.SortFunc(cs, func(a, b preferred) int {
-		if c := cmp.Compare(b.set.Len()/g, a.set.Len()/g); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.n, b.n)
+		return true
 	})
-	return p.takePreferred(c.ix, pl, r, cs, s)
+}
+
+// recomputeRest recomputes every node with events that the move has not
+// recomputed, once its budget is spent.
+func (m *cursorMove) recomputeRest() {
+	for _, n := range m.p.eventful {
+		if !m.recomputed(n) {
+			m.p.point(m.c, n)
+		}
+	}
 }

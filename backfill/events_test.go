@@ -11,11 +11,11 @@ import (
 )
 
 // tevCompare orders entries as tevLess does, for the slices package.
-func tevCompare(a, b tev) int {
+func tevCompare(a, b timelineEntry) int {
 	switch {
-	case tevLess(a, b):
+	case entryLess(a, b):
 		return -1
-	case tevLess(b, a):
+	case entryLess(b, a):
 		return 1
 	}
 	return 0
@@ -35,14 +35,14 @@ func tevCompare(a, b tev) int {
 func TestEventsMatchSortedSlice(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := newEvents(rapid.IntRange(1, 12).Draw(t, "max"))
-		var model []tev
+		var model []timelineEntry
 		cmp := tevCompare
-		entry := func(label string) tev {
-			return tev{at: time.Duration(rapid.IntRange(0, 20).Draw(t, label+"at")), seq: int32(rapid.IntRange(0, 30).Draw(t, label+"seq"))}
+		entry := func(label string) timelineEntry {
+			return timelineEntry{at: time.Duration(rapid.IntRange(0, 20).Draw(t, label+"at")), seq: int32(rapid.IntRange(0, 30).Draw(t, label+"seq"))}
 		}
 		ops := rapid.IntRange(1, 200).Draw(t, "ops")
 		for range ops {
-			batch := func() []tev {
+			batch := func() []timelineEntry {
 				// Sorted and distinct, some from the model (present),
 				// some drawn (mostly absent), often bunched at one time
 				// as a reservation's ends are.
@@ -53,10 +53,10 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 					b := rapid.IntRange(a+1, min(len(model), a+3*s.runMax)).Draw(t, "sliceTo")
 					return slices.Clone(model[a:b])
 				}
-				var es []tev
+				var es []timelineEntry
 				at := time.Duration(rapid.IntRange(0, 20).Draw(t, "batchAt"))
 				for range rapid.IntRange(0, 3*s.runMax).Draw(t, "batchLen") {
-					var e tev
+					var e timelineEntry
 					switch rapid.IntRange(0, 2).Draw(t, "batchKind") {
 					case 0:
 						if len(model) == 0 {
@@ -66,13 +66,13 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 					case 1:
 						e = entry("batch")
 					default:
-						e = tev{at: at, seq: int32(rapid.IntRange(0, 30).Draw(t, "batchSeq"))}
+						e = timelineEntry{at: at, seq: int32(rapid.IntRange(0, 30).Draw(t, "batchSeq"))}
 					}
 					e.n = topology.NodeID(1 + rapid.IntRange(0, 5).Draw(t, "batchN"))
 					es = append(es, e)
 				}
 				slices.SortFunc(es, cmp)
-				return slices.CompactFunc(es, func(a, b tev) bool { return cmp(a, b) == 0 })
+				return slices.CompactFunc(es, func(a, b timelineEntry) bool { return cmp(a, b) == 0 })
 			}
 			e := entry("e")
 			switch op := rapid.IntRange(0, 4).Draw(t, "op"); {
@@ -124,9 +124,9 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 			}
 			from := entry("from")
 			stop := rapid.IntRange(0, len(model)+1).Draw(t, "stop")
-			var got []tev
+			var got []timelineEntry
 			stopped := false
-			s.From(from, func(evs []tev) bool {
+			s.From(from, func(evs []timelineEntry) bool {
 				if stopped {
 					t.Fatalf("From went on after it was told to stop")
 				}
@@ -148,8 +148,8 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("From(%v) stopping after %d = %v, want %v", from, stop, got, want)
 			}
-			var all []tev
-			s.All(func(evs []tev) bool {
+			var all []timelineEntry
+			s.All(func(evs []timelineEntry) bool {
 				all = append(all, evs...)
 				return true
 			})
@@ -168,16 +168,16 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 			if got := s.Count(lo, hi, limit); got != min(in, limit) {
 				t.Fatalf("Count(%v, %v, %d) = %d, want %d", lo, hi, limit, got, min(in, limit))
 			}
-			var prev *evRun
-			s.runs.Ascend(func(r *evRun) bool {
-				if len(r.ev) == 0 || len(r.ev) > s.runMax || r.first != r.ev[0] {
-					t.Fatalf("run keyed %v holds %d entries (at most %d), first %v", r.first, len(r.ev), s.runMax, r.ev)
+			var prev *entryRun
+			s.runs.Ascend(func(r *entryRun) bool {
+				if len(r.entries) == 0 || len(r.entries) > s.runMax || r.first != r.entries[0] {
+					t.Fatalf("run keyed %v holds %d entries (at most %d), first %v", r.first, len(r.entries), s.runMax, r.entries)
 				}
-				if cap(r.ev) > s.runMax+1 {
-					t.Fatalf("run keyed %v keeps an array of %d entries, past the limit's %d", r.first, cap(r.ev), s.runMax+1)
+				if cap(r.entries) > s.runMax+1 {
+					t.Fatalf("run keyed %v keeps an array of %d entries, past the limit's %d", r.first, cap(r.entries), s.runMax+1)
 				}
-				if prev != nil && 4*len(prev.ev) < s.runMax && 4*len(r.ev) < s.runMax {
-					t.Fatalf("neighbouring runs of %d and %d entries, both under a quarter of %d", len(prev.ev), len(r.ev), s.runMax)
+				if prev != nil && 4*len(prev.entries) < s.runMax && 4*len(r.entries) < s.runMax {
+					t.Fatalf("neighbouring runs of %d and %d entries, both under a quarter of %d", len(prev.entries), len(r.entries), s.runMax)
 				}
 				prev = r
 				return true
@@ -192,17 +192,17 @@ func TestEventsMatchSortedSlice(t *testing.T) {
 // neighbours were not short.)
 func TestEventsDeleteSortedJoinsAcrossAnEmptiedRun(t *testing.T) {
 	s := newEvents(8) // short: under 2 entries
-	var model []tev
+	var model []timelineEntry
 	seq := int32(0)
 	for _, k := range []int{1, 6, 1, 6} {
-		r := &evRun{ev: make([]tev, 0, s.runMax+1)}
+		r := &entryRun{entries: make([]timelineEntry, 0, s.runMax+1)}
 		for range k {
-			e := tev{at: time.Duration(seq), seq: seq}
+			e := timelineEntry{at: time.Duration(seq), seq: seq}
 			seq++
-			r.ev = append(r.ev, e)
+			r.entries = append(r.entries, e)
 			model = append(model, e)
 		}
-		r.first = r.ev[0]
+		r.first = r.entries[0]
 		s.runs.ReplaceOrInsert(r)
 		s.n += k
 	}
@@ -210,8 +210,8 @@ func TestEventsDeleteSortedJoinsAcrossAnEmptiedRun(t *testing.T) {
 		t.Fatalf("DeleteSorted found %d entries, want 6", got)
 	}
 	var lens []int
-	s.runs.Ascend(func(r *evRun) bool {
-		lens = append(lens, len(r.ev))
+	s.runs.Ascend(func(r *entryRun) bool {
+		lens = append(lens, len(r.entries))
 		return true
 	})
 	for i := 1; i < len(lens); i++ {
@@ -231,17 +231,17 @@ func TestEventsDeletesJoinShortRuns(t *testing.T) {
 	for _, runMax := range []int{4, 8, 16} {
 		s := newEvents(runMax)
 		for i := range 400 {
-			s.Insert(tev{at: time.Duration(i), seq: int32(i)})
+			s.Insert(timelineEntry{at: time.Duration(i), seq: int32(i)})
 		}
 		for _, keep := range []int{2, 3, 5} {
 			for i := range 400 {
-				if i%keep == 0 || !s.Delete(tev{at: time.Duration(i), seq: int32(i)}) {
+				if i%keep == 0 || !s.Delete(timelineEntry{at: time.Duration(i), seq: int32(i)}) {
 					continue
 				}
-				var prev *evRun
-				s.runs.Ascend(func(r *evRun) bool {
+				var prev *entryRun
+				s.runs.Ascend(func(r *entryRun) bool {
 					if prev != nil && s.short(prev) && s.short(r) {
-						t.Fatalf("limit %d, after deleting %d: neighbouring runs of %d and %d entries", runMax, i, len(prev.ev), len(r.ev))
+						t.Fatalf("limit %d, after deleting %d: neighbouring runs of %d and %d entries", runMax, i, len(prev.entries), len(r.entries))
 					}
 					prev = r
 					return true

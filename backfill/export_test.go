@@ -17,11 +17,11 @@ import (
 // what it shows; a node listed twice among the nodes with events, or one
 // with events not listed; a timeline entry that does not free its
 // node's event's GPUs, or an event that frees GPUs without an entry; or
-// a release or reservation end whose againOf is earlier than the truth.
+// a release or reservation end whose reservedAgainBy is earlier than the truth.
 // It puts waiting releases into the timeline first.
 func CheckInvariants(p *Profile) error {
-	if p.wholeMisses > 0 {
-		return fmt.Errorf("%d whole-node starts the cursor could not place the gang at", p.wholeMisses)
+	if w := p.wholeWins; w != nil && w.misses > 0 {
+		return fmt.Errorf("%d whole-node starts the cursor could not place the gang at", w.misses)
 	}
 	for ci, c := range p.cursors {
 		free := make([]int, len(c.free))
@@ -30,10 +30,10 @@ func CheckInvariants(p *Profile) error {
 		stale := false
 		for i := range c.use {
 			n := topology.NodeID(i)
-			k := (c.use[i] & p.alloc[i]).Len()
+			k := (c.use[i] & p.dense.alloc[i]).Len()
 			free[topology.AnyType] += k
 			nodes[k]++
-			if cl := p.class[n]; cl != topology.AnyType {
+			if cl := p.dense.class[n]; cl != topology.AnyType {
 				free[cl] += k
 				nodes[int(cl)*g1+k]++
 			}
@@ -41,8 +41,8 @@ func CheckInvariants(p *Profile) error {
 				stale = true
 				continue
 			}
-			want := p.usable(n, p.alloc[n]&^p.seenHeld[n], c.at, c.d) & p.alloc[n]
-			if got := c.use[i] & p.alloc[i]; got != want {
+			want := p.usable(n, p.dense.alloc[n]&^p.seenHeld[n], c.at, c.d) & p.dense.alloc[n]
+			if got := c.use[i] & p.dense.alloc[i]; got != want {
 				return fmt.Errorf("cursor %d at [%s, +%s): node %d shows %v, the rule gives %v", ci, c.at, c.d, n, got.Indices(), want.Indices())
 			}
 		}
@@ -68,16 +68,16 @@ func CheckInvariants(p *Profile) error {
 		listed[n] = true
 	}
 	for n := range p.nodes {
-		if len(p.nodes[n].ev) > 0 && !listed[n] {
+		if len(p.nodes[n].events) > 0 && !listed[n] {
 			return fmt.Errorf("node %d has events but is not listed among the nodes with events", n)
 		}
 	}
 	var err error
 	p.flushTimeline()
-	p.timeline.runs.Ascend(func(r *evRun) bool {
-		for _, e := range r.ev {
-			if r.hiOK && p.againOf[e.seq] > r.hi {
-				err = fmt.Errorf("timeline run at %s: bound %s below the againOf %s of node %d's entry at %s", r.first.at, r.hi, p.againOf[e.seq], e.n, e.at)
+	p.timeline.ends.runs.Ascend(func(r *entryRun) bool {
+		for _, e := range r.entries {
+			if r.boundKnown && p.timeline.reservedAgainBy[e.seq] > r.bound {
+				err = fmt.Errorf("timeline run at %s: bound %s below the reservedAgainBy %s of node %d's entry at %s", r.first.at, r.bound, p.timeline.reservedAgainBy[e.seq], e.n, e.at)
 				return false
 			}
 		}
@@ -87,11 +87,11 @@ func CheckInvariants(p *Profile) error {
 		return err
 	}
 	entries := 0
-	p.timeline.All(func(evs []tev) bool {
+	p.timeline.ends.All(func(evs []timelineEntry) bool {
 		for _, e := range evs {
 			entries++
 			found := false
-			for _, v := range p.nodes[e.n].ev {
+			for _, v := range p.nodes[e.n].events {
 				if v.seq != e.seq {
 					continue
 				}
@@ -100,8 +100,8 @@ func CheckInvariants(p *Profile) error {
 					err = fmt.Errorf("node %d, event at %s: its timeline entry frees %v, the event %v", e.n, e.at, e.set.Indices(), v.set.Indices())
 					return false
 				}
-				if truth := againTruth(p, e.n, v.set, e.at); p.againOf[e.seq] < truth {
-					err = fmt.Errorf("node %d, event at %s of %v: againOf %s is earlier than %s", e.n, e.at, v.set.Indices(), p.againOf[e.seq], truth)
+				if truth := againTruth(p, e.n, v.set, e.at); p.timeline.reservedAgainBy[e.seq] < truth {
+					err = fmt.Errorf("node %d, event at %s of %v: reservedAgainBy %s is earlier than %s", e.n, e.at, v.set.Indices(), p.timeline.reservedAgainBy[e.seq], truth)
 					return false
 				}
 			}
@@ -118,7 +118,7 @@ func CheckInvariants(p *Profile) error {
 	// And every event that frees GPUs at some time has its entry.
 	want := 0
 	for _, ne := range p.nodes {
-		for _, v := range ne.ev {
+		for _, v := range ne.events {
 			if _, ok := v.freedAt(); ok && v.set != 0 {
 				want++
 			}
@@ -139,14 +139,14 @@ func CheckInvariants(p *Profile) error {
 // windows that end that are not, each once, in the tree by end, under a
 // run bound no later than its start.
 func checkWhole(p *Profile) error {
-	w := p.wn
+	w := p.wholeWins
 	if w == nil {
 		return nil
 	}
 	finite := map[int32]topology.NodeID{}
 	for i, ws := range w.wins {
 		n := topology.NodeID(i)
-		if can := p.alloc[n].Len() == p.ix.MaxGPUs(); can != (ws != nil) {
+		if can := p.dense.alloc[n].Len() == p.ix.MaxGPUs(); can != (ws != nil) {
 			return fmt.Errorf("node %d: can hold a whole-node member %v, has windows kept %v", n, can, ws != nil)
 		}
 		last := Forever
@@ -183,15 +183,15 @@ func checkWhole(p *Profile) error {
 	}
 	var err error
 	entries := 0
-	w.ends.runs.Ascend(func(r *evRun) bool {
-		for _, e := range r.ev {
+	w.ends.runs.Ascend(func(r *entryRun) bool {
+		for _, e := range r.entries {
 			entries++
 			if n, ok := finite[e.seq]; !ok || n != e.n || e.at != w.to[e.seq] {
 				err = fmt.Errorf("node %d: an entry by end at %s, id %d, is no window of it that ends then", e.n, e.at, e.seq)
 				return false
 			}
-			if r.hiOK && -r.hi > w.from[e.seq] {
-				err = fmt.Errorf("run by end at %s: bound %s after the start %s of node %d's window", r.first.at, -r.hi, w.from[e.seq], e.n)
+			if r.boundKnown && -r.bound > w.from[e.seq] {
+				err = fmt.Errorf("run by end at %s: bound %s after the start %s of node %d's window", r.first.at, -r.bound, w.from[e.seq], e.n)
 				return false
 			}
 		}
@@ -209,13 +209,13 @@ func Sweep(p *Profile, r gang.Request, d time.Duration, s binpack.Scorer, notBef
 	return p.sweep(r, run(d), s, max(notBefore, 0), Forever)
 }
 
-// againTruth is againOf by its definition, one GPU at a time.
+// againTruth is reservedAgainBy by its definition, one GPU at a time.
 func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Duration) time.Duration {
 	latest := time.Duration(0)
 	for g := s; g != 0; g &= g - 1 {
 		i := bits.TrailingZeros64(uint64(g))
 		first := Forever
-		for _, e := range p.nodes[n].ev {
+		for _, e := range p.nodes[n].events {
 			if e.reserve && e.start >= at && e.set&(1<<i) != 0 {
 				first = min(first, e.start)
 			}
@@ -225,17 +225,17 @@ func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Durati
 	return latest
 }
 
-// AgainOf returns againOf of node n's timeline entries at at.
+// AgainOf returns reservedAgainBy of node n's timeline entries at at.
 func AgainOf(p *Profile, n topology.NodeID, at time.Duration) []time.Duration {
 	var out []time.Duration
 	p.flushTimeline()
-	p.timeline.From(tev{at: at, seq: -1}, func(evs []tev) bool {
+	p.timeline.ends.From(timelineEntry{at: at, seq: -1}, func(evs []timelineEntry) bool {
 		for _, e := range evs {
 			if e.at > at {
 				return false
 			}
 			if e.n == n {
-				out = append(out, p.againOf[e.seq])
+				out = append(out, p.timeline.reservedAgainBy[e.seq])
 			}
 		}
 		return true
@@ -244,7 +244,7 @@ func AgainOf(p *Profile, n topology.NodeID, at time.Duration) []time.Duration {
 }
 
 // LooseWindows returns how many loosened windows p keeps.
-func LooseWindows(p *Profile) int { return len(p.loose) }
+func LooseWindows(p *Profile) int { return len(p.memo.loose) }
 
 // MaxLoose is maxLoose.
 const MaxLoose = maxLoose
@@ -266,7 +266,7 @@ func WindowsBelow(p *Profile, r gang.Request, d, t, end time.Duration) [][2]time
 // most k entries, so that tests with few events exercise what spans
 // several runs.
 func ShortRuns(p *Profile, k int) {
-	p.timeline, p.starts = newEvents(k), newEvents(k)
+	p.timeline.ends, p.timeline.starts = newEvents(k), newEvents(k)
 }
 
 // EarliestWithin is the query Earliest makes once its remembered

@@ -49,9 +49,9 @@ import (
 // shape is what, besides members and run length, decides whether a gang
 // fits.
 type shape struct {
-	class topology.Class
-	g     int32
-	req   int32
+	class         topology.Class
+	gpusPerMember int32
+	required      int32
 }
 
 // memoGroup holds the lower bounds for one member count, by run length;
@@ -102,7 +102,7 @@ func (p *Profile) memoShape(r gang.Request) (shape, bool) {
 	if r.Preferred != gang.NoLevel && (r.Preferred < 0 || r.Preferred >= nl) {
 		return shape{}, false
 	}
-	return shape{class: r.Class, g: int32(r.GPUsPerMember), req: int32(r.Required)}, true
+	return shape{class: r.Class, gpusPerMember: int32(r.GPUsPerMember), required: int32(r.Required)}, true
 }
 
 // implies reports a sufficient condition for a gang of shape w with as
@@ -112,8 +112,8 @@ func (p *Profile) memoShape(r gang.Request) (shape, bool) {
 // none. (Other pairs may imply each other too, such as a required level
 // above k's; they are not used.)
 func (k shape) implies(w shape) bool {
-	return (w.class == k.class || w.class == topology.AnyType) && w.g <= k.g &&
-		(w.req == k.req || w.req == gang.NoLevel)
+	return (w.class == k.class || w.class == topology.AnyType) && w.gpusPerMember <= k.gpusPerMember &&
+		(w.required == k.required || w.required == gang.NoLevel)
 }
 
 // lowerBound returns the largest bound remembered for m members and a run
@@ -121,12 +121,12 @@ func (k shape) implies(w shape) bool {
 // that leaves the fewest loosened windows to search), and the largest of
 // those bounds that leave none: no start comes before it. O(shapes ×
 // groups × bounds).
-func (p *Profile) lowerBound(k shape, m int, d time.Duration) (lb memoBound, floor time.Duration) {
-	now := int32(len(p.loose))
+func (mm *memo) lowerBound(k shape, m int, d time.Duration) (lb memoBound, floor time.Duration) {
+	now := int32(len(mm.loose))
 	lb.epoch = now
-	for w, gs := range p.memo {
+	for w, gs := range mm.answers {
 		if k.implies(w) {
-			b, f := p.boundIn(gs, m, d, now)
+			b, f := boundIn(gs, m, d, now)
 			lb, floor = later(lb, b), max(floor, f)
 		}
 	}
@@ -145,7 +145,7 @@ func later(a, b memoBound) memoBound {
 // boundIn returns the largest of the bounds gs remembers for at most m
 // members and a run of at most d, and the largest of them found since the
 // last loosening (epoch now).
-func (p *Profile) boundIn(gs []memoGroup, m int, d time.Duration, now int32) (lb memoBound, floor time.Duration) {
+func boundIn(gs []memoGroup, m int, d time.Duration, now int32) (lb memoBound, floor time.Duration) {
 	for _, g := range gs {
 		if g.members > m {
 			break
@@ -178,11 +178,11 @@ func (p *Profile) remember(k shape, m int, d, at time.Duration) {
 	if p.within {
 		return
 	}
-	gs := p.memo[k]
+	gs := p.memo.answers[k]
 	gi, found := slices.BinarySearchFunc(gs, m, func(g memoGroup, m int) int { return g.members - m })
 	if !found {
 		gs = slices.Insert(gs, gi, memoGroup{members: m})
-		p.memo[k] = gs
+		p.memo.answers[k] = gs
 	}
 	g := &gs[gi]
 	i, found := slices.BinarySearchFunc(g.bounds, d, func(b memoBound, d time.Duration) int { return compareDur(b.d, d) })
@@ -193,7 +193,7 @@ func (p *Profile) remember(k shape, m int, d, at time.Duration) {
 		}
 		g.bounds = slices.Insert(g.bounds, i, prev)
 	}
-	now := int32(len(p.loose))
+	now := int32(len(p.memo.loose))
 	for j := i; j < len(g.bounds) && g.bounds[j].at <= at; j++ {
 		g.bounds[j].at, g.bounds[j].epoch = at, now
 	}
@@ -201,19 +201,18 @@ func (p *Profile) remember(k shape, m int, d, at time.Duration) {
 
 // maxLoose bounds the loosened windows kept: a query with an old bound
 // reads every window added since, so past this many the profile forgets
-// instead, as it does when it loosens in other ways. (A Step of 16,384
-// nodes and 100,000 pending jobs keeps up to about 1,800.)
+// instead, as it does when it loosens in other ways.
 const maxLoose = 4096
 
 // loosen records that runs from from until to may use the GPUs s of node
 // n, which they could not use before. O(1).
-func (p *Profile) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Duration) {
+func (mm *memo) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Duration) {
 	switch {
-	case len(p.memo) == 0 || from >= to:
-	case len(p.loose) >= maxLoose:
-		p.forget()
+	case len(mm.answers) == 0 || from >= to:
+	case len(mm.loose) >= maxLoose:
+		mm.forget()
 	default:
-		p.loose = append(p.loose, loosened{n: n, set: s, from: from, to: to})
+		mm.loose = append(mm.loose, loosened{n: n, set: s, from: from, to: to})
 	}
 }
 
@@ -226,9 +225,9 @@ func (p *Profile) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Dur
 // spans each, after O(g·e log e) for a window's g GPUs and e events of
 // its node the first time and after each reservation of its node.
 func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Duration) ([]window, time.Duration) {
-	ws, first := p.winBuf[:0], end
-	for i := int(epoch); i < len(p.loose); i++ {
-		l := &p.loose[i]
+	ws, first := p.scratch.windows[:0], end
+	for i := int(epoch); i < len(p.memo.loose); i++ {
+		l := &p.memo.loose[i]
 		first = min(first, l.from)
 		if r.Class != topology.AnyType && p.ix.NodeClass(l.n) != r.Class {
 			continue
@@ -260,7 +259,7 @@ func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Durat
 		}
 		out = append(out, w)
 	}
-	p.winBuf = out
+	p.scratch.windows = out
 	return out, first
 }
 
@@ -269,10 +268,10 @@ func (p *Profile) windowsBelow(epoch int32, r gang.Request, d, t, end time.Durat
 // ends at Forever).
 func (p *Profile) gapsOf(l *loosened, gaps []window) []window {
 	for g := l.set & p.ix.Healthy(l.n); g != 0; g &= g - 1 {
-		res := p.resBuf[:0]
+		res := p.scratch.reserved[:0]
 		ne := &p.nodes[l.n]
-		for i := len(ne.ev) - 1; i >= ne.rel && ne.ev[i].end > l.from; i-- {
-			if e := &ne.ev[i]; e.set&g&-g != 0 {
+		for i := len(ne.events) - 1; i >= ne.numReleases && ne.events[i].end > l.from; i-- {
+			if e := &ne.events[i]; e.set&g&-g != 0 {
 				res = append(res, window{e.start, e.end})
 			}
 		}
@@ -290,7 +289,7 @@ func (p *Profile) gapsOf(l *loosened, gaps []window) []window {
 		if cur < l.to {
 			gaps = append(gaps, window{cur, Forever})
 		}
-		p.resBuf = res[:0]
+		p.scratch.reserved = res[:0]
 	}
 	return gaps
 }
@@ -298,11 +297,11 @@ func (p *Profile) gapsOf(l *loosened, gaps []window) []window {
 // forget drops every remembered answer and the loosened windows: the
 // profile loosened in a way the windows do not describe, or they grew
 // too many.
-func (p *Profile) forget() {
-	if len(p.memo) > 0 {
-		clear(p.memo)
+func (mm *memo) forget() {
+	if len(mm.answers) > 0 {
+		clear(mm.answers)
 	}
-	p.loose = p.loose[:0]
+	mm.loose = mm.loose[:0]
 }
 
 // freeNow is the number of free GPUs in the index.
@@ -313,13 +312,13 @@ func (p *Profile) freeNow() int {
 // sync forgets remembered answers if GPUs were freed in the index since
 // the profile last looked: only taking GPUs keeps them valid.
 func (p *Profile) sync() {
-	if f := p.freeNow(); f > p.lastFree {
-		p.forget()
+	if f := p.freeNow(); f > p.memo.lastFree {
+		p.memo.forget()
 	}
 }
 
 // settle notes the free GPUs the index has after a profile operation.
-func (p *Profile) settle() { p.lastFree = p.freeNow() }
+func (p *Profile) settle() { p.memo.lastFree = p.freeNow() }
 
 func compareDur(a, b time.Duration) int {
 	switch {
@@ -330,3 +329,20 @@ func compareDur(a, b time.Duration) int {
 	}
 	return 0
 }
+
+// memo is what [Profile.Earliest] remembers (see memo.go): lower bounds
+// per request shape, the windows loosened since they were found, and the
+// free GPUs of the index when the profile last looked, which tells it
+// that GPUs were freed behind its back.
+type memo struct {
+	answers  map[shape][]memoGroup
+	loose    []loosened
+	lastFree int
+}
+
+// Forget drops the answers [Profile.Earliest] remembered. A caller that
+// frees held GPUs in the index between queries without the count of free
+// GPUs rising above what the last query saw (taking as many or more
+// elsewhere) must call it; the profile notices other loosening itself.
+// O(S) for S shapes remembered.
+func (p *Profile) Forget() { p.memo.forget() }

@@ -33,7 +33,7 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 	seen := map[topology.NodeID]bool{}
 	capacity := 0
 	enough := Forever // the start at which the candidates first had room for every member
-	p.starts.From(tev{at: d, seq: -1}, func(evs []tev) bool {
+	p.timeline.starts.From(timelineEntry{at: d, seq: -1}, func(evs []timelineEntry) bool {
 		for _, e := range evs {
 			if e.at > enough {
 				return false // every node reserved from then on is collected
@@ -139,4 +139,52 @@ func (p *Profile) takePreferred(ix *topology.Index, pl gang.Placement, r gang.Re
 	}
 	out.Slots = append(out.Slots, second.Slots...)
 	return out
+}
+
+// preferBusy re-places pl, which cursor c holds at t in its domain, so
+// that it uses as many GPUs busy now and released by t as it can, and as
+// few GPUs free now: those stay available for backfill. Candidates are
+// the nodes of pl's domain with at least a member's worth of such GPUs,
+// those that host the most members first, then by node. The cursor holds
+// the result on return.
+func (p *Profile) preferBusy(c *cursor, pl gang.Placement, r gang.Request, t time.Duration, s binpack.Scorer) gang.Placement {
+	if t == 0 && !p.releasedNow {
+		return pl // nothing busy now is released by now
+	}
+	pl.Release(c.ix)
+	g, maxG := r.GPUsPerMember, c.ix.MaxGPUs()
+	busy := func(n topology.NodeID) topology.GPUSet { return c.ix.FreeSet(n) & p.ix.Held(n) }
+	cs := p.scratch.preferred[:0]
+	defer func() { p.scratch.preferred = cs[:0] }()
+	// Nodes that host the most members have at least that many members'
+	// GPUs free at t. When one bucket holds all of them, it lists them in
+	// node order, and enough of them settle the choice without looking
+	// at the others.
+	top := maxG / g
+	if top*g == maxG {
+		got := 0
+		for n := range c.ix.Bucket(pl.Level, pl.Domain, r.Class, maxG) {
+			if b := busy(n); b.Len()/g == top {
+				cs = append(cs, preferred{n: n, set: b})
+				if got += top; got >= r.Members {
+					return p.takePreferred(c.ix, pl, r, cs, s)
+				}
+			}
+		}
+		cs = cs[:0]
+	}
+	for f := g; f <= maxG; f++ {
+		for n := range c.ix.Bucket(pl.Level, pl.Domain, r.Class, f) {
+			if b := busy(n); b.Len() >= g {
+				cs = append(cs, preferred{n: n, set: b})
+			}
+		}
+	}
+	slices.SortFunc(cs, func(a, b preferred) int {
+		if c := cmp.Compare(b.set.Len()/g, a.set.Len()/g); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.n, b.n)
+	})
+	return p.takePreferred(c.ix, pl, r, cs, s)
 }

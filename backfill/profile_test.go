@@ -382,8 +382,8 @@ func TestEarliestInsideWithReservations(t *testing.T) {
 // TestEarliestInsideWithReservationsStartsWhereTheViewAllows: inside
 // WithReservations the index hides GPU 0, free now but reserved from 1h
 // to 2h; GPU 1 is free throughout, so a 90-minute run of one GPU starts
-// now. The count of free GPUs over time, which takes the reservation
-// away again, used to put the first possible start at 2h.
+// now, although the count of free GPUs over time, which takes the
+// reservation away again, would put the first possible start at 2h.
 func TestEarliestInsideWithReservationsStartsWhereTheViewAllows(t *testing.T) {
 	ix, p, r := twoGPUProfile(t)
 	reserveGPU(p, 0, time.Hour, time.Hour)

@@ -25,7 +25,7 @@ func (p *Profile) MoveRelease(n topology.NodeID, s topology.GPUSet, at time.Dura
 	// Runs from at until the old release may now use s: remembered
 	// answers hold outside that window (see memo.go).
 	if p.addRelease(n, s, at) {
-		p.loosen(n, s, at, old)
+		p.memo.loosen(n, s, at, old)
 	}
 }
 
@@ -50,8 +50,8 @@ func (p *Profile) dropReleases(n topology.NodeID, s topology.GPUSet) (old time.D
 	}
 	// Releases left with no GPUs go: slide the reservations down.
 	if len(kept) < len(evs) {
-		ne.ev = append(ne.ev[:len(kept)], ne.ev[len(evs):]...)
-		ne.rel = len(kept)
+		ne.events = append(ne.events[:len(kept)], ne.events[len(evs):]...)
+		ne.numReleases = len(kept)
 	}
 	ne.releasesChanged()
 	return old, had
@@ -59,21 +59,21 @@ func (p *Profile) dropReleases(n topology.NodeID, s topology.GPUSet) (old time.D
 
 // shrunk brings the timeline entry of release e of node n up to date
 // after a move took GPUs from it: the entry goes when e frees none, and
-// otherwise carries e's GPUs and their againOf. A sweep would otherwise
+// otherwise carries e's GPUs and their reservedAgainBy. A sweep would otherwise
 // count the moved GPUs as ones the entry could free and try a start in
 // vain, and a cursor that passes it would recompute the node for nothing:
 // preempting thousands of jobs leaves thousands of such entries. An entry
 // still waiting to enter the timeline is brought up to date when it
 // enters (see flushTimeline). O(e + log E).
-func (p *Profile) shrunk(n topology.NodeID, e nev) {
-	if e.seq > p.flushed {
-		p.shrunkPending = true
+func (p *Profile) shrunk(n topology.NodeID, e nodeEvent) {
+	if e.seq > p.timeline.flushed {
+		p.timeline.shrunkWaiting = true
 		return
 	}
 	if e.set == 0 {
-		p.timeline.Delete(tev{at: e.start, seq: e.seq, n: n})
+		p.timeline.ends.Delete(timelineEntry{at: e.start, seq: e.seq, n: n})
 		return
 	}
-	p.timeline.Insert(tev{at: e.start, seq: e.seq, n: n, set: e.set})
-	p.againOf[e.seq] = p.again(n, e.set, e.start)
+	p.timeline.ends.Insert(timelineEntry{at: e.start, seq: e.seq, n: n, set: e.set})
+	p.timeline.reservedAgainBy[e.seq] = p.reservedAgainAfter(n, e.set, e.start)
 }

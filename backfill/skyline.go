@@ -3,6 +3,9 @@ package backfill
 import (
 	"slices"
 	"time"
+
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // A skyline is a step function of time: for one class of nodes, how many
@@ -30,9 +33,9 @@ const skyBlockSize = 128
 
 type skyBlock struct {
 	at     []time.Duration // breakpoints, ascending
-	v      []int32         // value on [at[i], at[i+1]), without add
-	add    int32
-	lo, hi int32 // least and greatest of v
+	values []int32         // value on [at[i], at[i+1]), without addend
+	addend int32
+	lo, hi int32 // least and greatest of values
 }
 
 func newSkyline() *skyline { return newSkylineSized(skyBlockSize) }
@@ -42,25 +45,25 @@ func newSkyline() *skyline { return newSkylineSized(skyBlockSize) }
 func newSkylineFrom(zero int32, at []time.Duration, v []int32) *skyline {
 	s := newSkyline()
 	b := &s.blocks[0]
-	b.v[0] = zero
+	b.values[0] = zero
 	for i := range at {
 		if len(b.at) == s.size {
 			b.bounds()
 			s.blocks = append(s.blocks, skyBlock{})
 			b = &s.blocks[len(s.blocks)-1]
 		}
-		b.at, b.v = append(b.at, at[i]), append(b.v, v[i])
+		b.at, b.values = append(b.at, at[i]), append(b.values, v[i])
 	}
 	b.bounds()
 	return s
 }
 
 func newSkylineSized(size int) *skyline {
-	return &skyline{blocks: []skyBlock{{at: []time.Duration{0}, v: []int32{0}}}, size: max(size, 1)}
+	return &skyline{blocks: []skyBlock{{at: []time.Duration{0}, values: []int32{0}}}, size: max(size, 1)}
 }
 
 func (b *skyBlock) bounds() {
-	b.lo, b.hi = slices.Min(b.v), slices.Max(b.v)
+	b.lo, b.hi = slices.Min(b.values), slices.Max(b.values)
 }
 
 // locate returns the block and index of the breakpoint in effect at t
@@ -88,14 +91,14 @@ func (s *skyline) split(t time.Duration) (int, int) {
 	}
 	i++
 	b.at = slices.Insert(b.at, i, t)
-	b.v = slices.Insert(b.v, i, b.v[i-1])
+	b.values = slices.Insert(b.values, i, b.values[i-1])
 	if len(b.at) <= 2*s.size {
 		return bi, i
 	}
 	// Split the block in halves.
 	half := len(b.at) / 2
-	nb := skyBlock{at: slices.Clone(b.at[half:]), v: slices.Clone(b.v[half:]), add: b.add}
-	b.at, b.v = b.at[:half:half], b.v[:half:half]
+	nb := skyBlock{at: slices.Clone(b.at[half:]), values: slices.Clone(b.values[half:]), addend: b.addend}
+	b.at, b.values = b.at[:half:half], b.values[:half:half]
 	b.bounds()
 	nb.bounds()
 	s.blocks = slices.Insert(s.blocks, bi+1, nb)
@@ -123,19 +126,19 @@ func (s *skyline) add(from, to time.Duration, k int32) {
 	}
 	for b := bi; b < len(s.blocks) && (b < end || b == end && ej > 0); b++ {
 		blk := &s.blocks[b]
-		lo, hi := 0, len(blk.v)
+		lo, hi := 0, len(blk.values)
 		if b == bi {
 			lo = i
 		}
 		if b == end {
 			hi = ej
 		}
-		if lo == 0 && hi == len(blk.v) {
-			blk.add += k
+		if lo == 0 && hi == len(blk.values) {
+			blk.addend += k
 			continue
 		}
 		for j := lo; j < hi; j++ {
-			blk.v[j] += k
+			blk.values[j] += k
 		}
 		blk.bounds()
 	}
@@ -147,11 +150,11 @@ func (s *skyline) firstBelow(t time.Duration, level int32) time.Duration {
 	bi, i := s.locate(t)
 	for ; bi < len(s.blocks); bi, i = bi+1, 0 {
 		b := &s.blocks[bi]
-		if b.lo+b.add >= level {
+		if b.lo+b.addend >= level {
 			continue
 		}
-		for ; i < len(b.v); i++ {
-			if b.v[i]+b.add < level {
+		for ; i < len(b.values); i++ {
+			if b.values[i]+b.addend < level {
 				return max(t, b.at[i])
 			}
 		}
@@ -165,11 +168,11 @@ func (s *skyline) firstAtLeast(t time.Duration, level int32) time.Duration {
 	bi, i := s.locate(t)
 	for i++; bi < len(s.blocks); bi, i = bi+1, 0 {
 		b := &s.blocks[bi]
-		if b.hi+b.add < level {
+		if b.hi+b.addend < level {
 			continue
 		}
-		for ; i < len(b.v); i++ {
-			if b.v[i]+b.add >= level {
+		for ; i < len(b.values); i++ {
+			if b.values[i]+b.addend >= level {
 				return b.at[i]
 			}
 		}
@@ -191,4 +194,116 @@ func (s *skyline) firstFit(t0, d time.Duration, level int32) time.Duration {
 			return Forever
 		}
 	}
+}
+
+// count adds k GPUs of node n to the skylines on [from, to), once they
+// are built.
+func (p *Profile) count(n topology.NodeID, from, to time.Duration, k int) {
+	if p.skylines == nil {
+		return
+	}
+	p.skylines[topology.AnyType].add(from, to, int32(k))
+	if c := p.dense.class[n]; c != topology.AnyType {
+		p.skylines[c].add(from, to, int32(k))
+	}
+}
+
+// countSlots takes the GPUs of slots from the skylines on [from, to),
+// once they are built: one update per class the slots' nodes change
+// between, rather than one per slot, since a sum does not depend on the
+// order of its terms.
+func (p *Profile) countSlots(slots []gang.Slot, from, to time.Duration) {
+	if p.skylines == nil {
+		return
+	}
+	all := 0
+	for i := 0; i < len(slots); {
+		c, k := p.dense.class[slots[i].Node], 0
+		for ; i < len(slots) && p.dense.class[slots[i].Node] == c; i++ {
+			k += slots[i].GPUs.Len()
+		}
+		if all += k; c != topology.AnyType {
+			p.skylines[c].add(from, to, -int32(k))
+		}
+	}
+	p.skylines[topology.AnyType].add(from, to, -int32(all))
+}
+
+// buildSky builds the skylines from every event so far, on the first
+// query: a Step that records thousands of releases and asks few queries
+// then pays one sort instead of an update per release. O(E log E).
+func (p *Profile) buildSky() {
+	p.buildDense()
+	type delta struct {
+		at time.Duration
+		c  topology.Class
+		k  int32
+	}
+	var ds []delta
+	put := func(n topology.NodeID, at time.Duration, k int) {
+		if at == Forever || k == 0 {
+			return
+		}
+		ds = append(ds, delta{at, topology.AnyType, int32(k)})
+		if c := p.dense.class[n]; c != topology.AnyType {
+			ds = append(ds, delta{at, c, int32(k)})
+		}
+	}
+	for _, n := range p.eventful {
+		h := p.ix.Healthy(n)
+		for _, e := range p.nodes[n].events {
+			if !e.reserve {
+				put(n, e.start, (e.set & h).Len())
+				continue
+			}
+			put(n, e.start, -e.set.Len())
+			put(n, e.end, e.set.Len())
+		}
+	}
+	slices.SortFunc(ds, func(a, b delta) int {
+		if a.c != b.c {
+			return int(a.c) - int(b.c)
+		}
+		return compareDur(a.at, b.at)
+	})
+	p.skylines = make([]*skyline, 1+len(p.ix.Types()))
+	for c := range p.skylines {
+		var at []time.Duration
+		var v []int32
+		cur, zero := int32(0), int32(0)
+		for len(ds) > 0 && ds[0].c == topology.Class(c) {
+			d := ds[0]
+			ds = ds[1:]
+			cur += d.k
+			if d.at <= 0 {
+				zero = cur // in force from now on: the value at 0
+				continue
+			}
+			if k := len(at) - 1; k >= 0 && at[k] == d.at {
+				v[k] = cur
+				continue
+			}
+			at, v = append(at, d.at), append(v, cur)
+		}
+		p.skylines[c] = newSkylineFrom(zero, at, v)
+	}
+}
+
+// freeBound returns the first t >= t0 at which the free GPUs of r's
+// class, counted over time, stay at r.GPUs() or more during [t, t+d): no
+// run of r fits before it. Forever when there is none. Inside
+// WithReservations it returns t0: the index then hides GPUs for the
+// reservations that the count over time takes away again.
+func (p *Profile) freeBound(r gang.Request, d, t0 time.Duration) time.Duration {
+	if p.within {
+		return t0
+	}
+	if p.skylines == nil {
+		p.buildSky()
+	}
+	if int(r.Class) < 0 || int(r.Class) >= len(p.skylines) {
+		return t0
+	}
+	short := r.GPUs() - p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class)
+	return p.skylines[r.Class].firstFit(t0, d, int32(short))
 }

@@ -86,7 +86,7 @@ func TestSkylineAgreesWithNaive(t *testing.T) {
 			}
 			x := time.Duration(rapid.IntRange(0, 450).Draw(t, "x")) * unit
 			bi, i := s.locate(x)
-			if got := s.blocks[bi].v[i] + s.blocks[bi].add; got != n.at(x) {
+			if got := s.blocks[bi].values[i] + s.blocks[bi].addend; got != n.at(x) {
 				t.Fatalf("value at %s = %d, want %d", x, got, n.at(x))
 			}
 			d := time.Duration(rapid.IntRange(1, 120).Draw(t, "d")) * unit
@@ -100,7 +100,7 @@ func TestSkylineAgreesWithNaive(t *testing.T) {
 		}
 		for bi := range s.blocks {
 			b := &s.blocks[bi]
-			if lo, hi := slices.Min(b.v), slices.Max(b.v); lo != b.lo || hi != b.hi {
+			if lo, hi := slices.Min(b.values), slices.Max(b.values); lo != b.lo || hi != b.hi {
 				t.Fatalf("block %d bounds %d..%d, values %d..%d", bi, b.lo, b.hi, lo, hi)
 			}
 			if bi > 0 && s.blocks[bi-1].at[len(s.blocks[bi-1].at)-1] >= b.at[0] {
@@ -149,14 +149,14 @@ func TestSkylineBuiltAgreesWithIncremental(t *testing.T) {
 			p.Reserve(st.Placement, st.At, d)
 			early.Reserve(st.Placement, st.At, d)
 		}
-		if p.sky == nil {
+		if p.skylines == nil {
 			p.buildSky()
 		}
-		rebuilt := &Profile{ix: ix, nodes: p.nodes, eventful: p.eventful, class: p.class}
+		rebuilt := &Profile{ix: ix, nodes: p.nodes, eventful: p.eventful, dense: denseNodes{class: p.dense.class}}
 		rebuilt.buildSky()
-		for c := range p.sky {
+		for c := range p.skylines {
 			for x := time.Duration(0); x <= 20*time.Hour; x += 15 * time.Minute {
-				a, b, r := valueAt(p.sky[c], x), valueAt(early.sky[c], x), valueAt(rebuilt.sky[c], x)
+				a, b, r := valueAt(p.skylines[c], x), valueAt(early.skylines[c], x), valueAt(rebuilt.skylines[c], x)
 				if a != b || r != b {
 					t.Fatalf("class %d at %s: built at the first query %d, rebuilt now %d, kept from the start %d", c, x, a, r, b)
 				}
@@ -167,5 +167,5 @@ func TestSkylineBuiltAgreesWithIncremental(t *testing.T) {
 
 func valueAt(s *skyline, x time.Duration) int32 {
 	bi, i := s.locate(x)
-	return s.blocks[bi].v[i] + s.blocks[bi].add
+	return s.blocks[bi].values[i] + s.blocks[bi].addend
 }

@@ -68,11 +68,14 @@ type wholeIndex struct {
 	// end counted, as a heap by the first start whose run they no
 	// longer hold.
 	count []int32
-	heap  []wholeExp
+	heap  []wholeExpiry
 	buf   []window
 	kept  []wholeWin
 	nodes []topology.NodeID
 	doms  []topology.DomainID
+	// misses counts the whole-node starts a cursor could not place the
+	// gang at (none, unless the windows are wrong).
+	misses int
 }
 
 // wholeWin is a window [from, to) of a node and its id.
@@ -81,9 +84,9 @@ type wholeWin struct {
 	id       int32
 }
 
-// wholeExp is a window counted in a sweep: from past on, it no longer
+// wholeExpiry is a window counted in a sweep: from past on, it no longer
 // holds the run, and its domain dom loses a member.
-type wholeExp struct {
+type wholeExpiry struct {
 	past time.Duration
 	dom  int32
 }
@@ -97,7 +100,7 @@ func (p *Profile) whole(r gang.Request) bool {
 
 // wholeTouch marks node n's whole-node windows out of date.
 func (p *Profile) wholeTouch(n topology.NodeID) {
-	if w := p.wn; w != nil && w.wins[n] != nil && !w.dirty[n] {
+	if w := p.wholeWins; w != nil && w.wins[n] != nil && !w.dirty[n] {
 		w.dirty[n] = true
 		w.list = append(w.list, n)
 	}
@@ -108,7 +111,7 @@ func (p *Profile) wholeTouch(n topology.NodeID) {
 // give, without reading them. A dirty node is left to its
 // recomputation. O(w + changes) for w windows of the node; see update.
 func (p *Profile) wholeReserve(n topology.NodeID, start, end time.Duration) {
-	w := p.wn
+	w := p.wholeWins
 	if w == nil || w.wins[n] == nil || w.dirty[n] {
 		return
 	}
@@ -138,18 +141,18 @@ func (p *Profile) wholeBuild() {
 	for size < nn {
 		size *= 2
 	}
-	w := &wholeIndex{wins: make([][]wholeWin, nn), dirty: make([]bool, nn), ends: newEvents(p.timeline.runMax),
+	w := &wholeIndex{wins: make([][]wholeWin, nn), dirty: make([]bool, nn), ends: newEvents(p.timeline.ends.runMax),
 		tail: make([]time.Duration, 2*size), size: size}
 	for i := range w.tail {
 		w.tail[i] = Forever
 	}
-	p.wn = w
+	p.wholeWins = w
 	g := p.ix.MaxGPUs()
 	all := make([]wholeWin, 0, nn)
 	end := make([]int, nn) // per node, the end of its windows in all
 	for i := range nn {
 		n := topology.NodeID(i)
-		if p.alloc[n].Len() == g {
+		if p.dense.alloc[n].Len() == g {
 			w.buf = p.wholeWindows(n, w.buf[:0])
 			for _, x := range w.buf {
 				all = append(all, w.put(n, x))
@@ -161,7 +164,7 @@ func (p *Profile) wholeBuild() {
 		end[i] = len(all)
 	}
 	for i := range nn {
-		if p.alloc[i].Len() == g {
+		if p.dense.alloc[i].Len() == g {
 			from := 0
 			if i > 0 {
 				from = end[i-1]
@@ -176,7 +179,7 @@ func (p *Profile) wholeBuild() {
 
 // wholeRefresh recomputes the windows of the dirty nodes.
 func (p *Profile) wholeRefresh() {
-	w := p.wn
+	w := p.wholeWins
 	for _, n := range w.list {
 		w.dirty[n] = false
 		w.buf = p.wholeWindows(n, w.buf[:0])
@@ -190,7 +193,7 @@ func (p *Profile) wholeRefresh() {
 // and of its reservations.
 func (p *Profile) wholeWindows(n topology.NodeID, ws []window) []window {
 	ne := &p.nodes[n]
-	alloc := p.alloc[n]
+	alloc := p.dense.alloc[n]
 	rel := time.Duration(0)
 	for held := alloc & p.seenHeld[n]; held != 0; held &= held - 1 {
 		gpu := held & -held
@@ -204,7 +207,7 @@ func (p *Profile) wholeWindows(n topology.NodeID, ws []window) []window {
 			return ws
 		}
 	}
-	blocked := p.resBuf[:0]
+	blocked := p.scratch.reserved[:0]
 	for _, e := range ne.reservations() {
 		if e.set&alloc != 0 {
 			blocked = append(blocked, window{e.start, e.end})
@@ -221,7 +224,7 @@ func (p *Profile) wholeWindows(n topology.NodeID, ws []window) []window {
 	if cur != Forever {
 		ws = append(ws, window{cur, Forever})
 	}
-	p.resBuf = blocked[:0]
+	p.scratch.reserved = blocked[:0]
 	return ws
 }
 
@@ -272,7 +275,7 @@ func (w *wholeIndex) put(n topology.NodeID, x window) wholeWin {
 	}
 	w.from[id], w.to[id] = x.from, x.to
 	if x.to != Forever {
-		w.ends.Insert(tev{at: x.to, seq: id, n: n})
+		w.ends.Insert(timelineEntry{at: x.to, seq: id, n: n})
 	}
 	return wholeWin{from: x.from, to: x.to, id: id}
 }
@@ -280,7 +283,7 @@ func (w *wholeIndex) put(n topology.NodeID, x window) wholeWin {
 // drop removes window x of node n.
 func (w *wholeIndex) drop(n topology.NodeID, x wholeWin) {
 	if x.to != Forever {
-		w.ends.Delete(tev{at: x.to, seq: x.id, n: n})
+		w.ends.Delete(timelineEntry{at: x.to, seq: x.id, n: n})
 	}
 	w.freeIDs = append(w.freeIDs, x.id)
 }
@@ -324,7 +327,7 @@ func (w *wholeIndex) tails(t time.Duration, f func(n topology.NodeID) bool) bool
 // H') for H windows that end at t+d or later, in runs of R, and H' of
 // them in runs not skipped.
 func (w *wholeIndex) holes(t, d time.Duration, f func(n topology.NodeID, id int32) bool) {
-	w.ends.FromRuns(tev{at: add(t, d), seq: -1}, func(run *evRun, evs []tev) bool {
+	w.ends.FromRuns(timelineEntry{at: add(t, d), seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
 		if w.runFrom(run) > t {
 			return true
 		}
@@ -338,19 +341,19 @@ func (w *wholeIndex) holes(t, d time.Duration, f func(n topology.NodeID, id int3
 }
 
 // runFrom returns a bound on the earliest start of the windows of run r
-// of ends: no later than it. The run keeps minus that bound as its hi,
-// so that the events keep it valid as they do runHi's: a delete leaves
-// it a bound, an insert clears it, and joining two runs takes the
-// greater of the two negatives. O(1), or O(R) after an insert.
-func (w *wholeIndex) runFrom(r *evRun) time.Duration {
-	if !r.hiOK {
+// of ends: no later than it. The run keeps minus that bound as its
+// bound, which the events keep valid (see entryRun): a delete leaves it a
+// bound, an insert clears it, and joining two runs takes the greater of
+// the two negatives. O(1), or O(R) after an insert.
+func (w *wholeIndex) runFrom(r *entryRun) time.Duration {
+	if !r.boundKnown {
 		lo := Forever
-		for _, e := range r.ev {
+		for _, e := range r.entries {
 			lo = min(lo, w.from[e.seq])
 		}
-		r.hi, r.hiOK = -lo, true
+		r.bound, r.boundKnown = -lo, true
 	}
-	return -r.hi
+	return -r.bound
 }
 
 // wholeEarliest returns the earliest t in [t0, limit] at which the
@@ -365,17 +368,17 @@ func (w *wholeIndex) runFrom(r *evRun) time.Duration {
 // t0, counting each window that starts at an entry and is long enough
 // for the run, and dropping those that end too soon for a run from the
 // entry reached. Entries whose GPUs are all reserved again before a run
-// from their moment would end start no such window (see againOf), and
+// from their moment would end start no such window (see reservedAgainBy), and
 // runs of them are skipped whole. O((T + H + S)·log) for T windows that
 // never end from t0 or earlier, H windows that end at t0+d or later, and
 // S entries swept to the answer.
 func (p *Profile) wholeEarliest(r gang.Request, d, t0, limit time.Duration, place bool) (time.Duration, gang.Placement, bool) {
-	if p.wn == nil {
+	if p.wholeWins == nil {
 		p.wholeBuild()
 	} else {
 		p.wholeRefresh()
 	}
-	w := p.wn
+	w := p.wholeWins
 	level := r.Required
 	if level == gang.NoLevel {
 		level = topology.ClusterLevel
@@ -405,7 +408,7 @@ func (p *Profile) wholeEarliest(r gang.Request, d, t0, limit time.Duration, plac
 		}
 		w.count[dom]++
 		if x.to != Forever {
-			w.push(wholeExp{past: x.to - d + 1, dom: dom})
+			w.push(wholeExpiry{past: x.to - d + 1, dom: dom})
 		}
 		return w.count[dom] >= m
 	}
@@ -422,7 +425,7 @@ func (p *Profile) wholeEarliest(r gang.Request, d, t0, limit time.Duration, plac
 	at := t0
 	if !fits {
 		at, fits = Forever, false
-		p.freeing(t0, d, limit, func(e tev) bool {
+		p.freeing(t0, d, limit, func(e timelineEntry) bool {
 			x, ok := w.startsAt(e.n, e.at)
 			if !ok || w.seen[x.id] == w.stamp || add(e.at, d) > x.to {
 				return true
@@ -495,12 +498,12 @@ func (p *Profile) wholePlaces(r gang.Request, s binpack.Scorer) bool {
 // level, O(n·e) to count the usable GPUs of the n nodes of each domain
 // with room for the gang.
 func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement {
-	w := p.wn
+	w := p.wholeWins
 	cs := w.nodes[:0]
 	// Busy nodes, all of whose GPUs are held now, first, when GPUs
 	// released by the start may be used (see preferBusy); then by node.
 	prefer := at > 0 || p.releasedNow
-	busy := func(n topology.NodeID) bool { return prefer && p.alloc[n]&^p.ix.Held(n) == 0 }
+	busy := func(n topology.NodeID) bool { return prefer && p.dense.alloc[n]&^p.ix.Held(n) == 0 }
 	take := func(n topology.NodeID) bool {
 		if p.ix.InClass(n, r.Class) {
 			cs = append(cs, n)
@@ -545,7 +548,7 @@ func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement
 		return int(a - b)
 	})
 	for _, n := range cs[:r.Members] {
-		pl.Slots = append(pl.Slots, gang.Slot{Node: n, GPUs: p.alloc[n], Members: 1})
+		pl.Slots = append(pl.Slots, gang.Slot{Node: n, GPUs: p.dense.alloc[n], Members: 1})
 	}
 	w.nodes = cs[:0]
 	return pl
@@ -562,7 +565,7 @@ func (p *Profile) wholePlace(r gang.Request, d, at time.Duration) gang.Placement
 // once it exceeds the best so far, and none begun once that bound does
 // or where the bound is every GPU of the domain.
 func (p *Profile) wholeDomain(r gang.Request, d, at time.Duration, cs []topology.NodeID) topology.DomainID {
-	w := p.wn
+	w := p.wholeWins
 	level := r.Required
 	nd := p.ix.NumDomains(level)
 	w.count = slices.Grow(w.count[:0], nd)[:nd]
@@ -611,7 +614,7 @@ func (p *Profile) usableIn(cl topology.Class, level int, dom topology.DomainID, 
 	free := 0
 	for f := range p.ix.MaxGPUs() + 1 {
 		for n := range p.ix.Bucket(level, dom, cl, f) {
-			if free += (p.usable(n, p.alloc[n]&^p.seenHeld[n], at, d) & p.alloc[n]).Len(); free > stop {
+			if free += (p.usable(n, p.dense.alloc[n]&^p.seenHeld[n], at, d) & p.dense.alloc[n]).Len(); free > stop {
 				return free
 			}
 		}
@@ -620,7 +623,7 @@ func (p *Profile) usableIn(cl topology.Class, level int, dom topology.DomainID, 
 }
 
 // push adds x to the heap of counted windows.
-func (w *wholeIndex) push(x wholeExp) {
+func (w *wholeIndex) push(x wholeExpiry) {
 	h := append(w.heap, x)
 	for i := len(h) - 1; i > 0; {
 		up := (i - 1) / 2
@@ -635,7 +638,7 @@ func (w *wholeIndex) push(x wholeExp) {
 
 // pop removes and returns the counted window that stops holding the run
 // first.
-func (w *wholeIndex) pop() wholeExp {
+func (w *wholeIndex) pop() wholeExpiry {
 	h := w.heap
 	x := h[0]
 	last := len(h) - 1

@@ -151,6 +151,21 @@ func (t *Tree) Factors(own map[string]float64) *Factors {
 	if t.Len() == 0 {
 		return fs
 	}
+	total := t.subtreeUsage(own)
+	fs.rows = t.factorRows(total)
+	for i := range t.nodes {
+		fs.index[t.nodes[i].Name] = i
+	}
+	t.setClassic(fs.rows)
+	t.setLevelFS(fs.rows, total)
+	t.rankFairTree(fs.rows, total)
+	return fs
+}
+
+// subtreeUsage returns, per account in tree order, the usage of its
+// subtree: its own usage (0 when NaN or negative, capped so that sums
+// over the tree stay finite) plus its descendants'. O(n).
+func (t *Tree) subtreeUsage(own map[string]float64) []float64 {
 	n := len(t.nodes)
 	usageCap := math.MaxFloat64 / float64(n+1)
 	total := make([]float64, n)
@@ -161,55 +176,75 @@ func (t *Tree) Factors(own map[string]float64) *Factors {
 		case !(u > 0): // NaN and negatives
 			u = 0
 		case u > usageCap:
-			u = usageCap // so that sums over the tree stay finite
+			u = usageCap
 		}
 		for _, c := range nd.children {
 			u += total[c]
 		}
 		total[i] = u
 	}
+	return total
+}
+
+// factorRows returns one row per account in tree order, with its place
+// in the tree, its shares and its usage filled in; the factors are 0.
+func (t *Tree) factorRows(total []float64) []Factor {
 	cluster := 0.0
 	for _, r := range t.roots {
 		cluster += total[r]
 	}
-	fs.rows = make([]Factor, n)
+	rows := make([]Factor, len(t.nodes))
 	for i := range t.nodes {
 		nd := &t.nodes[i]
-		f := &fs.rows[i]
+		f := &rows[i]
 		f.Account, f.Parent, f.Depth, f.Leaf = nd.Name, nd.Parent, nd.depth, len(nd.children) == 0
 		f.RawShares, f.NormShares, f.RawUsage = nd.Share, nd.normShare, total[i]
 		if cluster > 0 {
 			f.NormUsage = total[i] / cluster
 		}
-		fs.index[nd.Name] = i
 	}
-	// Classic, top-down (parents precede children in tree order).
+	return rows
+}
+
+// setClassic sets EffectiveUsage and Classic of every row, top down
+// (parents precede children in tree order).
+func (t *Tree) setClassic(rows []Factor) {
 	t.eachGroup(func(parent int, group []int) {
 		for _, c := range group {
-			f := &fs.rows[c]
+			f := &rows[c]
 			if parent < 0 {
 				f.EffectiveUsage = f.NormUsage
 			} else {
 				r := t.nodes[c].frac
 				// U + (Up - U)·r, written as U·(1-r) + Up·r so that it is
 				// monotone in U and Up under rounding.
-				f.EffectiveUsage = f.NormUsage*(1-r) + fs.rows[parent].EffectiveUsage*r
+				f.EffectiveUsage = f.NormUsage*(1-r) + rows[parent].EffectiveUsage*r
 			}
 			if f.NormShares > 0 {
 				f.Classic = math.Exp2(-f.EffectiveUsage / f.NormShares)
 			}
 		}
 	})
-	// Fair Tree: LevelFS per sibling group, then a depth-first ranking.
+}
+
+// setLevelFS sets LevelFS of every row: S/U among its siblings.
+func (t *Tree) setLevelFS(rows []Factor, total []float64) {
 	t.eachGroup(func(_ int, group []int) {
 		usage := 0.0
 		for _, c := range group {
 			usage += total[c]
 		}
 		for _, c := range group {
-			fs.rows[c].LevelFS = levelFS(t.nodes[c].frac, total[c], usage)
+			rows[c].LevelFS = levelFS(t.nodes[c].frac, total[c], usage)
 		}
 	})
+}
+
+// rankFairTree sets Rank and FairTree of every row: siblings in order of
+// LevelFS (compared exactly, by compareLevel), then name, visited depth
+// first; the k-th leaf visited has rank k, and an inner account the rank
+// of its first leaf. O(n log n).
+func (t *Tree) rankFairTree(rows []Factor, total []float64) {
 	leaves := 0
 	for i := range t.nodes {
 		if len(t.nodes[i].children) == 0 {
@@ -227,17 +262,16 @@ func (t *Tree) Factors(own map[string]float64) *Factors {
 			return strings.Compare(t.nodes[a].Name, t.nodes[b].Name)
 		})
 		for _, c := range sorted {
-			fs.rows[c].Rank = next
+			rows[c].Rank = next
 			if kids := t.nodes[c].children; len(kids) > 0 {
 				rank(kids)
 			} else {
 				next++
 			}
-			fs.rows[c].FairTree = float64(leaves-fs.rows[c].Rank) / float64(leaves)
+			rows[c].FairTree = float64(leaves-rows[c].Rank) / float64(leaves)
 		}
 	}
 	rank(t.roots)
-	return fs
 }
 
 // compareLevel compares the LevelFS of two siblings with shares sa, sb

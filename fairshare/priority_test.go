@@ -88,8 +88,8 @@ func TestCompareTierFirst(t *testing.T) {
 }
 
 // TestPriorityHugeWeights: weights whose sum exceeds the float64 range
-// are refused by Validate, and Priority still orders jobs (it summed to
-// +Inf, and every job tied).
+// are refused by Validate, and Priority still orders jobs (the sum does
+// not reach +Inf, where every job would tie).
 func TestPriorityHugeWeights(t *testing.T) {
 	w := Weights{FairShare: math.MaxFloat64, Age: math.MaxFloat64, Explicit: true}
 	require.Error(t, w.Validate())

@@ -60,9 +60,9 @@ func TestQuotaValidate(t *testing.T) {
 }
 
 // TestQuotaNearIntRange: sums beyond the int range neither wrap nor
-// refuse what fits. GPUs+BorrowLimit used to wrap negative, refusing
-// everything above nominal, and inUse+request to wrap, admitting a job
-// of MaxInt GPUs.
+// refuse what fits: GPUs+BorrowLimit does not wrap negative (refusing
+// everything above nominal), nor inUse+request (admitting a job of
+// MaxInt GPUs).
 func TestQuotaNearIntRange(t *testing.T) {
 	q := Quota{GPUs: math.MaxInt - 5, BorrowLimit: 10}
 	require.Equal(t, math.MaxInt, q.Limit())

@@ -468,7 +468,7 @@ func (p Placement) Allocation(ix *topology.Index) topology.Allocation {
 	return out
 }
 
-// Release frees the GPUs of p in ix.
+// Release frees the GPUs of p in ix. O(slots × L) for L levels.
 func (p Placement) Release(ix *topology.Index) { undo(ix, p) }
 
 // String describes a placement for messages and tests.
@@ -478,7 +478,8 @@ func (p Placement) String() string {
 
 // Fill places the whole gang r inside domain d of level l, ignoring r's
 // topology levels, or changes nothing and reports false. It is the second
-// half of [Place], for callers that choose the domain themselves.
+// half of [Place], for callers that choose the domain themselves, and
+// costs what that half does: O(nodes touched × (G + L)).
 func Fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer) (Placement, bool) {
 	if !r.wellFormed(ix) || l < topology.ClusterLevel || l >= ix.NumLevels() || d < 0 || int(d) >= ix.NumDomains(l) {
 		return Placement{}, false

@@ -66,7 +66,7 @@ func TestDistinctFillsUnoccupiedPlacesFirst(t *testing.T) {
 // (another replica's) but holds no member of this gang and has 8 free
 // GPUs. When no unoccupied node has room for the second member, it goes
 // to n00 rather than onto n01 beside the first, even for a scorer that
-// packs; it used to double up.
+// packs.
 func TestDistinctPrefersAnOccupiedNodeToDoublingUp(t *testing.T) {
 	c := topology.Uniform(2, 8, "H100")
 	ix, err := topology.NewIndex(&c)

@@ -14,7 +14,7 @@ import (
 
 // TestMalformedRequests: a class or spread level the index does not
 // have makes a request Invalid, for gang and for the backfill profile
-// built on it. Both used to index past the end of an array and panic.
+// built on it, and neither panics.
 func TestMalformedRequests(t *testing.T) {
 	c := topology.Uniform(2, 8, "H100")
 	c.Levels = []string{"spine"}

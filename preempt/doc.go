@@ -30,17 +30,9 @@
 // victim. [Matrix.CanPreempt] enforces the last three even on a matrix
 // that was never validated.
 //
-// In the policy file a row is a preemptor tier and a column a victim tier;
-// the default is:
-//
-//	"preemption": {"matrix": [
-//	  [false, true,  true,  true ],
-//	  [false, false, true,  true ],
-//	  [false, false, false, true ],
-//	  [false, false, false, false]
-//	]}
-//
-// A Matrix decodes from that array with encoding/json as it is.
+// A Matrix decodes with encoding/json from an array of rows, a row per
+// preemptor tier and a column per victim tier, as the policy file holds it
+// ("preemption": {"matrix": [[false, true, true, true], ...]}).
 //
 // # Victim selection
 //
@@ -72,38 +64,15 @@
 //
 // # Minimality
 //
-// Cheap victims freed early may turn out useless (they sat in a domain
-// the gang did not end up in). A second pass therefore tries to keep each
-// chosen victim running, most expensive first, and keeps it running if the
-// gang still fits. Afterwards removing any one victim from the set leaves
-// the gang unable to fit: that is the design's invariant. (Place is exact
-// about feasibility, so more free GPUs never turn a fit into a misfit and
-// one pass suffices; with a request's Avoid filter the pass repeats until
-// it drops nothing.)
-//
-// The victims are then the cheapest set that makes room when sets are
-// compared by their most expensive victim in the cost order, then their
-// next most expensive, and so on: the greedy pass stops at the cheapest
-// candidate that, stopped with every cheaper one, makes room (so no set
-// of cheaper candidates would do), and the second pass tries the dearer
-// ones first. It is not the set with the least work lost
-// or the fewest GPUs in total: two cheap victims beat one dearer one.
-//
-// The index is restored exactly before Select returns; the placement it
-// returns is where the gang lands on the freed GPUs. The scheduler turns
-// it into a reservation at now + [MaxGrace] of the victims, evicts the
-// victims with their grace periods and requeues them.
-//
-// # Complexity
-//
-// For K candidates with H holds in all, L topology levels, N nodes, V
-// victims and P the cost of one gang.Place: O(H·L + K log K + N) to filter
-// and order (the N for a scratch array of one entry per node, which a
-// [Selector] reused over one cluster allocates once), plus at most K + V
-// placement attempts, each behind an O(G) capacity check that skips it
-// while the cluster plainly lacks room. Placement attempts never
-// scan all nodes (see gang.Place), so Select stays far below a scan of all
-// nodes per candidate.
+// A second pass tries to keep each chosen victim running, most expensive
+// first, and keeps it when the gang still fits. Afterwards removing any
+// one victim leaves the gang unable to fit. The victims are the cheapest
+// set that makes room when sets are compared by their most expensive
+// victim in the cost order, then the next, and so on; not the set with
+// the least work lost or the fewest GPUs in total (two cheap victims beat
+// one dearer one). The index is restored exactly before Select returns;
+// the placement it returns is where the gang lands on the freed GPUs.
+// [Select] states its cost.
 //
 // # When to preempt
 //

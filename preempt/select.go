@@ -161,8 +161,6 @@ func (v *view) restore() {
 	v.log = v.log[:0]
 }
 
-// fits reports whether r can be placed on the view's free GPUs, changing
-// nothing, and returns the placement it would get.
 // feasible reports whether gang.Place would place r on the view, without
 // placing it when that can be told from capacities alone: with no Avoid,
 // Place succeeds exactly when the members fit the cluster (no required
@@ -187,6 +185,8 @@ func (v *view) feasible(r gang.Request, s binpack.Scorer) bool {
 	return false
 }
 
+// fits reports whether r can be placed on the view's free GPUs, changing
+// nothing, and returns the placement it would get.
 func (v *view) fits(r gang.Request, s binpack.Scorer) (gang.Placement, bool) {
 	if v.ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) < r.Members {
 		return gang.Placement{}, false
@@ -286,74 +286,21 @@ func (sc *Selector) upperBound(ix *topology.Index, r gang.Request, holds []hold)
 // step costs O(h) for the h holds of the candidate it frees or retakes,
 // where releasing it in the index and asking which domains fit would
 // cost O(h·L + D·G). It returns the victims, cheapest first, and whether
-// the gang fits; ix is not changed. The answer is the one the released
-// index gives (see TestPropertyAvoidNothingSameAnswer).
+// the gang fits: the same answer as releasing them in the index and
+// asking the placer. ix is not changed.
 func (sc *Selector) chooseCounted(ix *topology.Index, r gang.Request, order []int, of func(int) []hold) (victims []int, fit bool) {
-	g := r.GPUsPerMember
-	lr := r.Required
-	if lr == gang.NoLevel {
-		lr = topology.ClusterLevel
-	}
-	if len(sc.extra) != ix.NumNodes() {
-		sc.extra = make([]topology.GPUSet, ix.NumNodes())
-	}
-	extra := sc.extra
+	rc := sc.newRoomCount(ix, r)
 	defer sc.clearExtra()
-	nd := max(ix.NumDomains(lr), 1)
-	if cap(sc.gain) < nd {
-		sc.gain, sc.seen, sc.fits = make([]int, nd), make([]bool, nd), make([]bool, nd)
-	}
-	if cap(sc.base) < nd {
-		sc.base = make([]int, nd)
-	}
-	// Domain d would hold base[d] + gain[d] members with the GPUs freed
-	// so far (extra): its capacity now, counted when first touched, plus
-	// what the freed GPUs add. fitting counts the domains with room for
-	// the whole gang.
-	gain, seen, base := sc.gain[:nd], sc.seen[:nd], sc.base[:nd]
-	clear(gain)
-	clear(seen)
-	fitting := 0
-	members := func(n topology.NodeID) int {
-		free := ix.Free(n)
-		return (free+(extra[n]&^ix.FreeSet(n)).Len())/g - free/g
-	}
-	change := func(hs []hold, free bool) {
-		for _, h := range hs {
-			d := ix.DomainOf(lr, h.node)
-			if !seen[d] {
-				seen[d], base[d] = true, ix.Capacity(lr, d, r.Class, g)
-			}
-			was := base[d]+gain[d] >= r.Members
-			gain[d] -= members(h.node)
-			if free {
-				if extra[h.node] == 0 {
-					sc.touched = append(sc.touched, h.node)
-				}
-				extra[h.node] |= h.set
-			} else {
-				extra[h.node] &^= h.set
-			}
-			gain[d] += members(h.node)
-			if now := base[d]+gain[d] >= r.Members; now != was {
-				if now {
-					fitting++
-				} else {
-					fitting--
-				}
-			}
-		}
-	}
 	// Greedy: free candidates in cost order until the gang fits.
 	chosen := order[:0:0]
 	for _, i := range order {
-		change(of(i), true)
+		rc.change(of(i), true)
 		chosen = append(chosen, i)
-		if fitting > 0 {
+		if rc.fitting > 0 {
 			break
 		}
 	}
-	if fitting == 0 {
+	if rc.fitting == 0 {
 		return nil, false
 	}
 	// Minimality: keep each victim running, most expensive first, if the
@@ -361,11 +308,11 @@ func (sc *Selector) chooseCounted(ix *topology.Index, r gang.Request, order []in
 	// GPUs only takes room away, so a victim kept would be kept again.
 	kept := make([]bool, len(chosen))
 	for j := len(chosen) - 1; j >= 0; j-- {
-		change(of(chosen[j]), false)
-		if fitting > 0 {
+		rc.change(of(chosen[j]), false)
+		if rc.fitting > 0 {
 			kept[j] = true
 		} else {
-			change(of(chosen[j]), true)
+			rc.change(of(chosen[j]), true)
 		}
 	}
 	for j, i := range chosen {
@@ -374,6 +321,82 @@ func (sc *Selector) chooseCounted(ix *topology.Index, r gang.Request, order []in
 		}
 	}
 	return victims, true
+}
+
+// roomCount counts, per domain of r's required level, the members of r
+// the domain would hold with the GPUs freed so far: base[d] (its
+// capacity before any candidate is freed, read when d is first touched)
+// plus gain[d]. fitting is the number of domains with room for the
+// whole gang. The freed GPUs are kept per node in sc.extra, which
+// sc.clearExtra empties.
+type roomCount struct {
+	sc         *Selector
+	ix         *topology.Index
+	r          gang.Request
+	level      int // r's required level, or the cluster's
+	extra      []topology.GPUSet
+	gain, base []int
+	seen       []bool
+	fitting    int
+}
+
+// newRoomCount returns a count with nothing freed, using sc's scratch.
+func (sc *Selector) newRoomCount(ix *topology.Index, r gang.Request) roomCount {
+	lr := r.Required
+	if lr == gang.NoLevel {
+		lr = topology.ClusterLevel
+	}
+	if len(sc.extra) != ix.NumNodes() {
+		sc.extra = make([]topology.GPUSet, ix.NumNodes())
+	}
+	nd := max(ix.NumDomains(lr), 1)
+	if cap(sc.gain) < nd {
+		sc.gain, sc.seen, sc.fits = make([]int, nd), make([]bool, nd), make([]bool, nd)
+	}
+	if cap(sc.base) < nd {
+		sc.base = make([]int, nd)
+	}
+	rc := roomCount{sc: sc, ix: ix, r: r, level: lr, extra: sc.extra, gain: sc.gain[:nd], seen: sc.seen[:nd], base: sc.base[:nd]}
+	clear(rc.gain)
+	clear(rc.seen)
+	return rc
+}
+
+// members is how many more members of r node n holds with its freed
+// GPUs than without them.
+func (rc *roomCount) members(n topology.NodeID) int {
+	g := rc.r.GPUsPerMember
+	free := rc.ix.Free(n)
+	return (free+(rc.extra[n]&^rc.ix.FreeSet(n)).Len())/g - free/g
+}
+
+// change frees (free) or retakes the holds hs and updates the counts of
+// their domains. O(len(hs)).
+func (rc *roomCount) change(hs []hold, free bool) {
+	for _, h := range hs {
+		d := rc.ix.DomainOf(rc.level, h.node)
+		if !rc.seen[d] {
+			rc.seen[d], rc.base[d] = true, rc.ix.Capacity(rc.level, d, rc.r.Class, rc.r.GPUsPerMember)
+		}
+		was := rc.base[d]+rc.gain[d] >= rc.r.Members
+		rc.gain[d] -= rc.members(h.node)
+		if free {
+			if rc.extra[h.node] == 0 {
+				rc.sc.touched = append(rc.sc.touched, h.node)
+			}
+			rc.extra[h.node] |= h.set
+		} else {
+			rc.extra[h.node] &^= h.set
+		}
+		rc.gain[d] += rc.members(h.node)
+		if now := rc.base[d]+rc.gain[d] >= rc.r.Members; now != was {
+			if now {
+				rc.fitting++
+			} else {
+				rc.fitting--
+			}
+		}
+	}
 }
 
 // clearExtra empties the dense array of upperBound.
@@ -454,20 +477,34 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 	case gang.Invalid:
 		return nil, gang.Placement{}, false
 	}
+	holds, span := sc.usableHolds(ix, r, cands)
+	defer func() { sc.holds, sc.span = holds[:0], span[:0] }()
+	of := func(i int) []hold { return holds[span[i][0]:span[i][1]] }
+	v := &view{ix: ix, log: sc.undo[:0]}
+	defer func() { v.restore(); sc.undo = v.log[:0] }()
+	if r.Avoid == nil {
+		return sc.selectCounted(ix, r, s, cands, holds, of, v)
+	}
+	return sc.selectPlaced(r, s, cands, holds, of, v)
+}
 
-	// The usable holds of every candidate, flattened.
+// usableHolds returns the usable holds of every candidate, flattened:
+// those of candidate i are holds[span[i][0]:span[i][1]]. A hold is
+// usable when it is on a ready node of r's class; only its held,
+// healthy GPUs are kept. Tier 0 and negative tiers get none (see
+// [Eligible]). O(H) for H holds in all.
+func (sc *Selector) usableHolds(ix *topology.Index, r gang.Request, cands []Candidate) (holds []hold, span [][2]int32) {
 	total := 0
 	for i := range cands {
 		total += len(cands[i].Holds)
 	}
-	holds := slices.Grow(sc.holds[:0], total)
-	span := slices.Grow(sc.span[:0], len(cands))[:len(cands)]
-	defer func() { sc.holds, sc.span = holds[:0], span[:0] }()
+	holds = slices.Grow(sc.holds[:0], total)
+	span = slices.Grow(sc.span[:0], len(cands))[:len(cands)]
 	nn := topology.NodeID(ix.NumNodes())
 	for i := range cands {
 		c := &cands[i]
 		span[i][0] = int32(len(holds))
-		if c.Tier > 0 { // tier 0, and a negative one, is never a victim (see Eligible)
+		if c.Tier > 0 {
 			for _, h := range c.Holds {
 				if h.Node < 0 || h.Node >= nn || ix.State(h.Node) != topology.Ready || !ix.InClass(h.Node, r.Class) {
 					continue
@@ -479,71 +516,53 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 		}
 		span[i][1] = int32(len(holds))
 	}
-	of := func(i int) []hold { return holds[span[i][0]:span[i][1]] }
+	return holds, span
+}
 
-	v := &view{ix: ix, log: sc.undo[:0]}
-	defer func() { v.restore(); sc.undo = v.log[:0] }()
-
-	// Upper bound: every candidate stopped. Without Avoid it is counted
-	// from capacities, without changing the index.
-	var helps func(n topology.NodeID) bool
-	if r.Avoid == nil {
-		var ok bool
-		helps, ok = sc.upperBound(ix, r, holds)
-		defer sc.clearExtra()
-		if !ok {
-			return nil, gang.Placement{}, false
-		}
-	} else {
-		// Holds on avoided nodes are released too: the gang never lands
-		// there, but their free GPUs count in the best fit of a domain,
-		// so the answer is where the gang lands once the victims stop.
-		v.release(holds)
-		if _, ok := v.fits(r, s); !ok {
-			return nil, gang.Placement{}, false
-		}
-		released := helpsReleased(ix, r)
-		helps = func(n topology.NodeID) bool { return !r.Avoid(n) && released(n) }
-	}
-	order := sc.order[:0]
-	defer func() { sc.order = order[:0] }()
-	for i := range cands {
-		for _, h := range of(i) {
-			if helps(h.node) {
-				order = append(order, i)
-				break
-			}
-		}
-	}
-	v.restore()
-
-	gpus := slices.Grow(sc.gpus[:0], len(cands))[:len(cands)]
-	sc.gpus = gpus[:0]
-	for _, i := range order {
-		gpus[i] = cands[i].size()
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		if c := compare(&cands[a], &cands[b], gpus[a], gpus[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-
-	if r.Avoid == nil {
+// selectCounted is Select for a request without Avoid: the bound with
+// every candidate stopped and the greedy and drop passes are counted
+// from domain capacities (upperBound, chooseCounted); the index is
+// changed only to place the answer, through v.
+func (sc *Selector) selectCounted(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []Candidate, holds []hold, of func(int) []hold, v *view) ([]int, gang.Placement, bool) {
+	helps, ok := sc.upperBound(ix, r, holds)
+	if !ok {
 		sc.clearExtra()
-		chosen, fit := sc.chooseCounted(ix, r, order, of)
-		if !fit {
-			return nil, gang.Placement{}, false
-		}
-		for _, i := range chosen {
-			v.release(of(i))
-		}
-		pl, ok = v.fits(r, s)
-		if !ok {
-			return nil, gang.Placement{}, false
-		}
-		return chosen, pl, true
+		return nil, gang.Placement{}, false
 	}
+	order := sc.helpingByCost(cands, of, helps) // helps reads upperBound's array
+	defer func() { sc.order = order[:0] }()
+	sc.clearExtra()
+	chosen, fit := sc.chooseCounted(ix, r, order, of)
+	if !fit {
+		return nil, gang.Placement{}, false
+	}
+	for _, i := range chosen {
+		v.release(of(i))
+	}
+	pl, ok := v.fits(r, s)
+	if !ok {
+		return nil, gang.Placement{}, false
+	}
+	return chosen, pl, true
+}
+
+// selectPlaced is Select for a request that avoids nodes: each step
+// releases or retakes GPUs in v and asks the placer. The drop passes
+// repeat until one keeps no victim, so that minimality holds against
+// the placer's answers.
+func (sc *Selector) selectPlaced(r gang.Request, s binpack.Scorer, cands []Candidate, holds []hold, of func(int) []hold, v *view) ([]int, gang.Placement, bool) {
+	// Upper bound: every candidate stopped. Holds on avoided nodes are
+	// released too: the gang never lands there, but their free GPUs
+	// count in the best fit of a domain, so the answer is where the gang
+	// lands once the victims stop.
+	v.release(holds)
+	if _, ok := v.fits(r, s); !ok {
+		return nil, gang.Placement{}, false
+	}
+	released := helpsReleased(v.ix, r)
+	order := sc.helpingByCost(cands, of, func(n topology.NodeID) bool { return !r.Avoid(n) && released(n) })
+	defer func() { sc.order = order[:0] }()
+	v.restore()
 
 	// Greedy: free victims in cost order until the gang fits.
 	chosen := order[:0:0]
@@ -558,12 +577,11 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 	if !fit {
 		return nil, gang.Placement{}, false
 	}
-
 	// Minimality: keep each victim running, most expensive first, if the
-	// gang still fits without stopping it.
+	// gang still fits without stopping it; repeat while a pass keeps one.
 	kept := make([]bool, len(chosen))
-	for {
-		dropped := false
+	for dropped := true; dropped; {
+		dropped = false
 		for j := len(chosen) - 1; j >= 0; j-- {
 			if kept[j] {
 				continue
@@ -575,18 +593,43 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 				v.release(of(chosen[j]))
 			}
 		}
-		if !dropped || r.Avoid == nil {
-			break
-		}
 	}
+	var victims []int
 	for j, i := range chosen {
 		if !kept[j] {
 			victims = append(victims, i)
 		}
 	}
-	pl, ok = v.fits(r, s)
+	pl, ok := v.fits(r, s)
 	if !ok {
 		return nil, gang.Placement{}, false
 	}
 	return victims, pl, true
+}
+
+// helpingByCost returns the indices of the candidates with a hold on a
+// node that helps, cheapest first ([Compare], then by index), in sc's
+// scratch. O(H + K log K) for H holds and K candidates.
+func (sc *Selector) helpingByCost(cands []Candidate, of func(int) []hold, helps func(topology.NodeID) bool) []int {
+	order := sc.order[:0]
+	for i := range cands {
+		for _, h := range of(i) {
+			if helps(h.node) {
+				order = append(order, i)
+				break
+			}
+		}
+	}
+	gpus := slices.Grow(sc.gpus[:0], len(cands))[:len(cands)]
+	sc.gpus = gpus[:0]
+	for _, i := range order {
+		gpus[i] = cands[i].size()
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := compare(&cands[a], &cands[b], gpus[a], gpus[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return order
 }

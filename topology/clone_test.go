@@ -7,6 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/gpusched/gpusched/internal/changelog"
 	"github.com/gpusched/gpusched/internal/gen"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -42,37 +43,48 @@ func TestCloneIsIndependent(t *testing.T) {
 	})
 }
 
-// TestDrainChanges checks that a tracking index lists every node whose
+// trackChanges starts or stops ix's change log, as the backfill profile
+// does.
+func trackChanges(ix *topology.Index, on bool) {
+	changelog.Track(changelog.Of[topology.NodeID](ix), on)
+}
+
+// drainChanges drains ix's change log, as the backfill profile does.
+func drainChanges(ix *topology.Index) ([]topology.NodeID, bool) {
+	return changelog.Drain(changelog.Of[topology.NodeID](ix), nil)
+}
+
+// TestChangeLog checks that a tracking index lists every node whose
 // held GPUs were set, and nothing once drained or when not tracking.
-func TestDrainChanges(t *testing.T) {
+func TestChangeLog(t *testing.T) {
 	c := topology.Uniform(4, 8, "H100")
 	ix, err := topology.NewIndex(&c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix.TrackChanges(true)
+	trackChanges(ix, true)
 	n1, _ := ix.Lookup("n01")
 	n3, _ := ix.Lookup("n03")
 	ix.Take(n1, 2)
 	ix.Release(n3, topology.SetOf(0))
-	got, all := ix.DrainChanges(nil)
+	got, all := drainChanges(ix)
 	if all || !slices.Equal(got, []topology.NodeID{n1, n3}) {
-		t.Fatalf("DrainChanges = %v, %v; want [%d %d], false", got, all, n1, n3)
+		t.Fatalf("drainChanges = %v, %v; want [%d %d], false", got, all, n1, n3)
 	}
-	if got, all := ix.DrainChanges(nil); all || len(got) != 0 {
-		t.Fatalf("second DrainChanges = %v, %v; want none", got, all)
+	if got, all := drainChanges(ix); all || len(got) != 0 {
+		t.Fatalf("second drainChanges = %v, %v; want none", got, all)
 	}
 	for range 17 { // more than four changes per node
 		ix.Take(n1, 1)
 		ix.Release(n1, topology.FirstN(8))
 	}
-	if _, all := ix.DrainChanges(nil); !all {
-		t.Fatal("DrainChanges after 34 changes on 4 nodes: want all")
+	if _, all := drainChanges(ix); !all {
+		t.Fatal("drainChanges after 34 changes on 4 nodes: want all")
 	}
-	ix.TrackChanges(false)
+	trackChanges(ix, false)
 	ix.Take(n3, 1)
-	if got, all := ix.DrainChanges(nil); all || len(got) != 0 {
-		t.Fatalf("DrainChanges when not tracking = %v, %v; want none", got, all)
+	if got, all := drainChanges(ix); all || len(got) != 0 {
+		t.Fatalf("drainChanges when not tracking = %v, %v; want none", got, all)
 	}
 	if cl := ix.Clone(); cl.Free(n1) != ix.Free(n1) || cl.Free(n3) != ix.Free(n3) {
 		t.Fatal("clone differs from its original")

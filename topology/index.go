@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/btree"
+
+	"github.com/gpusched/gpusched/internal/changelog"
 )
 
 // NodeID is a node's position in an [Index]: nodes are numbered in name
@@ -69,23 +71,26 @@ const ClusterLevel = -1
 // An Index is not safe for concurrent use. Its methods do not retain the
 // Cluster given to [NewIndex] beyond what they copy.
 type Index struct {
-	levels []string
+	levelNames []string
 	// nodes holds what never changes after NewIndex, shared by clones;
 	// held, the held GPUs per node, is each index's own. A clone that
 	// copies only the held GPUs stays small, so the copies that look
 	// ahead in time (see the backfill package) keep more of their
 	// buckets in the cache.
-	nodes   []inode
-	held    []GPUSet
-	types   []string // distinct GPU types, sorted
-	classes int      // number of classes: 1, or 1+len(types) when types differ
-	g1      int      // max GPUs per node + 1: bucket count
-	lv      []level  // lv[0] is the cluster; lv[i+1] is levels[i]
-	// Change record (see TrackChanges).
-	track    bool
-	overflow bool
-	changed  []NodeID
+	nodes      []inode
+	held       []GPUSet
+	types      []string // distinct GPU types, sorted
+	classes    int      // number of classes: 1, or 1+len(types) when types differ
+	freeCounts int      // free-GPU counts a node can have, 0..max GPUs of a node: buckets per (domain, class)
+	levels     []level  // levels[0] is the cluster; levels[i+1] is levelNames[i]
+	// The record of changes to held, for the backfill package (see
+	// internal/changelog): embedded, so that changelog.Of finds it, under
+	// an unexported name, so that it adds nothing to the API.
+	heldLog
 }
+
+// heldLog names the embedded change log of an Index.
+type heldLog = changelog.Log[NodeID]
 
 type inode struct {
 	name    string
@@ -95,12 +100,12 @@ type inode struct {
 	healthy GPUSet
 }
 
-type dkey struct {
+type domainKey struct {
 	free, used int32
 	id         DomainID
 }
 
-func dkeyLess(a, b dkey) bool {
+func domainKeyLess(a, b domainKey) bool {
 	if a.free != b.free {
 		return a.free < b.free
 	}
@@ -113,9 +118,9 @@ func dkeyLess(a, b dkey) bool {
 // bucket is the set of ready nodes of one domain and class with one free
 // count: how many, and a bitset over their locs in the domain.
 type bucket struct {
-	cnt  int32
-	w, s int32 // first word and summary word of the bitset
-	ns   int32 // number of summary words
+	count     int32
+	w, s      int32 // first word and summary word of the bitset
+	summaries int32 // number of summary words
 }
 
 type level struct {
@@ -123,21 +128,21 @@ type level struct {
 	// Per (domain, class): free and used GPUs of ready nodes.
 	free, used []int32
 	// Per (domain, class, freeCount): the bucket.
-	bk []bucket
+	buckets []bucket
 	// The nodes of each domain in NodeID order: those of domain d are
-	// members[mOff[d]:mOff[d+1]]. Per node, dom is its domain and loc its
+	// members[memberStart[d]:memberStart[d+1]]. Per node, dom is its domain and loc its
 	// position among those members; both are nil at the cluster level,
 	// where every node is in domain 0 at its NodeID.
-	members []NodeID
-	mOff    []int32
-	dom     []DomainID
-	loc     []int32
+	members     []NodeID
+	memberStart []int32
+	dom         []DomainID
+	loc         []int32
 	// The bitsets of all buckets (see bitset.go).
 	words, sum []uint64
 	// Best-fit order per class, refreshed lazily (declared levels only).
-	trees   []*btree.BTreeG[dkey]
-	inTree  []dkey // per (domain, class): the key now in the tree
-	dirty   []bool // per (domain, class)
+	trees   []*btree.BTreeG[domainKey]
+	inTree  []domainKey // per (domain, class): the key now in the tree
+	dirty   []bool      // per (domain, class)
 	pending []int32
 }
 
@@ -152,7 +157,24 @@ func NewIndex(c *Cluster) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{levels: slices.Clone(c.Levels), types: types}
+	ix := &Index{levelNames: slices.Clone(c.Levels), types: types}
+	ix.addNodes(c, order)
+	ix.levels = make([]level, len(c.Levels)+1)
+	ix.levels[0].names = []string{""}
+	for li := 1; li < len(ix.levels); li++ {
+		ix.levels[li].names, ix.levels[li].dom = levelDomains(c, order, li)
+	}
+	for li := range ix.levels {
+		ix.layOut(li)
+	}
+	ix.freeHealthyGPUs()
+	return ix, nil
+}
+
+// addNodes fills in the nodes of c in NodeID order (order lists c's
+// nodes by name), the GPU classes and the bucket count; every GPU is
+// free. ix.types holds the distinct GPU types.
+func (ix *Index) addNodes(c *Cluster, order []int) {
 	maxG := 1
 	for _, n := range c.Nodes {
 		maxG = max(maxG, n.GPUs)
@@ -162,8 +184,7 @@ func NewIndex(c *Cluster) (*Index, error) {
 	if len(ix.types) > 1 {
 		ix.classes = 1 + len(ix.types)
 	}
-	ix.g1 = maxG + 1
-	nl := len(c.Levels) + 1
+	ix.freeCounts = maxG + 1
 	ix.nodes = make([]inode, len(c.Nodes))
 	ix.held = make([]GPUSet, len(c.Nodes))
 	for id, oi := range order {
@@ -176,135 +197,150 @@ func NewIndex(c *Cluster) (*Index, error) {
 			in.class = Class(1 + t)
 		}
 	}
-	ix.lv = make([]level, nl)
+}
+
+// levelDomains returns the domains of declared level li (1 for the
+// outermost; 0 is the cluster): their names, sorted, and per node in
+// NodeID order its domain. O(N·li) for N nodes, plus the sort.
+//
+// A domain is the sequence of its nodes' domain names at the levels down
+// to it. Its name joins them with "/", which is ambiguous when a name
+// holds "/" itself:
+//
+//	levels a, b   node's names   domain name   sequence
+//	              x/y, z         x/y/z         [x/y z]
+//	              x, y/z         x/y/z         [x y/z]
+//
+// so domains are told apart by a key that prefixes each name with its
+// length, and ordered by name first, then by their sequences of names.
+func levelDomains(c *Cluster, order []int, li int) (names []string, domOf []DomainID) {
+	type dom struct {
+		name, key string
+		seq       []string
+		first     DomainID // in order of first appearance
+	}
 	var path, key []byte
-	for li := range ix.lv {
-		lv := &ix.lv[li]
-		if li == 0 {
-			lv.names = []string{""}
-		} else {
-			// A domain is the sequence of its nodes' domain names at the
-			// levels down to it. Its name joins them with "/", which is
-			// ambiguous when a name holds "/" itself ("x/y" then "z", or
-			// "x" then "y/z"), so domains are told apart by a key that
-			// prefixes each name with its length, and ordered by name
-			// first, then by their sequences of names.
-			type dom struct {
-				name, key string
-				seq       []string
-				first     DomainID // in order of first appearance
+	seen := map[string]DomainID{}
+	var doms []dom
+	domOf = make([]DomainID, len(order))
+	for id, oi := range order {
+		path, key = path[:0], key[:0]
+		for k := 0; k < li; k++ {
+			name := c.Nodes[oi].Domains[c.Levels[k]]
+			if k > 0 {
+				path = append(path, '/')
 			}
-			seen := map[string]DomainID{}
-			var doms []dom
-			lv.dom = make([]DomainID, len(ix.nodes))
-			for id, oi := range order {
-				path, key = path[:0], key[:0]
-				for k := 0; k < li; k++ {
-					name := c.Nodes[oi].Domains[c.Levels[k]]
-					if k > 0 {
-						path = append(path, '/')
-					}
-					path = append(path, name...)
-					key = strconv.AppendInt(key, int64(len(name)), 10)
-					key = append(append(key, ':'), name...)
-				}
-				d, ok := seen[string(key)]
-				if !ok {
-					d = DomainID(len(doms))
-					seq := make([]string, li)
-					for k := range seq {
-						seq[k] = c.Nodes[oi].Domains[c.Levels[k]]
-					}
-					doms = append(doms, dom{string(path), string(key), seq, d})
-					seen[doms[d].key] = d
-				}
-				lv.dom[id] = d
-			}
-			slices.SortFunc(doms, func(a, b dom) int {
-				if c := strings.Compare(a.name, b.name); c != 0 {
-					return c
-				}
-				return slices.Compare(a.seq, b.seq)
-			})
-			rank := make([]DomainID, len(doms))
-			lv.names = make([]string, len(doms))
-			for i, d := range doms {
-				lv.names[i] = d.name
-				rank[d.first] = DomainID(i)
-			}
-			for id, d := range lv.dom {
-				lv.dom[id] = rank[d]
-			}
+			path = append(path, name...)
+			key = strconv.AppendInt(key, int64(len(name)), 10)
+			key = append(append(key, ':'), name...)
 		}
-		nd := len(lv.names)
-		lv.free = make([]int32, nd*ix.classes)
-		lv.used = make([]int32, nd*ix.classes)
-		// Nodes come in NodeID order, so locs follow it within a domain.
-		lv.mOff = make([]int32, nd+1)
-		for id := range ix.nodes {
-			lv.mOff[lv.domOf(NodeID(id))+1]++
-		}
-		for d := range nd {
-			lv.mOff[d+1] += lv.mOff[d]
-		}
-		lv.members = make([]NodeID, len(ix.nodes))
-		if li > 0 {
-			lv.loc = make([]int32, len(ix.nodes))
-		}
-		next := slices.Clone(lv.mOff[:nd])
-		for id := range ix.nodes {
-			d := lv.domOf(NodeID(id))
-			if lv.loc != nil {
-				lv.loc[id] = next[d] - lv.mOff[d]
+		d, ok := seen[string(key)]
+		if !ok {
+			d = DomainID(len(doms))
+			seq := make([]string, li)
+			for k := range seq {
+				seq[k] = c.Nodes[oi].Domains[c.Levels[k]]
 			}
-			lv.members[next[d]] = NodeID(id)
-			next[d]++
+			doms = append(doms, dom{string(path), string(key), seq, d})
+			seen[doms[d].key] = d
 		}
-		lv.bk = make([]bucket, nd*ix.classes*ix.g1)
-		wo, so := 0, 0
-		for d := range nd {
-			nw, ns := bitsetWords(int(lv.mOff[d+1] - lv.mOff[d]))
-			for j := range ix.classes * ix.g1 {
-				lv.bk[d*ix.classes*ix.g1+j] = bucket{w: int32(wo), s: int32(so), ns: int32(ns)}
-				wo += nw
-				so += ns
-			}
+		domOf[id] = d
+	}
+	slices.SortFunc(doms, func(a, b dom) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
 		}
-		lv.words, lv.sum = make([]uint64, wo), make([]uint64, so)
-		if li > 0 {
-			lv.trees = make([]*btree.BTreeG[dkey], ix.classes)
-			for c := range lv.trees {
-				lv.trees[c] = btree.NewG(16, dkeyLess)
-			}
-			lv.inTree = make([]dkey, nd*ix.classes)
-			lv.dirty = make([]bool, nd*ix.classes)
+		return slices.Compare(a.seq, b.seq)
+	})
+	rank := make([]DomainID, len(doms))
+	names = make([]string, len(doms))
+	for i, d := range doms {
+		names[i] = d.name
+		rank[d.first] = DomainID(i)
+	}
+	for id, d := range domOf {
+		domOf[id] = rank[d]
+	}
+	return names, domOf
+}
+
+// layOut allocates level li's counts, member lists, empty buckets and
+// (for a declared level) best-fit trees, once its domains are known.
+func (ix *Index) layOut(li int) {
+	lv := &ix.levels[li]
+	nd := len(lv.names)
+	lv.free = make([]int32, nd*ix.classes)
+	lv.used = make([]int32, nd*ix.classes)
+	// Nodes come in NodeID order, so locs follow it within a domain.
+	lv.memberStart = make([]int32, nd+1)
+	for id := range ix.nodes {
+		lv.memberStart[lv.domOf(NodeID(id))+1]++
+	}
+	for d := range nd {
+		lv.memberStart[d+1] += lv.memberStart[d]
+	}
+	lv.members = make([]NodeID, len(ix.nodes))
+	if li > 0 {
+		lv.loc = make([]int32, len(ix.nodes))
+	}
+	next := slices.Clone(lv.memberStart[:nd])
+	for id := range ix.nodes {
+		d := lv.domOf(NodeID(id))
+		if lv.loc != nil {
+			lv.loc[id] = next[d] - lv.memberStart[d]
+		}
+		lv.members[next[d]] = NodeID(id)
+		next[d]++
+	}
+	lv.buckets = make([]bucket, nd*ix.classes*ix.freeCounts)
+	wo, so := 0, 0
+	for d := range nd {
+		nw, ns := bitsetWords(int(lv.memberStart[d+1] - lv.memberStart[d]))
+		for j := range ix.classes * ix.freeCounts {
+			lv.buckets[d*ix.classes*ix.freeCounts+j] = bucket{w: int32(wo), s: int32(so), summaries: int32(ns)}
+			wo += nw
+			so += ns
 		}
 	}
+	lv.words, lv.sum = make([]uint64, wo), make([]uint64, so)
+	if li > 0 {
+		lv.trees = make([]*btree.BTreeG[domainKey], ix.classes)
+		for c := range lv.trees {
+			lv.trees[c] = btree.NewG(16, domainKeyLess)
+		}
+		lv.inTree = make([]domainKey, nd*ix.classes)
+		lv.dirty = make([]bool, nd*ix.classes)
+	}
+}
+
+// freeHealthyGPUs puts every ready node in the buckets of its free count
+// (all its healthy GPUs) at every level, and every domain in its level's
+// best-fit trees.
+func (ix *Index) freeHealthyGPUs() {
 	for id := range ix.nodes {
 		in := &ix.nodes[id]
 		if in.state != Ready {
 			continue
 		}
 		f := int32(in.healthy.Len())
-		for li := range ix.lv {
+		for li := range ix.levels {
 			ix.link(li, NodeID(id), f)
 			ix.account(li, NodeID(id), f, 0)
 		}
 	}
-	for li := 1; li < len(ix.lv); li++ {
-		lv := &ix.lv[li]
+	for li := 1; li < len(ix.levels); li++ {
+		lv := &ix.levels[li]
 		for i := range lv.inTree {
-			lv.inTree[i] = dkey{free: lv.free[i], used: lv.used[i], id: DomainID(i / ix.classes)}
+			lv.inTree[i] = domainKey{free: lv.free[i], used: lv.used[i], id: DomainID(i / ix.classes)}
 			lv.trees[i%ix.classes].ReplaceOrInsert(lv.inTree[i])
 		}
 	}
-	return ix, nil
 }
 
-func (ix *Index) dc(li int, d DomainID, c Class) int { return int(d)*ix.classes + int(c) }
+func (ix *Index) domainClass(li int, d DomainID, c Class) int { return int(d)*ix.classes + int(c) }
 
 func (ix *Index) bucket(li int, d DomainID, c Class, f int32) int {
-	return (int(d)*ix.classes+int(c))*ix.g1 + int(f)
+	return (int(d)*ix.classes+int(c))*ix.freeCounts + int(f)
 }
 
 // domOf returns the domain of node n at this level.
@@ -325,23 +361,23 @@ func (lv *level) locOf(n NodeID) int32 {
 
 // link puts node n into the buckets for free count f at level li.
 func (ix *Index) link(li int, n NodeID, f int32) {
-	lv := &ix.lv[li]
+	lv := &ix.levels[li]
 	in := &ix.nodes[n]
 	i := lv.locOf(n)
 	b := ix.bucket(li, lv.domOf(n), AnyType, f)
-	lv.bk[b].cnt++
-	bitAdd(lv.words, lv.sum, lv.bk[b].w, lv.bk[b].s, i)
+	lv.buckets[b].count++
+	bitAdd(lv.words, lv.sum, lv.buckets[b].w, lv.buckets[b].s, i)
 	if ix.classes > 1 {
-		b += int(in.class) * ix.g1
-		lv.bk[b].cnt++
-		bitAdd(lv.words, lv.sum, lv.bk[b].w, lv.bk[b].s, i)
+		b += int(in.class) * ix.freeCounts
+		lv.buckets[b].count++
+		bitAdd(lv.words, lv.sum, lv.buckets[b].w, lv.buckets[b].s, i)
 	}
 }
 
 // move moves node n from the buckets for free count from to those for
 // free count to at level li.
 func (ix *Index) move(li int, n NodeID, from, to int32) {
-	lv := &ix.lv[li]
+	lv := &ix.levels[li]
 	in := &ix.nodes[n]
 	i := lv.locOf(n)
 	b := ix.bucket(li, lv.domOf(n), AnyType, 0)
@@ -350,26 +386,26 @@ func (ix *Index) move(li int, n NodeID, from, to int32) {
 			if ix.classes == 1 {
 				break
 			}
-			b += int(in.class) * ix.g1
+			b += int(in.class) * ix.freeCounts
 		}
-		o, t := &lv.bk[b+int(from)], &lv.bk[b+int(to)]
-		o.cnt--
+		o, t := &lv.buckets[b+int(from)], &lv.buckets[b+int(to)]
+		o.count--
 		bitRemove(lv.words, lv.sum, o.w, o.s, i)
-		t.cnt++
+		t.count++
 		bitAdd(lv.words, lv.sum, t.w, t.s, i)
 	}
 }
 
 // account adds df free and du used GPUs of node n to its domains at li.
 func (ix *Index) account(li int, n NodeID, df, du int32) {
-	lv := &ix.lv[li]
+	lv := &ix.levels[li]
 	d := lv.domOf(n)
 	cs := [2]Class{AnyType, ix.nodes[n].class}
 	for k := 0; k < 2; k++ {
 		if k == 1 && ix.classes == 1 {
 			break
 		}
-		i := ix.dc(li, d, cs[k])
+		i := ix.domainClass(li, d, cs[k])
 		lv.free[i] += df
 		lv.used[i] += du
 		if li > 0 && !lv.dirty[i] && (df != 0 || du != 0) {
@@ -382,9 +418,7 @@ func (ix *Index) account(li int, n NodeID, df, du int32) {
 // setHeld changes the held GPUs of n and keeps buckets and counts current.
 func (ix *Index) setHeld(n NodeID, held GPUSet) {
 	in := &ix.nodes[n]
-	if ix.track {
-		ix.note(n)
-	}
+	ix.note(n)
 	old := ix.held[n]
 	ix.held[n] = held
 	if in.state != Ready {
@@ -397,7 +431,7 @@ func (ix *Index) setHeld(n NodeID, held GPUSet) {
 	if of == nf && ou == nu {
 		return
 	}
-	for li := range ix.lv {
+	for li := range ix.levels {
 		if of != nf {
 			ix.move(li, n, of, nf)
 		}
@@ -452,13 +486,13 @@ func (ix *Index) FreeSet(n NodeID) GPUSet {
 func (ix *Index) Free(n NodeID) int { return ix.FreeSet(n).Len() }
 
 // MaxGPUs returns the largest GPU count of any node (at least 1).
-func (ix *Index) MaxGPUs() int { return ix.g1 - 1 }
+func (ix *Index) MaxGPUs() int { return ix.freeCounts - 1 }
 
 // Levels returns the declared level names, outermost first.
-func (ix *Index) Levels() []string { return slices.Clone(ix.levels) }
+func (ix *Index) Levels() []string { return slices.Clone(ix.levelNames) }
 
 // NumLevels returns the number of declared levels.
-func (ix *Index) NumLevels() int { return len(ix.levels) }
+func (ix *Index) NumLevels() int { return len(ix.levelNames) }
 
 // NumClasses returns the number of GPU classes: [AnyType] alone when the
 // nodes all have one GPU type, else AnyType and one class per type.
@@ -467,22 +501,22 @@ func (ix *Index) NumClasses() int { return ix.classes }
 
 // LevelOf returns the number of the named level. O(L).
 func (ix *Index) LevelOf(name string) (int, bool) {
-	i := slices.Index(ix.levels, name)
+	i := slices.Index(ix.levelNames, name)
 	return i, i >= 0
 }
 
 // NumDomains returns the number of domains at level (1 for ClusterLevel).
-func (ix *Index) NumDomains(level int) int { return len(ix.lv[level+1].names) }
+func (ix *Index) NumDomains(level int) int { return len(ix.levels[level+1].names) }
 
 // DomainName returns the path name of domain d at level: the domain names
 // of the levels down to it, joined by "/" ("s0/l3"). The cluster's one
 // domain is named "". Domains are the sequences of names, so two domains
 // share a path name only when names hold "/" themselves (spine "x/y" with
 // leaf "z", spine "x" with leaf "y/z").
-func (ix *Index) DomainName(level int, d DomainID) string { return ix.lv[level+1].names[d] }
+func (ix *Index) DomainName(level int, d DomainID) string { return ix.levels[level+1].names[d] }
 
 // DomainOf returns the domain of node n at level.
-func (ix *Index) DomainOf(level int, n NodeID) DomainID { return ix.lv[level+1].domOf(n) }
+func (ix *Index) DomainOf(level int, n NodeID) DomainID { return ix.levels[level+1].domOf(n) }
 
 // Types returns the distinct GPU types of the cluster, sorted.
 func (ix *Index) Types() []string { return slices.Clone(ix.types) }
@@ -508,36 +542,36 @@ func (ix *Index) InClass(n NodeID, c Class) bool { return c == AnyType || ix.nod
 
 // FreeGPUs returns the free GPUs of class c in domain d of level. O(1).
 func (ix *Index) FreeGPUs(level int, d DomainID, c Class) int {
-	return int(ix.lv[level+1].free[ix.dc(level+1, d, c)])
+	return int(ix.levels[level+1].free[ix.domainClass(level+1, d, c)])
 }
 
 // UsedGPUs returns the held healthy GPUs of class c on ready nodes in
 // domain d of level. O(1).
 func (ix *Index) UsedGPUs(level int, d DomainID, c Class) int {
-	return int(ix.lv[level+1].used[ix.dc(level+1, d, c)])
+	return int(ix.levels[level+1].used[ix.domainClass(level+1, d, c)])
 }
 
 // NodesWithFree returns how many ready nodes of class c in domain d of
 // level have exactly f free GPUs. O(1).
 func (ix *Index) NodesWithFree(level int, d DomainID, c Class, f int) int {
-	if f < 0 || f >= ix.g1 {
+	if f < 0 || f >= ix.freeCounts {
 		return 0
 	}
-	return int(ix.lv[level+1].bk[ix.bucket(level+1, d, c, int32(f))].cnt)
+	return int(ix.levels[level+1].buckets[ix.bucket(level+1, d, c, int32(f))].count)
 }
 
 // Capacity returns how many members of g GPUs each fit on the free GPUs
 // of class c in domain d of level, each member on one node:
 // the sum over nodes of floor(free/g). O(G).
 func (ix *Index) Capacity(level int, d DomainID, c Class, g int) int {
-	if g < 1 || g >= ix.g1 {
+	if g < 1 || g >= ix.freeCounts {
 		return 0
 	}
-	lv := &ix.lv[level+1]
+	lv := &ix.levels[level+1]
 	base := ix.bucket(level+1, d, c, 0)
 	total := 0
-	for f := g; f < ix.g1; f++ {
-		total += int(lv.bk[base+f].cnt) * (f / g)
+	for f := g; f < ix.freeCounts; f++ {
+		total += int(lv.buckets[base+f].count) * (f / g)
 	}
 	return total
 }
@@ -546,7 +580,7 @@ func (ix *Index) Capacity(level int, d DomainID, c Class, g int) int {
 // domain d of level with exactly f free GPUs. O(1) for domains of up to
 // 4096 nodes, O(n/4096) for n nodes in the domain.
 func (ix *Index) First(level int, d DomainID, c Class, f int) (NodeID, bool) {
-	if f < 0 || f >= ix.g1 {
+	if f < 0 || f >= ix.freeCounts {
 		return -1, false
 	}
 	return ix.first(level+1, d, ix.bucket(level+1, d, c, int32(f)))
@@ -554,12 +588,12 @@ func (ix *Index) First(level int, d DomainID, c Class, f int) (NodeID, bool) {
 
 // first returns the lowest-ID node of bucket b of domain d at level li.
 func (ix *Index) first(li int, d DomainID, b int) (NodeID, bool) {
-	lv := &ix.lv[li]
-	k := &lv.bk[b]
-	if k.cnt == 0 {
+	lv := &ix.levels[li]
+	k := &lv.buckets[b]
+	if k.count == 0 {
 		return -1, false
 	}
-	return lv.members[lv.mOff[d]+bitFirst(lv.words, lv.sum, k.w, k.s, k.ns)], true
+	return lv.members[lv.memberStart[d]+bitFirst(lv.words, lv.sum, k.w, k.s, k.summaries)], true
 }
 
 // Bucket yields the ready nodes of class c in domain d of level with
@@ -568,16 +602,16 @@ func (ix *Index) first(li int, d DomainID, b int) (NodeID, bool) {
 // node, plus O(n/4096) for n nodes in the domain.
 func (ix *Index) Bucket(level int, d DomainID, c Class, f int) iter.Seq[NodeID] {
 	return func(yield func(NodeID) bool) {
-		if f < 0 || f >= ix.g1 {
+		if f < 0 || f >= ix.freeCounts {
 			return
 		}
-		lv := &ix.lv[level+1]
-		k := lv.bk[ix.bucket(level+1, d, c, int32(f))]
-		if k.cnt == 0 {
+		lv := &ix.levels[level+1]
+		k := lv.buckets[ix.bucket(level+1, d, c, int32(f))]
+		if k.count == 0 {
 			return
 		}
-		members := lv.members[lv.mOff[d]:lv.mOff[d+1]]
-		bitAll(lv.words, lv.sum, k.w, k.s, k.ns, func(i int32) bool {
+		members := lv.members[lv.memberStart[d]:lv.memberStart[d+1]]
+		bitAll(lv.words, lv.sum, k.w, k.s, k.summaries, func(i int32) bool {
 			return yield(members[i])
 		})
 	}
@@ -589,10 +623,10 @@ func (ix *Index) Bucket(level int, d DomainID, c Class, f int) iter.Seq[NodeID] 
 // returned. O(G + n/4096) for n nodes in the domain.
 func (ix *Index) Fullest(level int, d DomainID, c Class, g int) (NodeID, bool) {
 	li := level + 1
-	bk := ix.lv[li].bk
+	bk := ix.levels[li].buckets
 	base := ix.bucket(li, d, c, 0)
-	for f := max(g, 1); f < ix.g1; f++ {
-		if bk[base+f].cnt != 0 {
+	for f := max(g, 1); f < ix.freeCounts; f++ {
+		if bk[base+f].count != 0 {
 			return ix.first(li, d, base+f)
 		}
 	}
@@ -604,10 +638,10 @@ func (ix *Index) Fullest(level int, d DomainID, c Class, g int) (NodeID, bool) {
 // among equals. A g below 1 counts as 1, as for [Index.Fullest]. O(G + n/4096) for n nodes in the domain.
 func (ix *Index) Emptiest(level int, d DomainID, c Class, g int) (NodeID, bool) {
 	li := level + 1
-	bk := ix.lv[li].bk
+	bk := ix.levels[li].buckets
 	base := ix.bucket(li, d, c, 0)
-	for f := ix.g1 - 1; f >= max(g, 1); f-- {
-		if bk[base+f].cnt != 0 {
+	for f := ix.freeCounts - 1; f >= max(g, 1); f-- {
+		if bk[base+f].count != 0 {
 			return ix.first(li, d, base+f)
 		}
 	}
@@ -633,16 +667,16 @@ func (ix *Index) BestDomains(level int, c Class, need int) iter.Seq[DomainID] {
 			return // more than any domain's count holds
 		}
 		need = max(need, 0) // every domain has at least none free
-		lv := &ix.lv[level+1]
+		lv := &ix.levels[level+1]
 		for _, i := range lv.pending {
 			t := lv.trees[int(i)%ix.classes]
 			t.Delete(lv.inTree[i])
-			lv.inTree[i] = dkey{free: lv.free[i], used: lv.used[i], id: lv.inTree[i].id}
+			lv.inTree[i] = domainKey{free: lv.free[i], used: lv.used[i], id: lv.inTree[i].id}
 			t.ReplaceOrInsert(lv.inTree[i])
 			lv.dirty[i] = false
 		}
 		lv.pending = lv.pending[:0]
-		lv.trees[c].AscendGreaterOrEqual(dkey{free: int32(need), used: 1 << 30, id: -1}, func(k dkey) bool {
+		lv.trees[c].AscendGreaterOrEqual(domainKey{free: int32(need), used: 1 << 30, id: -1}, func(k domainKey) bool {
 			return yield(k.id)
 		})
 	}

@@ -23,7 +23,7 @@ func TestSmallIndexAgreesWithScan(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := newModel(&c)
-		ix.TrackChanges(true)
+		trackChanges(ix, true)
 		var changed []topology.NodeID
 		step := func(m *model, ix *topology.Index, rec bool) {
 			if rapid.IntRange(0, 3).Draw(t, "setHeld") == 0 {
@@ -62,7 +62,7 @@ func TestSmallIndexAgreesWithScan(t *testing.T) {
 		}
 		cl := ix.Clone()
 		mc := &model{c: m.c, healthy: m.healthy, held: maps.Clone(m.held)}
-		if got, all := cl.DrainChanges(nil); len(got) != 0 || all {
+		if got, all := drainChanges(cl); len(got) != 0 || all {
 			t.Fatalf("clone records changes %v, %v", got, all)
 		}
 		for range rapid.IntRange(0, 12).Draw(t, "after") {
@@ -80,12 +80,12 @@ func TestSmallIndexAgreesWithScan(t *testing.T) {
 		m.checkOrder(t, ix)
 		mc.check(t, cl)
 		mc.checkOrder(t, cl)
-		got, all := ix.DrainChanges(nil)
+		got, all := drainChanges(ix)
 		if !all && !slices.Equal(got, changed) {
-			t.Fatalf("DrainChanges = %v, want %v", got, changed)
+			t.Fatalf("drainChanges = %v, want %v", got, changed)
 		}
 		if all && len(changed) <= 4*len(c.Nodes) {
-			t.Fatalf("DrainChanges overflowed after %d changes of %d nodes", len(changed), len(c.Nodes))
+			t.Fatalf("drainChanges overflowed after %d changes of %d nodes", len(changed), len(c.Nodes))
 		}
 	})
 }
