@@ -227,7 +227,7 @@ func ExampleConfig() {
 	// Output:
 	// zero: easy priority reservations 0 enforce limits true
 	// file: easy shortest reservations 2 enforce limits true
-	// weights: 500 200 10 72h0m0s
+	// weights: 500 200 0 72h0m0s
 	// true
 }
 
