@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -65,14 +66,20 @@ func TestPropertyWaitMessagesAtTurn(t *testing.T) {
 
 var seenReasons = map[scheduler.Reason]int{}
 
-func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait, held map[string]map[int]bool, types map[string]bool) {
-	g, m := j.GPUsPerMember, j.Members
-	free, capacity := 0, 0
+// fitStats are the brute-force figures of a job's wait message over the
+// nodes of one GPU type (or of every type).
+type fitStats struct {
+	free, capacity, bestDom, maxMost int
+}
+
+func statsOf(s *scheduler.Snapshot, j *scheduler.Job, typ string, anyType bool, held map[string]map[int]bool) fitStats {
+	g := j.GPUsPerMember
+	var st fitStats
 	lvl := slices.Index(s.Cluster.Levels, j.Topology.Required)
 	dom := map[string]int{}
 	most, mostDom := 0, map[string]int{}
 	for _, n := range s.Cluster.Nodes {
-		if j.GPUType != "" && n.GPUType != j.GPUType {
+		if !anyType && n.GPUType != typ {
 			continue
 		}
 		path := ""
@@ -99,21 +106,52 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 		if n.State != topology.Ready {
 			continue
 		}
-		free += f
-		capacity += f / g
+		st.free += f
+		st.capacity += f / g
 		dom[path] += f / g
 	}
-	bestDom := 0
 	for _, c := range dom {
-		bestDom = max(bestDom, c)
+		st.bestDom = max(st.bestDom, c)
 	}
-	maxMost := 0
 	for _, c := range mostDom {
-		maxMost = max(maxMost, c)
+		st.maxMost = max(st.maxMost, c)
 	}
 	if lvl < 0 {
-		maxMost = most
+		st.maxMost = most
 	}
+	return st
+}
+
+func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait, held map[string]map[int]bool, types map[string]bool) {
+	g, m := j.GPUsPerMember, j.Members
+	// A gang that names no type and does not mix types runs on one: its
+	// figures are those of the type with the most free GPUs among those
+	// that could ever hold it (the first by name among equals), and it is unsatisfiable when no type could
+	// ever hold it; it fits now when some type does.
+	st := statsOf(s, j, j.GPUType, j.GPUType == "", held)
+	suffix := ""
+	fitsSome := st.capacity >= m && (st.bestDom >= m || j.Topology.Required == "")
+	mostAny := st.maxMost
+	if j.GPUType == "" && j.Members > 1 && !j.MixGPUTypes && len(types) > 1 {
+		all := st
+		best, found := "", false
+		fitsSome, mostAny = false, 0
+		for _, name := range slices.Sorted(maps.Keys(types)) {
+			o := statsOf(s, j, name, false, held)
+			if o.maxMost >= m && (!found || o.free > st.free) { // types that could ever hold it
+				st, best, found = o, name, true
+			}
+			fitsSome = fitsSome || o.capacity >= m && (o.bestDom >= m || j.Topology.Required == "")
+			mostAny = max(mostAny, o.maxMost)
+		}
+		if all.free > st.free {
+			suffix = fmt.Sprintf(" (all its members go on one GPU type; counted on %s, the type with the most free GPUs that could hold it)", best)
+			if best == "" {
+				suffix = " (all its members go on one GPU type; counted on the nodes without a type, which have the most free GPUs of the types that could hold it)"
+			}
+		}
+	}
+	free, capacity, bestDom, maxMost := st.free, st.capacity, st.bestDom, mostAny
 	typ := ""
 	if j.GPUType != "" {
 		typ = " " + j.GPUType
@@ -138,6 +176,7 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 			}
 			want = fmt.Sprintf("needs %d×%d%s GPUs, %d free but split across nodes: room for %d %s", m, g, typ, free, capacity, noun)
 		}
+		want += suffix
 		if msg != want {
 			t.Fatalf("%s: message %q, want %q", j.ID, msg, want)
 		}
@@ -145,7 +184,7 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 			t.Fatalf("%s: insufficient-gpus but %d members fit at its turn", j.ID, capacity)
 		}
 	case scheduler.ReasonTopology:
-		want := fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", m, g, typ, j.Topology.Required, free, j.Topology.Required)
+		want := fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", m, g, typ, j.Topology.Required, free, j.Topology.Required) + suffix
 		if msg != want {
 			t.Fatalf("%s: message %q, want %q", j.ID, msg, want)
 		}
@@ -156,7 +195,7 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 		if strings.Contains(w.Message, "an earlier job") {
 			t.Fatalf("%s: %q names no reservation", j.ID, w.Message)
 		}
-		if bestDom < m && lvl >= 0 || capacity < m {
+		if !fitsSome {
 			t.Fatalf("%s: behind-reservation, but at its turn capacity %d, best domain %d < %d members", j.ID, capacity, bestDom, m)
 		}
 	}

@@ -128,7 +128,13 @@ type Job struct {
 	// 1 to topology.MaxGPUsPerNode.
 	GPUsPerMember int
 	// GPUType, when set, restricts the job to nodes of that GPU type.
+	// When it is empty, all members of a gang still go on nodes of one
+	// GPU type (the scheduler picks it), unless MixGPUTypes is set.
 	GPUType string
+	// MixGPUTypes lets a job that names no GPUType place its members on
+	// nodes of different GPU types (JSON "mixGPUTypes": true). It has no
+	// effect on a job that names a GPUType or on a cluster of one type.
+	MixGPUTypes bool
 	// TimeLimit, when positive, is how long the job may run. Zero means
 	// the job never ends by itself (inference).
 	TimeLimit time.Duration

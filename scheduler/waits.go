@@ -92,12 +92,20 @@ func (st *stepState) satisfiable(j *Job, req gang.Request) status {
 	if j.GPUsPerMember > st.ix.MaxGPUs() {
 		return refuse(ReasonUnsatisfiable, fmt.Sprintf("needs %d GPUs on one node; the largest node has %d", j.GPUsPerMember, st.ix.MaxGPUs()))
 	}
-	key := shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: gang.NoLevel, spread: gang.NoLevel}
-	most := st.memo.largest(key, func() int { return st.largestGang(req) })
+	most := st.largestOf(req)
+	typ := typeWord(j.GPUType)
+	if st.oneType(j, req) {
+		most = 0
+		for i := range st.ix.NumTypes() {
+			r := req
+			r.Class, _ = st.ix.TypeClass(i)
+			most = max(most, st.largestOf(r))
+		}
+		typ = " same-type"
+	}
 	if j.Members <= most {
 		return status{}
 	}
-	typ := typeWord(j.GPUType)
 	if req.Required != gang.NoLevel {
 		return refuse(ReasonUnsatisfiable, fmt.Sprintf("needs %d×%d%s GPUs in one %s; no %s of this cluster holds more than %s",
 			j.Members, j.GPUsPerMember, typ, j.Topology.Required, j.Topology.Required, counted(most, "such member")))
