@@ -24,8 +24,8 @@ func (st *stepState) oneType(j *Job, req gang.Request) bool {
 	return req.Class == topology.AnyType && j.Members > 1 && !j.MixGPUTypes && st.ix.NumTypes() > 1
 }
 
-// typedRequests returns req once for each GPU type whose nodes could ever
-// hold j (with every job gone, as satisfiable counts them), with its class
+// typedRequests returns req once for each GPU type whose ready nodes could
+// hold j with every job gone (as satisfiable counts them), with its class
 // set to that type, in best-fit order as the placer orders domains: the
 // fewest free GPUs of the type first, then the most used, then the type's
 // name. O(T log T) for T types.
@@ -38,7 +38,7 @@ func (st *stepState) typedRequests(j *Job, req gang.Request) []gang.Request {
 	for i := range st.ix.NumTypes() {
 		r := req
 		r.Class, _ = st.ix.TypeClass(i)
-		if st.largestOf(r) < j.Members {
+		if st.largestOf(r, true) < j.Members {
 			continue
 		}
 		ts = append(ts, typed{r: r,
@@ -166,10 +166,14 @@ func (st *stepState) whyWaitsOneType(j *Job, reqs []gang.Request, d time.Duratio
 }
 
 // largestOf is the largest gang of req's shape and class that the cluster
-// holds with every job gone (see largestGang), computed once per shape.
-func (st *stepState) largestOf(req gang.Request) int {
+// holds with every job gone, on its ready nodes when ready, else on all
+// (see largestGang), computed once per shape.
+func (st *stepState) largestOf(req gang.Request, ready bool) int {
 	key := shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: gang.NoLevel, spread: gang.NoLevel}
-	return st.memo.largest(key, func() int { return st.largestGang(req) })
+	if ready {
+		key.mode = -1 // a key no job's shape has
+	}
+	return st.memo.largest(key, func() int { return st.largestGang(req, ready) })
 }
 
 // typeName is the GPU type of class c ("" for AnyType).

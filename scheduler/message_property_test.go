@@ -69,7 +69,11 @@ var seenReasons = map[scheduler.Reason]int{}
 // fitStats are the brute-force figures of a job's wait message over the
 // nodes of one GPU type (or of every type).
 type fitStats struct {
-	free, capacity, bestDom, maxMost int
+	free, capacity, bestDom int
+	// readyMost and allMost are the most members the ready nodes, and
+	// all nodes, hold with every job gone (in one domain of the required
+	// level, when the job has one).
+	readyMost, allMost int
 }
 
 func statsOf(s *scheduler.Snapshot, j *scheduler.Job, typ string, anyType bool, held map[string]map[int]bool) fitStats {
@@ -77,7 +81,7 @@ func statsOf(s *scheduler.Snapshot, j *scheduler.Job, typ string, anyType bool, 
 	var st fitStats
 	lvl := slices.Index(s.Cluster.Levels, j.Topology.Required)
 	dom := map[string]int{}
-	most, mostDom := 0, map[string]int{}
+	readyDom, allDom := map[string]int{}, map[string]int{}
 	for _, n := range s.Cluster.Nodes {
 		if !anyType && n.GPUType != typ {
 			continue
@@ -99,9 +103,9 @@ func statsOf(s *scheduler.Snapshot, j *scheduler.Job, typ string, anyType bool, 
 				f++
 			}
 		}
-		if n.State != topology.Down {
-			most += h / g
-			mostDom[path] += h / g
+		allDom[path] += h / g
+		if n.State == topology.Ready {
+			readyDom[path] += h / g
 		}
 		if n.State != topology.Ready {
 			continue
@@ -113,11 +117,11 @@ func statsOf(s *scheduler.Snapshot, j *scheduler.Job, typ string, anyType bool, 
 	for _, c := range dom {
 		st.bestDom = max(st.bestDom, c)
 	}
-	for _, c := range mostDom {
-		st.maxMost = max(st.maxMost, c)
+	for _, c := range readyDom {
+		st.readyMost = max(st.readyMost, c)
 	}
-	if lvl < 0 {
-		st.maxMost = most
+	for _, c := range allDom {
+		st.allMost = max(st.allMost, c)
 	}
 	return st
 }
@@ -126,23 +130,24 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 	g, m := j.GPUsPerMember, j.Members
 	// A gang that names no type and does not mix types runs on one: its
 	// figures are those of the type with the most free GPUs among those
-	// that could ever hold it (the first by name among equals), and it is unsatisfiable when no type could
-	// ever hold it; it fits now when some type does.
+	// whose ready nodes could hold it (the first by name among equals);
+	// it is unsatisfiable when no type could hold it with every node up;
+	// it fits now when some type does.
 	st := statsOf(s, j, j.GPUType, j.GPUType == "", held)
 	suffix := ""
 	fitsSome := st.capacity >= m && (st.bestDom >= m || j.Topology.Required == "")
-	mostAny := st.maxMost
+	readyMost, allMost := st.readyMost, st.allMost
 	if j.GPUType == "" && j.Members > 1 && !j.MixGPUTypes && len(types) > 1 {
 		all := st
 		best, found := "", false
-		fitsSome, mostAny = false, 0
+		fitsSome, readyMost, allMost = false, 0, 0
 		for _, name := range slices.Sorted(maps.Keys(types)) {
 			o := statsOf(s, j, name, false, held)
-			if o.maxMost >= m && (!found || o.free > st.free) { // types that could ever hold it
+			if o.readyMost >= m && (!found || o.free > st.free) { // types whose ready nodes could hold it
 				st, best, found = o, name, true
 			}
 			fitsSome = fitsSome || o.capacity >= m && (o.bestDom >= m || j.Topology.Required == "")
-			mostAny = max(mostAny, o.maxMost)
+			readyMost, allMost = max(readyMost, o.readyMost), max(allMost, o.allMost)
 		}
 		if all.free > st.free {
 			suffix = fmt.Sprintf(" (all its members go on one GPU type; counted on %s, the type with the most free GPUs that could hold it)", best)
@@ -151,10 +156,14 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 			}
 		}
 	}
-	free, capacity, bestDom, maxMost := st.free, st.capacity, st.bestDom, mostAny
+	free, capacity, bestDom := st.free, st.capacity, st.bestDom
 	typ := ""
 	if j.GPUType != "" {
 		typ = " " + j.GPUType
+	}
+	shapeTyp := typ // in the messages of satisfiable
+	if j.GPUType == "" && j.Members > 1 && !j.MixGPUTypes && len(types) > 1 {
+		shapeTyp = " same-type"
 	}
 	seenReasons[w.Reason]++
 	msg, _, _ := strings.Cut(w.Message, "; no start")
@@ -164,10 +173,27 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 			t.Fatalf("%s: gpu-type but a node has %q", j.ID, j.GPUType)
 		}
 	case scheduler.ReasonUnsatisfiable:
-		if m <= maxMost {
-			t.Fatalf("%s: unsatisfiable %q, but %d members fit the empty cluster", j.ID, w.Message, maxMost)
+		if m <= allMost {
+			t.Fatalf("%s: unsatisfiable %q, but %d members fit the empty cluster with every node up", j.ID, w.Message, allMost)
 		}
 	case scheduler.ReasonInsufficientGPUs:
+		if m > readyMost {
+			// It waits for nodes that are down or draining.
+			noun := "members"
+			if readyMost == 1 {
+				noun = "member"
+			}
+			want := fmt.Sprintf("needs %d×%d%s GPUs; the ready nodes hold at most %d such %s (%d with every node up): it waits for nodes that are down or draining", m, g, shapeTyp, readyMost, noun, allMost)
+			if j.Topology.Required != "" {
+				want = fmt.Sprintf("needs %d×%d%s GPUs in one %s; no %s holds more than %d such %s on ready nodes (%d with every node up): it waits for nodes that are down or draining",
+					m, g, shapeTyp, j.Topology.Required, j.Topology.Required, readyMost, noun, allMost)
+			}
+			if w.Message != want || m > allMost {
+				t.Fatalf("%s: message %q, want %q (unsatisfiable beyond %d members)", j.ID, w.Message, want, allMost)
+			}
+			seenReasons["down-or-draining"]++
+			return
+		}
 		want := fmt.Sprintf("needs %d×%d%s GPUs, %d free", m, g, typ, free)
 		if free >= m*g {
 			noun := "members"

@@ -309,7 +309,9 @@ type Reason string
 const (
 	// ReasonInsufficientGPUs: not enough free GPUs of its type now, or
 	// enough but split across nodes with room for too few members (the
-	// message then says so).
+	// message then says so), or too few ready nodes even with every job
+	// gone, though it would fit with the nodes that are down or draining
+	// (the message then says it waits for them).
 	ReasonInsufficientGPUs Reason = "insufficient-gpus"
 	// ReasonTopology: enough GPUs, but not inside one domain of the
 	// required level.
@@ -331,9 +333,8 @@ const (
 	// declined it a reservation on them (by default it gets one).
 	ReasonAwaitingPreemption Reason = "awaiting-preemption"
 	// ReasonUnsatisfiable: it can never fit this cluster: not even with
-	// every job gone, on the healthy GPUs of its type on ready and
-	// draining nodes (down nodes do not count; draining ones may return
-	// to service).
+	// every job gone and every node up, on the healthy GPUs of its type
+	// (of one type, for a gang that names none and does not mix types).
 	ReasonUnsatisfiable Reason = "unsatisfiable"
 	// ReasonPriority: a job ahead of it in priority order is blocked and
 	// backfill is off.
