@@ -61,10 +61,11 @@ func (st *stepState) typedRequests(j *Job, req gang.Request) []gang.Request {
 // tryOneType is the turn of j (see try) when j must run on one GPU type
 // that it does not name: each stage tries the types in best-fit order
 // (typedRequests). It starts j now on the type where it gets the
-// tightest domain (placeNowOneType); else preempts for it on the first type, most free GPUs first, where
-// preemption decides it; else reserves the earliest start of any type
-// (the first in best-fit order among equals); else says why it waits,
-// for the type that comes closest.
+// tightest domain (placeNowOneType); else preempts for it on the first
+// type, most free GPUs first, where preemption decides it; else reserves
+// the earliest start of any type (the first in best-fit order among
+// equals); else says why it waits, for the type that comes closest. Its
+// cost is that of try once per type that could hold j.
 func (st *stepState) tryOneType(j *Job, req gang.Request, mayReserve bool) status {
 	reqs := st.typedRequests(j, req)
 	d := st.hold(j)
