@@ -28,22 +28,19 @@ func (st *stepState) oneType(j *Job, req gang.Request) bool {
 // hold j with every job gone (as satisfiable counts them), with its class
 // set to that type, in best-fit order as the placer orders domains: the
 // fewest free GPUs of the type first, then the most used, then the type's
-// name. O(T log T) for T types.
+// name. O(T log T) for T types; which types could hold a shape is
+// computed once per Step.
 func (st *stepState) typedRequests(j *Job, req gang.Request) []gang.Request {
 	type typed struct {
-		r          gang.Request
+		class      topology.Class
 		free, used int
 	}
-	var ts []typed
-	for i := range st.ix.NumTypes() {
-		r := req
-		r.Class, _ = st.ix.TypeClass(i)
-		if st.largestOf(r, true) < j.Members {
-			continue
-		}
-		ts = append(ts, typed{r: r,
-			free: st.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class),
-			used: st.ix.UsedGPUs(topology.ClusterLevel, 0, r.Class)})
+	var buf [topology.MaxGPUTypes]typed
+	ts := buf[:0]
+	for _, c := range st.typesThatHold(j, req).classes {
+		ts = append(ts, typed{class: c,
+			free: st.ix.FreeGPUs(topology.ClusterLevel, 0, c),
+			used: st.ix.UsedGPUs(topology.ClusterLevel, 0, c)})
 	}
 	slices.SortStableFunc(ts, func(a, b typed) int {
 		if c := cmp.Compare(a.free, b.free); c != 0 {
@@ -53,9 +50,47 @@ func (st *stepState) typedRequests(j *Job, req gang.Request) []gang.Request {
 	})
 	reqs := make([]gang.Request, len(ts))
 	for i := range ts {
-		reqs[i] = ts[i].r
+		reqs[i] = req
+		reqs[i].Class = ts[i].class
 	}
 	return reqs
+}
+
+// oneTypeKey identifies the gangs that the same GPU types could hold.
+type oneTypeKey struct {
+	members, gpusPerMember, required int
+}
+
+// oneTypeFit is what the GPU types hold of one gang shape with every job
+// gone: the classes, in type order, whose ready nodes could hold it, and
+// the most members one type holds on its ready nodes and on all its nodes.
+type oneTypeFit struct {
+	classes    []topology.Class
+	ready, all int
+}
+
+// typesThatHold returns what the GPU types hold of j, whose request is
+// req, with every job gone; computed once per shape.
+func (st *stepState) typesThatHold(j *Job, req gang.Request) oneTypeFit {
+	key := oneTypeKey{members: j.Members, gpusPerMember: req.GPUsPerMember, required: req.Required}
+	if f, ok := st.typesFor[key]; ok {
+		return f
+	}
+	var f oneTypeFit
+	for i := range st.ix.NumTypes() {
+		r := req
+		r.Class, _ = st.ix.TypeClass(i)
+		ready := st.largestOf(r, true)
+		if ready >= j.Members {
+			f.classes = append(f.classes, r.Class)
+		}
+		f.ready, f.all = max(f.ready, ready), max(f.all, st.largestOf(r, false))
+	}
+	if st.typesFor == nil {
+		st.typesFor = map[oneTypeKey]oneTypeFit{}
+	}
+	st.typesFor[key] = f
+	return f
 }
 
 // tryOneType is the turn of j (see try) when j must run on one GPU type
@@ -72,13 +107,16 @@ func (st *stepState) tryOneType(j *Job, req gang.Request, mayReserve bool) statu
 	if s := st.placeNowOneType(j, reqs, d); s.decided() {
 		return s
 	}
-	byFree := slices.Clone(reqs)
-	slices.SortStableFunc(byFree, func(a, b gang.Request) int {
-		return cmp.Compare(st.ix.FreeGPUs(topology.ClusterLevel, 0, b.Class), st.ix.FreeGPUs(topology.ClusterLevel, 0, a.Class))
-	})
-	for _, r := range byFree {
-		if s := st.preempt(j, r, d, mayReserve); s.decided() {
-			return s
+	if st.preempts(j) {
+		// Most free GPUs first (reqs is fewest first; stable among equals).
+		byFree := slices.Clone(reqs)
+		slices.SortStableFunc(byFree, func(a, b gang.Request) int {
+			return cmp.Compare(st.ix.FreeGPUs(topology.ClusterLevel, 0, b.Class), st.ix.FreeGPUs(topology.ClusterLevel, 0, a.Class))
+		})
+		for _, r := range byFree {
+			if s := st.preempt(j, r, d, mayReserve); s.decided() {
+				return s
+			}
 		}
 	}
 	if mayReserve && st.horizon >= 0 {

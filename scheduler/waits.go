@@ -100,12 +100,8 @@ func (st *stepState) satisfiable(j *Job, req gang.Request) status {
 	ready, all := st.largestOf(req, true), st.largestOf(req, false)
 	typ := typeWord(j.GPUType)
 	if st.oneType(j, req) {
-		ready, all = 0, 0
-		for i := range st.ix.NumTypes() {
-			r := req
-			r.Class, _ = st.ix.TypeClass(i)
-			ready, all = max(ready, st.largestOf(r, true)), max(all, st.largestOf(r, false))
-		}
+		f := st.typesThatHold(j, req)
+		ready, all = f.ready, f.all
 		typ = " same-type"
 	}
 	if j.Members <= ready {
