@@ -18,8 +18,9 @@
 //   - [Tree.Factors]: the fair-share factor of every account, both Slurm's
 //     classic 2^(-U_eff/S) and Slurm's Fair Tree ranking.
 //   - [Weights]: the multifactor priority of a job inside its tier
-//     (fair-share, age, size), and [Weights.Compare], which orders jobs with
-//     the tier as a strict first key.
+//     (fair-share, age, size; size weighs 0 by default, so jobs of one tier
+//     and one account go in submission order), and [Weights.Compare], which
+//     orders jobs with the tier as a strict first key.
 //   - [Quota]: a team's nominal GPUs and borrowing limit; [Quota.Admit] says
 //     whether a job may start and why not.
 //   - [Factors.Report] and [WriteReport]: a table like `sshare -l`.

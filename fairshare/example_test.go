@@ -60,16 +60,16 @@ func ExampleWeights_Compare() {
 		{"train-a", fairshare.JobFactors{Tier: 2, FairShare: 0.25, Age: 168 * time.Hour, GPUs: 64, ClusterGPUs: 512}},
 		{"train-b", fairshare.JobFactors{Tier: 2, FairShare: 0.75, GPUs: 64, ClusterGPUs: 512}},
 	}
-	var w fairshare.Weights // defaults: fair-share 1000, age 100, size 10, ageMax 168h
+	var w fairshare.Weights // defaults: fair-share 1000, age 100, size 0, ageMax 168h
 	slices.SortStableFunc(jobs, func(a, b job) int { return w.Compare(a.f, b.f) })
 	for _, j := range jobs {
 		fmt.Printf("%-9s tier %d  priority %7.2f\n", j.id, j.f.Tier, w.Priority(j.f))
 	}
 	// Output:
-	// serve     tier 0  priority  100.16
-	// train-big tier 2  priority 1033.57
-	// train-b   tier 2  priority  751.25
-	// train-a   tier 2  priority  351.25
+	// serve     tier 0  priority  100.00
+	// train-big tier 2  priority 1028.57
+	// train-b   tier 2  priority  750.00
+	// train-a   tier 2  priority  350.00
 }
 
 func ExampleQuota_AdmitTeam() {

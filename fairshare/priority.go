@@ -6,14 +6,18 @@ import (
 	"time"
 )
 
-// Default multifactor weights, as in the policy file of the design.
+// Default multifactor weights. The size weight is 0, so by default a
+// larger job never overtakes an earlier one of the same tier and team:
+// among jobs with equal fair-share factors the age factor, and then the
+// submit time, decide.
 const (
 	// DefaultFairShareWeight is the weight of the fair-share factor.
 	DefaultFairShareWeight = 1000
 	// DefaultAgeWeight is the weight of the age factor.
 	DefaultAgeWeight = 100
-	// DefaultSizeWeight is the weight of the size factor.
-	DefaultSizeWeight = 10
+	// DefaultSizeWeight is the weight of the size factor: none, unless
+	// a policy gives size a weight.
+	DefaultSizeWeight = 0
 	// DefaultAgeMax is the age at which the age factor reaches 1 (7 days).
 	DefaultAgeMax = 168 * time.Hour
 )
@@ -22,7 +26,8 @@ const (
 //
 //	priority = FairShare·fs + Age·min(age/AgeMax, 1) + Size·gpus/clusterGPUs
 //
-// The zero value means the defaults (1000, 100, 10, AgeMax 168h). A zero
+// The zero value means the defaults (1000, 100, 0, AgeMax 168h): with
+// them, jobs of one tier and one team go in submission order. A zero
 // weight field means "default" unless Explicit is set: with Explicit true
 // the three weights are used exactly as given, so
 // Weights{Explicit: true, FairShare: 1000} switches age and size off.
@@ -35,7 +40,8 @@ type Weights struct {
 	// DefaultAgeWeight unless Explicit.
 	Age float64
 	// Size weighs the size factor, the job's share of the cluster's GPUs;
-	// zero means DefaultSizeWeight unless Explicit.
+	// zero means DefaultSizeWeight (itself 0) unless Explicit. A positive
+	// weight lets a larger job overtake an earlier one.
 	Size float64
 	// AgeMax is the age at which the age factor reaches 1.
 	AgeMax time.Duration

@@ -10,9 +10,9 @@ import (
 )
 
 func TestWeightsResolved(t *testing.T) {
-	require.Equal(t, Weights{FairShare: 1000, Age: 100, Size: 10, AgeMax: 168 * time.Hour, Explicit: true}, DefaultWeights())
+	require.Equal(t, Weights{FairShare: 1000, Age: 100, Size: 0, AgeMax: 168 * time.Hour, Explicit: true}, DefaultWeights())
 	require.Equal(t, DefaultWeights(), Weights{}.Resolved())
-	require.Equal(t, Weights{FairShare: 5, Age: 100, Size: 10, AgeMax: time.Hour, Explicit: true},
+	require.Equal(t, Weights{FairShare: 5, Age: 100, Size: 0, AgeMax: time.Hour, Explicit: true},
 		Weights{FairShare: 5, AgeMax: time.Hour}.Resolved())
 	require.Equal(t, Weights{FairShare: 1000, AgeMax: DefaultAgeMax, Explicit: true},
 		Weights{FairShare: 1000, Explicit: true}.Resolved(), "explicit zero weights stay zero")
@@ -52,10 +52,11 @@ func TestPriority(t *testing.T) {
 		f    JobFactors
 		want float64
 	}{
-		{"defaults", Weights{}, f, 1000*0.5 + 100*0.5 + 10*0.25},
+		{"defaults", Weights{}, f, 1000*0.5 + 100*0.5},
+		{"size weighted", Weights{Size: 10}, f, 1000*0.5 + 100*0.5 + 10*0.25},
 		{"explicit zeros", Weights{FairShare: 1000, Explicit: true}, f, 500},
 		{"all explicit zero", Weights{Explicit: true}, f, 0},
-		{"age max", Weights{AgeMax: 42 * time.Hour}, f, 500 + 100 + 2.5},
+		{"age max", Weights{AgeMax: 42 * time.Hour}, f, 500 + 100},
 		{"fair-share clamped", Weights{}, JobFactors{FairShare: 7}, 1000},
 		{"NaN fair-share", Weights{}, JobFactors{FairShare: math.NaN()}, 0},
 		{"invalid weights count 0", Weights{FairShare: math.NaN(), Age: -1, Size: math.Inf(1)}, f, 0},

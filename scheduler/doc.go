@@ -30,7 +30,8 @@
 // In its turn, the first of these that applies decides a job:
 //
 //	outcome          when
-//	waits (refused)  a check of the job alone fails: gpu-type, unsatisfiable, quota
+//	waits (refused)  a check of the job alone fails: gpu-type, unsatisfiable, quota, or
+//	                 insufficient-gpus when only nodes down or draining are missing
 //	placed           it fits now on GPUs no reservation needs before it would end
 //	                 (EASY's shadow-time rule)
 //	reserved         its tier may preempt: victims are evicted and the GPUs they free

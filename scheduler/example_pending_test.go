@@ -90,5 +90,5 @@ func ExampleScheduler_Explain() {
 	//   asks 2×8 GPUs; free GPUs now hold 3 such members
 	//   nodes: 4 total, 4 ready, 4 of its type, 4 with 8+ healthy GPUs, 3 with 8+ free
 	//   quota: team interns holds 0 of 8 nominal + 0 borrowable GPUs
-	//   queue: 1 of 5 pending; tier 2, priority 1005.6 (fair-share 1.000, age 0.006, size 0.500)
+	//   queue: 1 of 5 pending; tier 2, priority 1000.6 (fair-share 1.000, age 0.006, size 0.500)
 }

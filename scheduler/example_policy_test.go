@@ -227,7 +227,7 @@ func ExampleConfig() {
 	// Output:
 	// zero: easy priority reservations 0 enforce limits true
 	// file: easy shortest reservations 2 enforce limits true
-	// weights: 500 200 10 72h0m0s
+	// weights: 500 200 0 72h0m0s
 	// true
 }
 
@@ -316,7 +316,8 @@ func ExampleConfig_domains() {
 // A node scorer for Config.Pack: small pods go to the older A100 node and
 // whole-node members to the H100s, so that the H100s stay whole for
 // gangs. The default packs the pods onto the first H100 node (nodes tie,
-// and the lowest name wins), which leaves the gang an H100 and the A100.
+// and the lowest name wins); the gang, whose members all go on one GPU
+// type, then finds one whole H100 and the A100, and waits.
 // A function scorer is asked member by member; it is not a
 // binpack.Consolidator, so it may split a gang over more nodes than
 // binpack.Pack would (see there).
@@ -354,7 +355,7 @@ func ExampleConfig_pack() {
 	// custom: false
 	// start pod-1 on n0[0]
 	// start pod-2 on n0[1]
-	// start train on n1[0-7] n2[0-7]
+	// train waits: insufficient-gpus
 	// custom: true
 	// start pod-1 on n2[0]
 	// start pod-2 on n2[1]

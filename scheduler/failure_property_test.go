@@ -181,8 +181,8 @@ func TestFailurePlacementsAvoidFailures(t *testing.T) {
 
 // failureSteps is the world of TestFailureOverSteps: a small cluster,
 // its running and evicting jobs (gen.Running, every one of them ending
-// by itself), and a queue of jobs that fit it once every node is ready
-// and every GPU healthy, each running for its limit, shorter or longer
+// by itself), and a queue of jobs that fit it (on one GPU type) once
+// every node is ready and every GPU healthy, each running for its limit, shorter or longer
 // (then it is stopped at the limit).
 func failureSteps(t *rapid.T) (*host.Host, scheduler.Config) {
 	c := gen.SmallCluster(t)
@@ -193,9 +193,13 @@ func failureSteps(t *rapid.T) (*host.Host, scheduler.Config) {
 	}
 	for i := range rapid.IntRange(1, 12).Draw(t, "queue") {
 		g := rapid.IntRange(1, most).Draw(t, "g")
-		fit := 0 // members of g GPUs the healed cluster holds
+		// Members of g GPUs the healed cluster holds on one GPU type,
+		// where a job that names no type runs.
+		perType := map[string]int{}
+		fit := 0
 		for _, n := range c.Nodes {
-			fit += n.GPUs / g
+			perType[n.GPUType] += n.GPUs / g
+			fit = max(fit, perType[n.GPUType])
 		}
 		j := scheduler.Job{ID: fmt.Sprintf("q%02d", i), Team: rapid.SampledFrom(gen.Teams).Draw(t, "team"),
 			Tier: rapid.IntRange(0, 3).Draw(t, "tier"), Members: rapid.IntRange(1, max(1, min(3, fit))).Draw(t, "members"),

@@ -181,7 +181,7 @@ func (w *world) checkShape(what string, j *scheduler.Job, a topology.Allocation)
 	if j.Topology.Required != "" {
 		req = slices.Index(w.s.Cluster.Levels, j.Topology.Required)
 	}
-	path := ""
+	path, typ := "", ""
 	for i, ng := range a {
 		n := w.nodes[ng.Node]
 		if n == nil {
@@ -200,6 +200,11 @@ func (w *world) checkShape(what string, j *scheduler.Job, a topology.Allocation)
 		}
 		if j.GPUType != "" && n.GPUType != j.GPUType {
 			return fmt.Errorf("%s %s: node %s has type %s, want %s", what, j.ID, n.Name, n.GPUType, j.GPUType)
+		}
+		if i == 0 {
+			typ = n.GPUType
+		} else if !j.MixGPUTypes && n.GPUType != typ {
+			return fmt.Errorf("%s %s: members on GPU types %q and %q; the job does not mix types", what, j.ID, typ, n.GPUType)
 		}
 		p := ""
 		for l := 0; l <= req; l++ {
@@ -412,8 +417,19 @@ func checkWorkConserving(w *world) error {
 		if l, ok := ix.LevelOf(j.Topology.Required); ok {
 			req.Required = l
 		}
-		if pl, out := gang.Place(ix, req, nil); out == gang.Placed {
-			return fmt.Errorf("job %s waits (%s: %s) but fits now on %s", j.ID, p.Reason, p.Message, pl.Allocation(ix))
+		classes := []topology.Class{c}
+		if c == topology.AnyType && j.Members > 1 && !j.MixGPUTypes && ix.NumTypes() > 1 {
+			classes = classes[:0] // all members on one type: try each
+			for i := range ix.NumTypes() {
+				tc, _ := ix.TypeClass(i)
+				classes = append(classes, tc)
+			}
+		}
+		for _, c := range classes {
+			req.Class = c
+			if pl, out := gang.Place(ix, req, nil); out == gang.Placed {
+				return fmt.Errorf("job %s waits (%s: %s) but fits now on %s", j.ID, p.Reason, p.Message, pl.Allocation(ix))
+			}
 		}
 	}
 	return nil

@@ -218,6 +218,10 @@ func (w *jsonWriter) job(j *Job) {
 	w.intMember("members", j.Members)
 	w.intMember("gpusPerMember", j.GPUsPerMember)
 	w.strMember("gpuType", j.GPUType, true)
+	if j.MixGPUTypes {
+		w.member("mixGPUTypes")
+		w.token(jsontext.True)
+	}
 	if j.TimeLimit != 0 {
 		w.strMember("timeLimit", formatDuration(j.TimeLimit), false)
 	}

@@ -60,6 +60,7 @@ type wireJob struct {
 	Members         *int           `json:"members,omitempty"`
 	GPUsPerMember   int            `json:"gpusPerMember"`
 	GPUType         string         `json:"gpuType,omitempty"`
+	MixGPUTypes     bool           `json:"mixGPUTypes,omitempty"`
 	TimeLimit       *string        `json:"timeLimit,omitempty"`
 	CheckpointGrace *string        `json:"checkpointGrace,omitempty"`
 	Topology        *wireTopology  `json:"topology,omitempty"`
@@ -119,7 +120,7 @@ func outJob(j *Job) wireJob {
 	ptr := func(s string) *string { return &s }
 	tier, members := j.Tier, j.Members
 	w := wireJob{ID: j.ID, Team: j.Team, Tier: &tier, Members: &members, GPUsPerMember: j.GPUsPerMember,
-		GPUType: j.GPUType, Group: j.Group, SpreadLevel: j.SpreadLevel,
+		GPUType: j.GPUType, MixGPUTypes: j.MixGPUTypes, Group: j.Group, SpreadLevel: j.SpreadLevel,
 		Kind:      ptr(enumName(kindNames, int(j.Kind))),
 		State:     ptr(enumName(stateNames, int(j.State))),
 		Placement: ptr(enumName(placementNames, int(j.Placement))),
@@ -310,7 +311,7 @@ func TestEncodeMatchesOracle(t *testing.T) {
 		for range rapid.IntRange(0, 2).Draw(rt, "jobs") {
 			s.Jobs = append(s.Jobs, Job{ID: str.Draw(rt, "id"), Team: str.Draw(rt, "jteam"), Tier: rapid.Int().Draw(rt, "tier"),
 				Kind: Kind(rapid.IntRange(0, 2).Draw(rt, "kind")), Submitted: tm.Draw(rt, "submitted"), Members: rapid.Int().Draw(rt, "members"),
-				GPUsPerMember: rapid.Int().Draw(rt, "per"), GPUType: str.Draw(rt, "jtype"),
+				GPUsPerMember: rapid.Int().Draw(rt, "per"), GPUType: str.Draw(rt, "jtype"), MixGPUTypes: rapid.Bool().Draw(rt, "mix"),
 				TimeLimit: time.Duration(rapid.Int64().Draw(rt, "limit")), CheckpointGrace: time.Duration(rapid.Int64().Draw(rt, "grace")),
 				Topology:  TopologySpec{Required: str.Draw(rt, "req"), Preferred: str.Draw(rt, "pref")},
 				Placement: PlacementMode(rapid.IntRange(0, 2).Draw(rt, "placement")), Group: str.Draw(rt, "group"),

@@ -31,7 +31,7 @@ const richSnapshot = `{"cluster":{"nodes":[` +
 	`"allocation":[{"node":"n0","gpus":[0,1]},{"node":"n1","gpus":[0,1]}]},` +
 	`{"id":"E","team":"t","tier":2,"kind":"inference","gpusPerMember":1,"checkpointGrace":"90s","state":"evicting",` +
 	`"evictedAt":"2026-12-01T23:59:00Z","allocation":[{"node":"n0","gpus":[2]}]},` +
-	`{"id":"P","tier":0,"gpusPerMember":4,"placement":"spread","group":"g","spreadLevel":"leaf","timeLimit":"1h"}],` +
+	`{"id":"P","tier":0,"gpusPerMember":4,"placement":"spread","group":"g","spreadLevel":"leaf","timeLimit":"1h","mixGPUTypes":true}],` +
 	`"now":"2026-12-02T00:00:00Z"}`
 
 // richPolicy is a valid policy file that gives every key.

@@ -45,7 +45,8 @@ const (
 // Config.IgnoreTimeLimits), "backfillOrder" ("priority", the default, or
 // "shortest"), "fairshare" {"halfLife", "ageMax" (Go durations),
 // "weights" {"fairshare", "age", "size"}} (a weight left out of
-// "weights" keeps its default, one given as 0 is 0), "preemption"
+// "weights" keeps its default: fairshare 1000, age 100, size 0; one given
+// as 0 is 0), "preemption"
 // {"matrix": rows of true/false or 1/0, row = preemptor tier, column =
 // victim tier; "disabled": true or false}, "horizon" (a Go duration) and
 // "order" ("multifactor", the default, or "tier" for [TierOrder]).

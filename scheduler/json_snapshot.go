@@ -336,7 +336,7 @@ const (
 // jobKeys are the keys of a job.
 var jobKeys = []string{"id", "team", "tier", "kind", "submitted", "members", "gpusPerMember", "gpuType",
 	"timeLimit", "checkpointGrace", "topology", "placement", "group", "spreadLevel", "state", "started",
-	"evictedAt", "allocation"}
+	"evictedAt", "allocation", "mixGPUTypes"}
 
 // job reads one job, with the defaults of the keys it leaves out.
 func (r *jsonReader) job(j *Job) error {
@@ -393,6 +393,8 @@ func (r *jsonReader) jobValue(j *Job, f int) error {
 		err = r.timeValue(jobEvictedAt, "evictedAt", &j.EvictedAt)
 	case 17:
 		j.Allocation, err = r.allocation()
+	case 18:
+		_, err = r.boolean(&j.MixGPUTypes)
 	}
 	return err
 }

@@ -251,7 +251,7 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"bad half-life", `{"fairshare":{"halfLife":"1 week"}}`, `config: fairshare.halfLife: bad duration "1 week"`},
 		{"negative age max", `{"fairshare":{"ageMax":"-1h"}}`, `config: fairshare.ageMax must be >= 0, got -1h`},
 		{"negative weight", `{"fairshare":{"weights":{"size":-1}}}`, `config: fairshare.weights.size must be a finite number >= 0, got -1`},
-		{"weights beyond the float range", `{"fairshare":{"weights":{"fairshare":1.7e308,"age":1.7e308}}}`, `config: fairshare.weights must sum to a finite number, got fairshare 1.7e+308 + age 1.7e+308 + size 10`},
+		{"weights beyond the float range", `{"fairshare":{"weights":{"fairshare":1.7e308,"age":1.7e308}}}`, `config: fairshare.weights must sum to a finite number, got fairshare 1.7e+308 + age 1.7e+308 + size 0`},
 		{"matrix not square", `{"preemption":{"matrix":[[false,true],[false]]}}`, `config: preemption.matrix[1]: row has 1 entries, want 2 (the matrix must be square)`},
 		{"empty matrix", `{"preemption":{"matrix":[]}}`, `config: preemption.matrix: no tiers (want at least one row)`},
 		{"bad matrix cell", `{"preemption":{"matrix":[[false,2],[false,false]]}}`, `config: preemption.matrix[0][1]: want true, false, 1 or 0, got 2`},
@@ -418,8 +418,9 @@ func TestEncodeKeepsInstantOfSecondsOffset(t *testing.T) {
 
 // TestDecodeDesignPolicy reads the design's example policy file with its
 // matrix written out as the tier rules of section 1 (P0 preempts P1..P3,
-// P1 preempts P2 and P3, P2 preempts P3, P3 nothing): every value is a
-// default, and the matrix is the default one.
+// P1 preempts P2 and P3, P2 preempts P3, P3 nothing): every value but the
+// size weight is a default (the example weighs size, 10; the default is 0),
+// and the matrix is the default one.
 func TestDecodeDesignPolicy(t *testing.T) {
 	cfg, err := DecodeConfig(strings.NewReader(`{"backfill": "easy", "reservations": 1,
 "enforceTimeLimits": true, "backfillOrder": "priority", "fairshare": {"halfLife": "168h", "weights": {"fairshare": 1000,
@@ -432,8 +433,9 @@ func TestDecodeDesignPolicy(t *testing.T) {
 	require.Equal(t, ByPriority, cfg.BackfillOrder)
 	require.Equal(t, fairshare.DefaultHalfLife, cfg.FairShare.HalfLife)
 	w := cfg.FairShare.Weights
-	require.Equal(t, []float64{fairshare.DefaultFairShareWeight, fairshare.DefaultAgeWeight, fairshare.DefaultSizeWeight},
+	require.Equal(t, []float64{fairshare.DefaultFairShareWeight, fairshare.DefaultAgeWeight, 10},
 		[]float64{w.FairShare, w.Age, w.Size})
+	require.Zero(t, fairshare.DefaultSizeWeight)
 	require.Equal(t, 168*time.Hour, w.AgeMax)
 	require.Equal(t, preempt.DefaultMatrix(), cfg.Preemption)
 }

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -65,14 +66,24 @@ func TestPropertyWaitMessagesAtTurn(t *testing.T) {
 
 var seenReasons = map[scheduler.Reason]int{}
 
-func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait, held map[string]map[int]bool, types map[string]bool) {
-	g, m := j.GPUsPerMember, j.Members
-	free, capacity := 0, 0
+// fitStats are the brute-force figures of a job's wait message over the
+// nodes of one GPU type (or of every type).
+type fitStats struct {
+	free, capacity, bestDom int
+	// readyMost and allMost are the most members the ready nodes, and
+	// all nodes, hold with every job gone (in one domain of the required
+	// level, when the job has one).
+	readyMost, allMost int
+}
+
+func statsOf(s *scheduler.Snapshot, j *scheduler.Job, typ string, anyType bool, held map[string]map[int]bool) fitStats {
+	g := j.GPUsPerMember
+	var st fitStats
 	lvl := slices.Index(s.Cluster.Levels, j.Topology.Required)
 	dom := map[string]int{}
-	most, mostDom := 0, map[string]int{}
+	readyDom, allDom := map[string]int{}, map[string]int{}
 	for _, n := range s.Cluster.Nodes {
-		if j.GPUType != "" && n.GPUType != j.GPUType {
+		if !anyType && n.GPUType != typ {
 			continue
 		}
 		path := ""
@@ -92,31 +103,67 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 				f++
 			}
 		}
-		if n.State != topology.Down {
-			most += h / g
-			mostDom[path] += h / g
+		allDom[path] += h / g
+		if n.State == topology.Ready {
+			readyDom[path] += h / g
 		}
 		if n.State != topology.Ready {
 			continue
 		}
-		free += f
-		capacity += f / g
+		st.free += f
+		st.capacity += f / g
 		dom[path] += f / g
 	}
-	bestDom := 0
 	for _, c := range dom {
-		bestDom = max(bestDom, c)
+		st.bestDom = max(st.bestDom, c)
 	}
-	maxMost := 0
-	for _, c := range mostDom {
-		maxMost = max(maxMost, c)
+	for _, c := range readyDom {
+		st.readyMost = max(st.readyMost, c)
 	}
-	if lvl < 0 {
-		maxMost = most
+	for _, c := range allDom {
+		st.allMost = max(st.allMost, c)
 	}
+	return st
+}
+
+func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait, held map[string]map[int]bool, types map[string]bool) {
+	g, m := j.GPUsPerMember, j.Members
+	// A gang that names no type and does not mix types runs on one: its
+	// figures are those of the type with the most free GPUs among those
+	// whose ready nodes could hold it (the first by name among equals);
+	// it is unsatisfiable when no type could hold it with every node up;
+	// it fits now when some type does.
+	st := statsOf(s, j, j.GPUType, j.GPUType == "", held)
+	suffix := ""
+	fitsSome := st.capacity >= m && (st.bestDom >= m || j.Topology.Required == "")
+	readyMost, allMost := st.readyMost, st.allMost
+	if j.GPUType == "" && j.Members > 1 && !j.MixGPUTypes && len(types) > 1 {
+		all := st
+		best, found := "", false
+		fitsSome, readyMost, allMost = false, 0, 0
+		for _, name := range slices.Sorted(maps.Keys(types)) {
+			o := statsOf(s, j, name, false, held)
+			if o.readyMost >= m && (!found || o.free > st.free) { // types whose ready nodes could hold it
+				st, best, found = o, name, true
+			}
+			fitsSome = fitsSome || o.capacity >= m && (o.bestDom >= m || j.Topology.Required == "")
+			readyMost, allMost = max(readyMost, o.readyMost), max(allMost, o.allMost)
+		}
+		if all.free > st.free {
+			suffix = fmt.Sprintf(" (all its members go on one GPU type; counted on %s, the type with the most free GPUs that could hold it)", best)
+			if best == "" {
+				suffix = " (all its members go on one GPU type; counted on the nodes without a type, which have the most free GPUs of the types that could hold it)"
+			}
+		}
+	}
+	free, capacity, bestDom := st.free, st.capacity, st.bestDom
 	typ := ""
 	if j.GPUType != "" {
 		typ = " " + j.GPUType
+	}
+	shapeTyp := typ // in the messages of satisfiable
+	if j.GPUType == "" && j.Members > 1 && !j.MixGPUTypes && len(types) > 1 {
+		shapeTyp = " same-type"
 	}
 	seenReasons[w.Reason]++
 	msg, _, _ := strings.Cut(w.Message, "; no start")
@@ -126,10 +173,27 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 			t.Fatalf("%s: gpu-type but a node has %q", j.ID, j.GPUType)
 		}
 	case scheduler.ReasonUnsatisfiable:
-		if m <= maxMost {
-			t.Fatalf("%s: unsatisfiable %q, but %d members fit the empty cluster", j.ID, w.Message, maxMost)
+		if m <= allMost {
+			t.Fatalf("%s: unsatisfiable %q, but %d members fit the empty cluster with every node up", j.ID, w.Message, allMost)
 		}
 	case scheduler.ReasonInsufficientGPUs:
+		if m > readyMost {
+			// It waits for nodes that are down or draining.
+			noun := "members"
+			if readyMost == 1 {
+				noun = "member"
+			}
+			want := fmt.Sprintf("needs %d×%d%s GPUs; the ready nodes hold at most %d such %s (%d with every node up): it waits for nodes that are down or draining", m, g, shapeTyp, readyMost, noun, allMost)
+			if j.Topology.Required != "" {
+				want = fmt.Sprintf("needs %d×%d%s GPUs in one %s; no %s holds more than %d such %s on ready nodes (%d with every node up): it waits for nodes that are down or draining",
+					m, g, shapeTyp, j.Topology.Required, j.Topology.Required, readyMost, noun, allMost)
+			}
+			if w.Message != want || m > allMost {
+				t.Fatalf("%s: message %q, want %q (unsatisfiable beyond %d members)", j.ID, w.Message, want, allMost)
+			}
+			seenReasons["down-or-draining"]++
+			return
+		}
 		want := fmt.Sprintf("needs %d×%d%s GPUs, %d free", m, g, typ, free)
 		if free >= m*g {
 			noun := "members"
@@ -138,6 +202,7 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 			}
 			want = fmt.Sprintf("needs %d×%d%s GPUs, %d free but split across nodes: room for %d %s", m, g, typ, free, capacity, noun)
 		}
+		want += suffix
 		if msg != want {
 			t.Fatalf("%s: message %q, want %q", j.ID, msg, want)
 		}
@@ -145,7 +210,7 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 			t.Fatalf("%s: insufficient-gpus but %d members fit at its turn", j.ID, capacity)
 		}
 	case scheduler.ReasonTopology:
-		want := fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", m, g, typ, j.Topology.Required, free, j.Topology.Required)
+		want := fmt.Sprintf("needs %d×%d%s GPUs in one %s; %d free in the cluster but no %s has room", m, g, typ, j.Topology.Required, free, j.Topology.Required) + suffix
 		if msg != want {
 			t.Fatalf("%s: message %q, want %q", j.ID, msg, want)
 		}
@@ -156,7 +221,7 @@ func check(t *rapid.T, s *scheduler.Snapshot, j *scheduler.Job, w scheduler.Wait
 		if strings.Contains(w.Message, "an earlier job") {
 			t.Fatalf("%s: %q names no reservation", j.ID, w.Message)
 		}
-		if bestDom < m && lvl >= 0 || capacity < m {
+		if !fitsSome {
 			t.Fatalf("%s: behind-reservation, but at its turn capacity %d, best domain %d < %d members", j.ID, capacity, bestDom, m)
 		}
 	}

@@ -231,6 +231,11 @@ func checkPreemptions(w *world) error {
 			p := w.jobs[pid]
 			req := gang.NewRequest(p.Members, p.GPUsPerMember)
 			req.Class, _ = ix.Class(p.GPUType)
+			if p.GPUType == "" && p.Members > 1 && !p.MixGPUTypes && ix.NumTypes() > 1 {
+				// A gang that names no type runs on one: the type of
+				// its reservation, for which its victims were chosen.
+				req.Class, _ = ix.Class(w.nodes[r.Allocation[0].Node].GPUType)
+			}
 			if l, ok := ix.LevelOf(p.Topology.Required); ok {
 				req.Required = l
 			}

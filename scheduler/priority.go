@@ -17,7 +17,8 @@ import (
 // from the snapshot gets share 1 and usage 0.
 type Multifactor struct {
 	// Weights of the factors; the zero value means fair-share 1000,
-	// age 100, size 10, age capped at 7 days.
+	// age 100, size 0, age capped at 7 days: within one tier and one
+	// team, jobs go in submission order.
 	Weights fairshare.Weights
 	// Algorithm computes the fair-share factor (default Fair Tree).
 	Algorithm fairshare.Algorithm

@@ -105,14 +105,29 @@ func (w spreadWorld) domain(n *topology.Node, l string) string {
 // the members of j and the replicas already in group (a set of places)
 // can sit on, over every way to put j's members on the free GPUs
 // (free[i] on node i of the cluster) of domain dom of its required level
-// (any domain when dom is nil), or -1 when j fits nowhere.
-func (w spreadWorld) mostPlaces(j *scheduler.Job, free []int, group map[string]bool, dom *string) int {
+// (any domain when dom is nil) and of GPU type typ (when typ is nil, any
+// type j may use: one, for a gang that names none and does not mix types
+// on a cluster of several), or -1 when j fits nowhere.
+func (w spreadWorld) mostPlaces(j *scheduler.Job, free []int, group map[string]bool, dom, typ *string) int {
 	nodes := w.snap.Cluster.Nodes
+	if typ == nil && j.GPUType == "" && j.Members > 1 && !j.MixGPUTypes {
+		types := map[string]bool{}
+		for _, n := range nodes {
+			types[n.GPUType] = true
+		}
+		if len(types) > 1 {
+			best := -1
+			for t := range types {
+				best = max(best, w.mostPlaces(j, free, group, dom, &t))
+			}
+			return best
+		}
+	}
 	if dom == nil && j.Topology.Required != "" {
 		best := -1
 		for i := range nodes {
 			d := w.domain(&nodes[i], j.Topology.Required)
-			best = max(best, w.mostPlaces(j, free, group, &d))
+			best = max(best, w.mostPlaces(j, free, group, &d, typ))
 		}
 		return best
 	}
@@ -121,7 +136,7 @@ func (w spreadWorld) mostPlaces(j *scheduler.Job, free []int, group map[string]b
 		if dom != nil && w.domain(&nodes[i], j.Topology.Required) != *dom {
 			continue
 		}
-		if n.State == topology.Ready && (j.GPUType == "" || n.GPUType == j.GPUType) && free[i] >= j.GPUsPerMember {
+		if n.State == topology.Ready && (j.GPUType == "" || n.GPUType == j.GPUType) && (typ == nil || n.GPUType == *typ) && free[i] >= j.GPUsPerMember {
 			usable = append(usable, i)
 		}
 	}
@@ -213,14 +228,20 @@ func TestSpreadGroupPlacesAsFarAsCapacityAllows(t *testing.T) {
 			}
 			a, ok := placed[j.ID]
 			if !ok {
-				if best := w.mostPlaces(j, free, group, nil); best >= 0 {
+				if best := w.mostPlaces(j, free, group, nil, nil); best >= 0 {
 					t.Fatalf("%s fits (on %d places) but is not placed\n%s", j.ID, best, dump(s, d))
 				}
 				return
 			}
-			// Within the domain of its required level that it went to.
-			dom := w.domain(&s.Cluster.Nodes[byName[a[0].Node]], j.Topology.Required)
-			best := w.mostPlaces(j, free, group, &dom)
+			// Within the domain of its required level and the GPU type
+			// (when it mixes none) that it went to.
+			first := &s.Cluster.Nodes[byName[a[0].Node]]
+			dom := w.domain(first, j.Topology.Required)
+			var typ *string
+			if !j.MixGPUTypes {
+				typ = &first.GPUType
+			}
+			best := w.mostPlaces(j, free, group, &dom, typ)
 			for _, ng := range a {
 				group[w.unit(&s.Cluster.Nodes[byName[ng.Node]])] = true
 			}

@@ -80,6 +80,9 @@ type stepState struct {
 
 	// memo is nil when memoization is off (Scheduler.noMemo).
 	memo *stepMemo
+	// typesFor caches, per gang shape, the GPU types whose ready nodes
+	// could hold it (see typesThatHold); nil until a gang needs it.
+	typesFor map[oneTypeKey]oneTypeFit
 }
 
 // turn is what a Step had decided when the target job's turn came: the

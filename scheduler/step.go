@@ -20,6 +20,7 @@ import (
 //	stepState.schedule        each job's turn, in order:
 //	  stepState.try             one job's turn:
 //	    admit                     checks of the job alone: GPU type, shape, quota (checks in waits.go)
+//	    tryOneType                a gang that names no GPU type: the stages below, type by type (gputype.go)
 //	    placeNowWithinShadows     start now by EASY's shadow-time rule (place.go)
 //	    preempt                   evict lower tiers, or claim GPUs being freed (preemption.go)
 //	    reserveWithinHorizon      a reservation, if the backfill mode has one left (reservations.go)
@@ -175,13 +176,17 @@ func (st *stepState) backfillShortestFirst(later []int32) {
 }
 
 // try is one job's turn: each stage decides j or passes it on to the
-// next, and the last says why it waits. mayReserve says whether j may be
+// next, and the last says why it waits. A gang that names no GPU type
+// goes through the stages type by type (tryOneType). mayReserve says whether j may be
 // given a reservation by the backfill mode (a preempting job may claim
 // one regardless: see claim).
 func (st *stepState) try(j *Job, mayReserve bool) status {
 	req, s := st.admit(j)
 	if s.decided() {
 		return s
+	}
+	if st.oneType(j, req) {
+		return st.tryOneType(j, req, mayReserve)
 	}
 	d := st.hold(j)
 	key := st.shapeOf(j, req, d)

@@ -128,7 +128,13 @@ type Job struct {
 	// 1 to topology.MaxGPUsPerNode.
 	GPUsPerMember int
 	// GPUType, when set, restricts the job to nodes of that GPU type.
+	// When it is empty, all members of a gang still go on nodes of one
+	// GPU type (the scheduler picks it), unless MixGPUTypes is set.
 	GPUType string
+	// MixGPUTypes lets a job that names no GPUType place its members on
+	// nodes of different GPU types (JSON "mixGPUTypes": true). It has no
+	// effect on a job that names a GPUType or on a cluster of one type.
+	MixGPUTypes bool
 	// TimeLimit, when positive, is how long the job may run. Zero means
 	// the job never ends by itself (inference).
 	TimeLimit time.Duration
@@ -303,7 +309,9 @@ type Reason string
 const (
 	// ReasonInsufficientGPUs: not enough free GPUs of its type now, or
 	// enough but split across nodes with room for too few members (the
-	// message then says so).
+	// message then says so), or too few ready nodes even with every job
+	// gone, though it would fit with the nodes that are down or draining
+	// (the message then says it waits for them).
 	ReasonInsufficientGPUs Reason = "insufficient-gpus"
 	// ReasonTopology: enough GPUs, but not inside one domain of the
 	// required level.
@@ -325,9 +333,8 @@ const (
 	// declined it a reservation on them (by default it gets one).
 	ReasonAwaitingPreemption Reason = "awaiting-preemption"
 	// ReasonUnsatisfiable: it can never fit this cluster: not even with
-	// every job gone, on the healthy GPUs of its type on ready and
-	// draining nodes (down nodes do not count; draining ones may return
-	// to service).
+	// every job gone and every node up, on the healthy GPUs of its type
+	// (of one type, for a gang that names none and does not mix types).
 	ReasonUnsatisfiable Reason = "unsatisfiable"
 	// ReasonPriority: a job ahead of it in priority order is blocked and
 	// backfill is off.

@@ -22,6 +22,7 @@ import (
 //	reason               code     decided by
 //	gpu-type             refused  knownType
 //	unsatisfiable        refused  satisfiable
+//	insufficient-gpus    refused  satisfiable (it waits for nodes down or draining)
 //	quota                refused  admitted (Config.Admit)
 //	behind-reservation   waiting  behindReservations
 //	insufficient-gpus    waiting  noRoom
@@ -81,10 +82,14 @@ func knownType(j *Job, ok bool) status {
 	return status{}
 }
 
-// satisfiable refuses j when it can never fit this cluster: no node
-// large enough for a member, or more members than the empty cluster (or
-// the largest domain of its required level) holds. The largest gang of a
-// shape is computed once per shape.
+// satisfiable refuses j when it cannot fit this cluster's ready nodes
+// even with every job gone: unsatisfiable when it could not even with
+// every node up (no node large enough for a member, or more members than
+// the whole cluster, or the largest domain of its required level, holds
+// on healthy GPUs of its type; for a gang that names no type, of one
+// type), and insufficient-gpus, with a message that says it waits for
+// nodes that are down or draining, when only those nodes are missing.
+// The largest gangs of a shape are computed once per shape.
 func (st *stepState) satisfiable(j *Job, req gang.Request) status {
 	if st.ix.NumNodes() == 0 {
 		return refuse(ReasonUnsatisfiable, "the cluster has no nodes")
@@ -92,30 +97,45 @@ func (st *stepState) satisfiable(j *Job, req gang.Request) status {
 	if j.GPUsPerMember > st.ix.MaxGPUs() {
 		return refuse(ReasonUnsatisfiable, fmt.Sprintf("needs %d GPUs on one node; the largest node has %d", j.GPUsPerMember, st.ix.MaxGPUs()))
 	}
-	key := shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: gang.NoLevel, spread: gang.NoLevel}
-	most := st.memo.largest(key, func() int { return st.largestGang(req) })
-	if j.Members <= most {
+	ready, all := st.largestOf(req, true), st.largestOf(req, false)
+	typ := typeWord(j.GPUType)
+	if st.oneType(j, req) {
+		f := st.typesThatHold(j, req)
+		ready, all = f.ready, f.all
+		typ = " same-type"
+	}
+	if j.Members <= ready {
 		return status{}
 	}
-	typ := typeWord(j.GPUType)
-	if req.Required != gang.NoLevel {
-		return refuse(ReasonUnsatisfiable, fmt.Sprintf("needs %d×%d%s GPUs in one %s; no %s of this cluster holds more than %s",
-			j.Members, j.GPUsPerMember, typ, j.Topology.Required, j.Topology.Required, counted(most, "such member")))
+	shape := fmt.Sprintf("%d×%d%s GPUs", j.Members, j.GPUsPerMember, typ)
+	if j.Members <= all {
+		if req.Required != gang.NoLevel {
+			return refuse(ReasonInsufficientGPUs, fmt.Sprintf("needs %s in one %s; no %s holds more than %s on ready nodes (%d with every node up): it waits for nodes that are down or draining",
+				shape, j.Topology.Required, j.Topology.Required, counted(ready, "such member"), all))
+		}
+		return refuse(ReasonInsufficientGPUs, fmt.Sprintf("needs %s; the ready nodes hold at most %s (%d with every node up): it waits for nodes that are down or draining",
+			shape, counted(ready, "such member"), all))
 	}
-	return refuse(ReasonUnsatisfiable, fmt.Sprintf("needs %d×%d%s GPUs; this cluster holds at most %s", j.Members, j.GPUsPerMember, typ, counted(most, "such member")))
+	if req.Required != gang.NoLevel {
+		return refuse(ReasonUnsatisfiable, fmt.Sprintf("needs %s in one %s; no %s of this cluster holds more than %s",
+			shape, j.Topology.Required, j.Topology.Required, counted(all, "such member")))
+	}
+	return refuse(ReasonUnsatisfiable, fmt.Sprintf("needs %s; this cluster holds at most %s", shape, counted(all, "such member")))
 }
 
 // largestGang is the largest gang of req's member size, class and
-// required level that fits the cluster with every job gone: ready and
-// draining nodes, healthy GPUs. One pass over the nodes, of which the
-// cluster must have at least one.
-func (st *stepState) largestGang(req gang.Request) int {
+// required level that fits the cluster with every job gone, on healthy
+// GPUs: of ready nodes when ready, else of every node. One pass over the
+// nodes, of which the cluster must have at least one.
+func (st *stepState) largestGang(req gang.Request, ready bool) int {
 	g := req.GPUsPerMember
+	counts := func(id topology.NodeID) bool {
+		return (!ready || st.ix.State(id) == topology.Ready) && st.ix.InClass(id, req.Class)
+	}
 	if req.Required == gang.NoLevel {
 		total := 0
 		for n := range st.ix.NumNodes() {
-			id := topology.NodeID(n)
-			if st.ix.State(id) != topology.Down && st.ix.InClass(id, req.Class) {
+			if id := topology.NodeID(n); counts(id) {
 				total += st.ix.Healthy(id).Len() / g
 			}
 		}
@@ -123,8 +143,7 @@ func (st *stepState) largestGang(req gang.Request) int {
 	}
 	per := make([]int, st.ix.NumDomains(req.Required))
 	for n := range st.ix.NumNodes() {
-		id := topology.NodeID(n)
-		if st.ix.State(id) != topology.Down && st.ix.InClass(id, req.Class) {
+		if id := topology.NodeID(n); counts(id) {
 			per[st.ix.DomainOf(req.Required, id)] += st.ix.Healthy(id).Len() / g
 		}
 	}

@@ -15,8 +15,9 @@
 // B200 and two V100 nodes of 8 GPUs; three 1-GPU inference pods and a
 // training gang of 2×8 GPUs, none asking for a GPU type. The default Pack
 // puts the pods on a B200 node (empty nodes tie, and the lowest name,
-// b200-0, wins), so the gang gets one B200 and one V100 node. The custom
-// scorer packs the pods onto a V100 node and gives the gang both B200s.
+// b200-0, wins), so the gang, whose members all go on one GPU type, gets
+// the two V100 nodes. The custom scorer packs the pods onto a V100 node
+// and gives the gang both B200s.
 //
 // Part 3, a minimum runtime before preemption (minruntime.go, a
 // VictimSelector). Two nodes of 8 GPUs run tier-3 jobs; a tier-1 job needs

@@ -18,7 +18,7 @@ func TestRunPrintsAllParts(t *testing.T) {
 	s := out.String()
 	require.Contains(t, s, "sweep     1     24h    3h   1             start on n1[0-7]                 3         waits (insufficient-gpus)")
 	require.Contains(t, s, "eval      1     30m    1h   3             waits (insufficient-gpus)        1         start on n1[0-7]")
-	require.Contains(t, s, "train  2×8    start on b200-1[0-7] v100-0[0-7]  start on b200-0[0-7] b200-1[0-7]")
+	require.Contains(t, s, "train  2×8    start on v100-0[0-7] v100-1[0-7]  start on b200-0[0-7] b200-1[0-7]")
 	require.Contains(t, s, "2m + 3h  b       3     started 3h ago  keeps running                    evicted (preempted by urgent)")
 	require.Contains(t, s, "2m + 5m  urgent  1     pending         reserved Dec 2 09:01 on n0[0-7]  reserved Dec 2 20:56 on n1[0-7]")
 }
@@ -92,7 +92,7 @@ func TestNewestGPUKeepsB200ForTheGang(t *testing.T) {
 		require.Equal(t, []string{"b200-0"}, nodesOf(def, pod), "default")
 		require.Equal(t, []string{"v100-0"}, nodesOf(cus, pod), "newest-gpu")
 	}
-	require.Equal(t, []string{"b200-1", "v100-0"}, nodesOf(def, "train"))
+	require.Equal(t, []string{"v100-0", "v100-1"}, nodesOf(def, "train"), "one GPU type")
 	require.Equal(t, []string{"b200-0", "b200-1"}, nodesOf(cus, "train"))
 }
 

@@ -48,9 +48,9 @@ func TestSeedScenario(t *testing.T) {
 	require.Equal(t, "B 35 0.350000 21390040 0.200000 0.200000 0.672950 1.750000 1.000000 96 96", rep[2])
 	require.Equal(t, "C 25 0.250000 21390040 0.200000 0.200000 0.574349 1.250000 0.666667 32 96", rep[3])
 	cmp := section(t, out, "team share used")
-	require.Equal(t, "A 40% 60% 0.500 0.354 (falls) 0.333 334.6", cmp[1])
-	require.Equal(t, "B 35% 20% 0.500 0.673 (rises) 1.000 1001.2", cmp[2])
-	require.Equal(t, "C 25% 20% 0.500 0.574 (rises) 0.667 667.9", cmp[3])
+	require.Equal(t, "A 40% 60% 0.500 0.354 (falls) 0.333 333.3", cmp[1])
+	require.Equal(t, "B 35% 20% 0.500 0.673 (rises) 1.000 1000.0", cmp[2])
+	require.Equal(t, "C 25% 20% 0.500 0.574 (rises) 0.667 666.7", cmp[3])
 
 	// Part 2: Step serves B's jobs, then C's, then A's, each team's in
 	// submit order.

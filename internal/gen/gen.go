@@ -67,7 +67,8 @@ func Cluster(t *rapid.T) topology.Cluster {
 // Running draws running and evicting jobs holding valid, non-overlapping
 // allocations on c (on any node, whatever its state or health). Some have
 // no time limit, some are past it; evicting jobs carry an eviction time
-// and a grace. IDs are "r00", "r01", ...
+// and a grace. A job whose members landed on several GPU types has
+// MixGPUTypes set. IDs are "r00", "r01", ...
 func Running(t *rapid.T, c topology.Cluster) []scheduler.Job {
 	held := make([]topology.GPUSet, len(c.Nodes))
 	var jobs []scheduler.Job
@@ -110,6 +111,8 @@ func Running(t *rapid.T, c topology.Cluster) []scheduler.Job {
 			gs := perNode[ni]
 			slices.Sort(gs)
 			j.Allocation = append(j.Allocation, topology.NodeGPUs{Node: c.Nodes[ni].Name, GPUs: gs})
+			// A job whose members sit on several GPU types mixes types.
+			j.MixGPUTypes = j.MixGPUTypes || c.Nodes[ni].GPUType != c.Nodes[order[0]].GPUType
 		}
 		ago := time.Duration(rapid.IntRange(1, 3000).Draw(t, "rago")) * time.Minute
 		j.Started = Now.Add(-ago)
@@ -158,6 +161,7 @@ func Pending(t *rapid.T, c topology.Cluster) []scheduler.Job {
 		case 3:
 			j.GPUType = "V100"
 		}
+		j.MixGPUTypes = j.GPUType == "" && rapid.IntRange(0, 3).Draw(t, "mixGPUTypes") == 0
 		if len(c.Levels) > 0 {
 			req := rapid.IntRange(-1, len(c.Levels)-1).Draw(t, "required")
 			if rapid.Bool().Draw(t, "needsTopology") {
