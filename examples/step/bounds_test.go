@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,4 +49,20 @@ func TestLongIDClipped(t *testing.T) {
 	var out, errb bytes.Buffer
 	require.Equal(t, 2, run(nil, in, &out, &errb))
 	require.Equal(t, `snapshot: jobs[0] "`+strings.Repeat("x", 64)+`…": gpusPerMember must be >= 1, got 0`+"\n", errb.String())
+}
+
+// TestConfigTooManyTiers: a policy whose matrix has more than the tiers
+// allowed is refused as a config error, before the snapshot is read.
+func TestConfigTooManyTiers(t *testing.T) {
+	row := "[" + strings.TrimSuffix(strings.Repeat("false,", 257), ",") + "]"
+	policy := `{"preemption":{"matrix":[` + strings.TrimSuffix(strings.Repeat(row+",", 257), ",") + `]}}`
+	path := filepath.Join(t.TempDir(), "policy.json")
+	require.NoError(t, os.WriteFile(path, []byte(policy), 0o644))
+	in := &zeros{}
+	var out, errb bytes.Buffer
+	code := run([]string{"-config", path}, in, &out, &errb)
+	require.Equal(t, 2, code)
+	require.Empty(t, out.String())
+	require.Equal(t, "config: preemption.matrix: 257 tiers, more than the 256 allowed\n", errb.String())
+	require.Zero(t, in.read)
 }
