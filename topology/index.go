@@ -119,6 +119,12 @@ func domainKeyLess(a, b domainKey) bool {
 	return a.id < b.id
 }
 
+// bitsetsAt places a group's bitsets in its level's words and sum: one
+// per free count, each of n words and (n+63)/64 summary words, from word
+// w and summary word s on. n is 0 for a group of one node, which has
+// none.
+type bitsetsAt struct{ w, s, n int32 }
+
 // level is the index of one level. Its groups are its (domain, class)
 // pairs that have nodes: group d (d < number of domains) is domain d with
 // class AnyType; when the cluster has several classes, the groups of the
@@ -145,10 +151,9 @@ type level struct {
 	members     []NodeID
 	// Per (group, free count): how many ready nodes of the group have that
 	// many free GPUs. A group of more than one node also has a bitset of
-	// them per free count (see bitset.go): those of group g start at words
-	// bitW[g] and summary word bitS[g], one bitset after the other.
+	// them per free count (see bitset.go), at bitsets[g].
 	counts     []int32
-	bitW, bitS []int32
+	bitsets    []bitsetsAt
 	words, sum []uint64
 	// Best-fit order of the groups of each class, refreshed lazily
 	// (declared levels only).
@@ -310,12 +315,12 @@ func (ix *Index) layOut(li int) {
 	groups := len(lv.groupClass)
 	lv.free, lv.used = make([]int32, groups), make([]int32, groups)
 	lv.counts = make([]int32, groups*ix.freeCounts)
-	lv.bitW, lv.bitS = make([]int32, groups), make([]int32, groups)
+	lv.bitsets = make([]bitsetsAt, groups)
 	wo, so := 0, 0
 	for g := range groups {
-		lv.bitW[g], lv.bitS[g] = int32(wo), int32(so)
 		if n := int(lv.memberStart[g+1] - lv.memberStart[g]); n > 1 {
 			nw, ns := bitsetWords(n)
+			lv.bitsets[g] = bitsetsAt{w: int32(wo), s: int32(so), n: int32(nw)}
 			wo += nw * ix.freeCounts
 			so += ns * ix.freeCounts
 		}
@@ -417,39 +422,30 @@ func (lv *level) domOf(n NodeID) DomainID {
 	return lv.dom[n]
 }
 
-// size returns the number of nodes of group g.
-func (lv *level) size(g int) int32 { return lv.memberStart[g+1] - lv.memberStart[g] }
-
 // bits returns the offsets of the bitset of group g's bucket for free
-// count f, and its number of summary words.
-func (ix *Index) bits(lv *level, g int, f int32) (w, s, ns int32) {
-	nw, nsum := bitsetWords(int(lv.size(g)))
-	return lv.bitW[g] + f*int32(nw), lv.bitS[g] + f*int32(nsum), int32(nsum)
-}
-
-// nodeGroups returns the groups of node n at lv (its domain's, and its
-// class group or -1) and its positions in them.
-func (lv *level) nodeGroups(n NodeID) (g [2]int, loc [2]int32) {
-	g[0], loc[0], g[1] = int(lv.domOf(n)), lv.loc[n], -1
-	if lv.cgrp != nil {
-		g[1], loc[1] = int(lv.cgrp[n]), lv.cloc[n]
-	}
-	return g, loc
+// count f and its number of summary words; nw is 0 for a group of one
+// node, which has no bitsets.
+func (lv *level) bits(g int, f int32) (w, s, ns int32) {
+	b := lv.bitsets[g]
+	ns = (b.n + 63) >> 6
+	return b.w + f*b.n, b.s + f*ns, ns
 }
 
 // link puts node n into the buckets for free count f at level li.
 func (ix *Index) link(li int, n NodeID, f int32) {
 	lv := &ix.levels[li]
-	gs, locs := lv.nodeGroups(n)
-	for k, g := range gs {
-		if g < 0 {
-			break
-		}
-		lv.counts[g*ix.freeCounts+int(f)]++
-		if lv.size(g) > 1 {
-			w, s, _ := ix.bits(lv, g, f)
-			bitAdd(lv.words, lv.sum, w, s, locs[k])
-		}
+	lv.linkIn(int(lv.domOf(n)), lv.loc[n], ix.freeCounts, f)
+	if lv.cgrp != nil {
+		lv.linkIn(int(lv.cgrp[n]), lv.cloc[n], ix.freeCounts, f)
+	}
+}
+
+// linkIn puts the node at loc of group g into its bucket for free count f.
+func (lv *level) linkIn(g int, loc int32, freeCounts int, f int32) {
+	lv.counts[g*freeCounts+int(f)]++
+	if lv.bitsets[g].n != 0 {
+		w, s, _ := lv.bits(g, f)
+		bitAdd(lv.words, lv.sum, w, s, loc)
 	}
 }
 
@@ -457,36 +453,41 @@ func (ix *Index) link(li int, n NodeID, f int32) {
 // free count to at level li.
 func (ix *Index) move(li int, n NodeID, from, to int32) {
 	lv := &ix.levels[li]
-	gs, locs := lv.nodeGroups(n)
-	for k, g := range gs {
-		if g < 0 {
-			break
-		}
-		lv.counts[g*ix.freeCounts+int(from)]--
-		lv.counts[g*ix.freeCounts+int(to)]++
-		if lv.size(g) > 1 {
-			w, s, _ := ix.bits(lv, g, from)
-			bitRemove(lv.words, lv.sum, w, s, locs[k])
-			w, s, _ = ix.bits(lv, g, to)
-			bitAdd(lv.words, lv.sum, w, s, locs[k])
-		}
+	lv.moveIn(int(lv.domOf(n)), lv.loc[n], ix.freeCounts, from, to)
+	if lv.cgrp != nil {
+		lv.moveIn(int(lv.cgrp[n]), lv.cloc[n], ix.freeCounts, from, to)
+	}
+}
+
+// moveIn moves the node at loc of group g from its bucket for free count
+// from to the one for free count to.
+func (lv *level) moveIn(g int, loc int32, freeCounts int, from, to int32) {
+	base := g * freeCounts
+	lv.counts[base+int(from)]--
+	lv.counts[base+int(to)]++
+	if b := lv.bitsets[g]; b.n != 0 {
+		ns := (b.n + 63) >> 6
+		bitRemove(lv.words, lv.sum, b.w+from*b.n, b.s+from*ns, loc)
+		bitAdd(lv.words, lv.sum, b.w+to*b.n, b.s+to*ns, loc)
 	}
 }
 
 // account adds df free and du used GPUs of node n to its groups at li.
 func (ix *Index) account(li int, n NodeID, df, du int32) {
 	lv := &ix.levels[li]
-	gs, _ := lv.nodeGroups(n)
-	for _, g := range gs {
-		if g < 0 {
-			break
-		}
-		lv.free[g] += df
-		lv.used[g] += du
-		if li > 0 && !lv.dirty[g] && (df != 0 || du != 0) {
-			lv.dirty[g] = true
-			lv.pending = append(lv.pending, int32(g))
-		}
+	lv.accountIn(li, int(lv.domOf(n)), df, du)
+	if lv.cgrp != nil {
+		lv.accountIn(li, int(lv.cgrp[n]), df, du)
+	}
+}
+
+// accountIn adds df free and du used GPUs to group g of level li.
+func (lv *level) accountIn(li, g int, df, du int32) {
+	lv.free[g] += df
+	lv.used[g] += du
+	if li > 0 && !lv.dirty[g] && (df != 0 || du != 0) {
+		lv.dirty[g] = true
+		lv.pending = append(lv.pending, int32(g))
 	}
 }
 
@@ -680,10 +681,10 @@ func (ix *Index) first(lv *level, g int, f int32) (NodeID, bool) {
 	if lv.counts[g*ix.freeCounts+int(f)] == 0 {
 		return -1, false
 	}
-	if lv.size(g) == 1 {
+	if lv.bitsets[g].n == 0 {
 		return lv.members[lv.memberStart[g]], true
 	}
-	w, s, ns := ix.bits(lv, g, f)
+	w, s, ns := lv.bits(g, f)
 	return lv.members[lv.memberStart[g]+bitFirst(lv.words, lv.sum, w, s, ns)], true
 }
 
@@ -703,7 +704,7 @@ func (ix *Index) Bucket(level int, d DomainID, c Class, f int) iter.Seq[NodeID] 
 			yield(members[0])
 			return
 		}
-		w, s, ns := ix.bits(lv, g, int32(f))
+		w, s, ns := lv.bits(g, int32(f))
 		bitAll(lv.words, lv.sum, w, s, ns, func(i int32) bool {
 			return yield(members[i])
 		})
