@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,4 +66,20 @@ func TestConfigTooManyTiers(t *testing.T) {
 	require.Empty(t, out.String())
 	require.Equal(t, "config: preemption.matrix: 257 tiers, more than the 256 allowed\n", errb.String())
 	require.Zero(t, in.read)
+}
+
+// failingWriter fails every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestWriteError: a decision that cannot be written ends the command
+// with exit code 1 and one line naming the write.
+func TestWriteError(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "design.json"))
+	require.NoError(t, err)
+	var errb bytes.Buffer
+	code := run(nil, bytes.NewReader(data), failingWriter{}, &errb)
+	require.Equal(t, 1, code)
+	require.Equal(t, "write: disk full\n", errb.String())
 }
