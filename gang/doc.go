@@ -21,7 +21,9 @@
 // Cost: O(levels tried × (log D + domains skipped) × G) to choose the
 // domain and O(nodes touched × (G + L)) to take the GPUs; a placement never
 // scans the cluster unless Request.Avoid excludes nodes one by one, or a
-// Distinct gang excludes the places it and other replicas took. A
+// Distinct gang excludes the places it and other replicas took (once per
+// member while it finds places without a member, once more when they run
+// out). A
 // request with Avoid or a Chooser lists every domain of each level tried,
 // O(D) more per level.
 package gang

@@ -165,8 +165,9 @@ func (o Outcome) String() string {
 // and O(nodes touched × (G + L)) to take GPUs, for G GPUs per node and L
 // levels; never a scan of all nodes unless Avoid excludes them, or a
 // Distinct gang does (it excludes the places its members, and with
-// Occupied other replicas, took, node by node: up to O(N·M) for N nodes
-// and M members when the fresh places run out). With Avoid or a Chooser,
+// Occupied other replicas, took, node by node: O(N) per member while
+// places without a member last, and once more when they run out, so
+// O(N·P + M·G) for N nodes, P places and M members). With Avoid or a Chooser,
 // every domain of a level tried is listed: O(D) more.
 // A gang with Avoid and a required level that fits no domain of it costs
 // one more trial on the whole cluster, to tell NoDomain from NoCapacity.
@@ -266,6 +267,7 @@ func fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.S
 	if c, ok := s.(binpack.Consolidator); ok && c.Consolidate() {
 		consolidate = true
 	}
+	var spread spreadState
 	for left > 0 {
 		var n topology.NodeID
 		var k int
@@ -274,7 +276,8 @@ func fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.S
 			n, k, ok = pickConsolidated(ix, r, l, d, left)
 		} else {
 			if r.Distinct {
-				n, ok = pickSpread(ix, r, l, d, s, p.Slots)
+				n, ok = spread.pick(ix, r, l, d, s)
+				spread.add(ix, r, n)
 			} else {
 				n, ok = pickScored(ix, r, l, d, s)
 			}
@@ -352,35 +355,64 @@ func firstUsable(ix *topology.Index, r Request, l int, d topology.DomainID, need
 	return -1, false
 }
 
-// pickSpread picks a node for the next member of a scored gang, first
+// spreadState is what the fill of a Distinct gang knows of the places
+// (nodes, or domains of SpreadLevel) its members took: which they are,
+// and whether a try found no fresh place (neither taken nor Occupied) or
+// no untaken place left. Those stay true for the rest of the fill, which
+// only takes GPUs and places, so each is looked for until it fails once:
+// O(N) per member while such places last, O(G·T) per member after.
+type spreadState struct {
+	places             map[int32]struct{}
+	noFresh, noUntaken bool
+}
+
+// place is the place of node n for r: its SpreadLevel domain, or itself.
+func place(ix *topology.Index, r Request, n topology.NodeID) int32 {
+	if r.SpreadLevel >= 0 {
+		return int32(ix.DomainOf(r.SpreadLevel, n))
+	}
+	return int32(n)
+}
+
+// add records that a member took node n (nothing when n is -1).
+func (sp *spreadState) add(ix *topology.Index, r Request, n topology.NodeID) {
+	if n < 0 {
+		return
+	}
+	if sp.places == nil {
+		sp.places = map[int32]struct{}{}
+	}
+	sp.places[place(ix, r, n)] = struct{}{}
+}
+
+// pick picks a node for the next member of a scored Distinct gang, first
 // among nodes (or SpreadLevel domains) that hold no member of it yet and
 // are not Occupied, then among those that hold no member of it, then
 // among all.
-func pickSpread(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer, taken []Slot) (topology.NodeID, bool) {
+func (sp *spreadState) pick(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.Scorer) (topology.NodeID, bool) {
+	taken := len(sp.places) > 0
 	used := func(n topology.NodeID) bool {
-		for _, t := range taken {
-			if t.Node == n || (r.SpreadLevel >= 0 && ix.DomainOf(r.SpreadLevel, t.Node) == ix.DomainOf(r.SpreadLevel, n)) {
-				return true
-			}
-		}
-		return false
+		_, ok := sp.places[place(ix, r, n)]
+		return ok
 	}
 	occupied := func(n topology.NodeID) bool { return r.Occupied != nil && r.Occupied(n) }
-	// pick picks among the nodes r may use that skip leaves out.
-	pick := func(skip func(topology.NodeID) bool) (topology.NodeID, bool) {
+	// try picks among the nodes r may use that skip leaves out.
+	try := func(skip func(topology.NodeID) bool) (topology.NodeID, bool) {
 		fresh := r
 		fresh.Avoid = func(n topology.NodeID) bool { return r.Avoid != nil && r.Avoid(n) || skip(n) }
 		return pickScored(ix, fresh, l, d, s)
 	}
-	if len(taken) > 0 || r.Occupied != nil {
-		if n, ok := pick(func(n topology.NodeID) bool { return occupied(n) || used(n) }); ok {
+	if (taken || r.Occupied != nil) && !sp.noFresh {
+		if n, ok := try(func(n topology.NodeID) bool { return occupied(n) || used(n) }); ok {
 			return n, true
 		}
+		sp.noFresh = true
 	}
-	if len(taken) > 0 && r.Occupied != nil {
-		if n, ok := pick(used); ok {
+	if taken && r.Occupied != nil && !sp.noUntaken {
+		if n, ok := try(used); ok {
 			return n, true
 		}
+		sp.noUntaken = true
 	}
 	return pickScored(ix, r, l, d, s)
 }

@@ -13,6 +13,11 @@ type Matrix [][]bool
 // DefaultTiers is the number of tiers of [DefaultMatrix].
 const DefaultTiers = 4
 
+// MaxTiers is the largest number of tiers a matrix may have: [Ordered]
+// builds none larger and [Matrix.Validate] refuses one with more rows.
+// It bounds the n² cells of a matrix to 65,536.
+const MaxTiers = 256
+
 // DefaultMatrix returns the default four-tier matrix: P0 is never
 // preempted, P1 only by P0, P2 by P0 and P1, P3 by P0, P1 and P2. No tier
 // preempts its own or a higher-priority (lower-numbered) tier.
@@ -20,9 +25,9 @@ func DefaultMatrix() Matrix { return Ordered(DefaultTiers) }
 
 // Ordered returns the strict hierarchy over n tiers: tier p may preempt
 // tier v exactly when p < v, so tier 0 is never a victim and the last tier
-// preempts nobody. It returns nil for n < 1.
+// preempts nobody. It returns nil for n < 1 and for n > [MaxTiers].
 func Ordered(n int) Matrix {
-	if n < 1 {
+	if n < 1 || n > MaxTiers {
 		return nil
 	}
 	m := make(Matrix, n)
@@ -40,7 +45,8 @@ func Ordered(n int) Matrix {
 func (m Matrix) Tiers() int { return len(m) }
 
 // Validate reports the first problem of m, naming the offending cell, or
-// nil. A valid matrix is non-empty and square, no tier preempts itself
+// nil. A valid matrix is non-empty, has at most [MaxTiers] rows and is
+// square, no tier preempts itself
 // (the diagonal is false), tier 0 is never a victim (column 0 is false),
 // and no two tiers may preempt each other, whatever else a custom matrix
 // allows.
@@ -48,6 +54,9 @@ func (m Matrix) Validate() error {
 	n := len(m)
 	if n == 0 {
 		return fmt.Errorf("matrix: no tiers (want at least one row)")
+	}
+	if n > MaxTiers {
+		return fmt.Errorf("matrix: %d tiers, more than the %d allowed", n, MaxTiers)
 	}
 	for p, row := range m {
 		if len(row) != n {

@@ -2,6 +2,7 @@ package preempt
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -115,4 +116,16 @@ func TestEligible(t *testing.T) {
 	require.Equal(t, []int{3}, Eligible(m, 2, cands))
 	require.Empty(t, Eligible(m, 3, cands))
 	require.Empty(t, Eligible(m, 9, cands))
+}
+
+// TestMaxTiers: Ordered builds no matrix beyond MaxTiers tiers (it once
+// panicked on math.MaxInt and allocated n² cells for any n), and Validate
+// refuses one with more rows.
+func TestMaxTiers(t *testing.T) {
+	require.Nil(t, Ordered(math.MaxInt))
+	require.Nil(t, Ordered(MaxTiers+1))
+	require.Len(t, Ordered(MaxTiers), MaxTiers)
+	require.NoError(t, Ordered(MaxTiers).Validate())
+	big := make(Matrix, MaxTiers+1)
+	require.EqualError(t, big.Validate(), "matrix: 257 tiers, more than the 256 allowed")
 }

@@ -134,15 +134,15 @@ type Config struct {
 	// binpack.Spread).
 	Spread binpack.Scorer
 	// Tiers is the number of priority tiers; zero or less means 4, or
-	// the size of Preemption when that is set.
+	// the size of Preemption when that is set. It may be at most
+	// MaxTiers; Step refuses a larger one as a config error.
 	Tiers int
 	// Preemption is the preemption matrix: Preemption[p][v] lets a pending
 	// job of tier p preempt a running job of tier v. Nil means
 	// preempt.Ordered(Tiers): each tier preempts every lower one, and tier
-	// 0 is never preempted. Step does not validate a matrix set here (a
-	// policy file's is checked; call preempt.Matrix.Validate yourself); it
-	// reads each cell through preempt.Matrix.CanPreempt, which ignores the
-	// cells that break the rules.
+	// 0 is never preempted. A non-nil matrix must pass
+	// preempt.Matrix.Validate (non-empty, square, at most MaxTiers rows,
+	// ...); Step refuses one that does not as a config error.
 	Preemption preempt.Matrix
 	// DisablePreemption turns preemption off.
 	DisablePreemption bool
@@ -195,14 +195,27 @@ type FairShare struct {
 	HalfLife time.Duration
 }
 
+// MaxTiers is the largest Config.Tiers that Step accepts (and the most
+// rows a preemption matrix may have): 256.
+const MaxTiers = preempt.MaxTiers
+
 // checkModes refuses a Backfill, BackfillOrder or FairShare.Algorithm
 // (or the Algorithm of a Multifactor Order) outside the package's
-// constants, which would otherwise act as the
-// default without a word. Other fields are not checked: a number of
-// tiers or reservations of zero or less means the default, and a
-// malformed preemption matrix counts for nothing where it is malformed
-// (see preempt.Matrix.CanPreempt).
+// constants, which would otherwise act as the default without a word,
+// Tiers above MaxTiers, and a non-nil Preemption that
+// preempt.Matrix.Validate refuses. Its errors are config errors
+// ("config: tiers must be <= 256, got 1000"), never a *ValidationError.
+// Other fields are not checked: a number of tiers or reservations of
+// zero or less means the default.
 func (c *Config) checkModes() error {
+	if c.Tiers > MaxTiers {
+		return configErr("tiers", fmt.Sprintf("must be <= %d, got %d", MaxTiers, c.Tiers))
+	}
+	if c.Preemption != nil {
+		if err := c.Preemption.Validate(); err != nil {
+			return fmt.Errorf("config: preemption.%w", err)
+		}
+	}
 	switch {
 	case c.Backfill > NoBackfill:
 		return configErr("backfill", fmt.Sprintf("unknown mode %d", c.Backfill))

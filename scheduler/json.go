@@ -85,10 +85,13 @@ func DecodeSnapshot(r io.Reader) (*Snapshot, error) { return decodeSnapshot(r, D
 // DecodeSnapshot is the package's [DecodeSnapshot], validating the
 // snapshot as [Scheduler.Validate] does: jobs may have any tier of the
 // scheduler's policy, such as one of the six tiers of a six-tier
-// preemption matrix. It does not check the policy itself: a snapshot it
-// returns, Step still refuses when the policy's modes are unknown (see
-// [Config]).
+// preemption matrix. It checks the policy first, as Step does: a policy
+// Step refuses (see [Config]) is a config error here, whatever the
+// snapshot, and the input is not read.
 func (s *Scheduler) DecodeSnapshot(r io.Reader) (*Snapshot, error) {
+	if err := s.cfg.checkModes(); err != nil {
+		return nil, err
+	}
 	return decodeSnapshot(r, s.cfg.tiers())
 }
 

@@ -79,6 +79,8 @@ type jsonReader struct {
 	// names interns short strings that snapshots repeat (node, team and
 	// GPU type names, domains).
 	names map[string]string
+	// src is the buffer dec reads a part from, reused from part to part.
+	src bytes.Buffer
 }
 
 // newJSONReader returns a reader of the document data whose errors mk
@@ -93,7 +95,8 @@ func newJSONReader(data []byte, mk mkErr) *jsonReader {
 // list named by the member key of each element when index >= 0 (see
 // elemName), else the part list. It reads data in place.
 func (r *jsonReader) readPart(data []byte, list string, index int, key string) {
-	r.dec.Reset(bytes.NewBuffer(data), r.opts)
+	r.src = *bytes.NewBuffer(data)
+	r.dec.Reset(&r.src, r.opts)
 	r.path = r.path[:0]
 	r.part, r.list, r.index, r.key, r.base = data, list, index, key, ""
 	r.typeErr, r.semErr, r.semOrder = nil, nil, 0

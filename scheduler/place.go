@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/gpusched/gpusched/binpack"
@@ -104,14 +106,73 @@ func (st *stepState) recordPlacement(j *Job, pl gang.Placement) {
 	}
 }
 
-// addGroup counts members more members of group on node n.
+// groupPlaces is where a service group's members are: how many on each
+// node and, for each spread level a job of the group has asked about, in
+// each domain of it; and, per such place kind, how many places hold each
+// count, for placeApart's tries.
+type groupPlaces struct {
+	nodes   map[topology.NodeID]int
+	byLevel map[int]*levelPlaces
+	hist    map[int]int // count -> nodes holding that many members
+}
+
+// levelPlaces is a group's members per domain of one level, and how many
+// domains hold each count.
+type levelPlaces struct {
+	domains map[topology.DomainID]int
+	hist    map[int]int
+}
+
+// addGroup counts members more members of group on node n. O(levels the
+// group was asked about).
 func (st *stepState) addGroup(group string, n topology.NodeID, members int) {
-	m := st.groups[group]
-	if m == nil {
-		m = map[topology.NodeID]int{}
-		st.groups[group] = m
+	g := st.groups[group]
+	if g == nil {
+		g = &groupPlaces{nodes: map[topology.NodeID]int{}, byLevel: map[int]*levelPlaces{}, hist: map[int]int{}}
+		st.groups[group] = g
 	}
-	m[n] += members
+	moveCount(g.hist, g.nodes[n], g.nodes[n]+members)
+	g.nodes[n] += members
+	for l, lp := range g.byLevel {
+		d := st.ix.DomainOf(l, n)
+		moveCount(lp.hist, lp.domains[d], lp.domains[d]+members)
+		lp.domains[d] += members
+	}
+}
+
+// moveCount moves one place from count from to count to in hist, where
+// count 0 is not kept.
+func moveCount(hist map[int]int, from, to int) {
+	if from == to {
+		return
+	}
+	if from > 0 {
+		if hist[from]--; hist[from] == 0 {
+			delete(hist, from)
+		}
+	}
+	if to > 0 {
+		hist[to]++
+	}
+}
+
+// at returns g's members per domain of level, counting them the first
+// time level is asked for. O(nodes of the group) then, O(1) after.
+func (g *groupPlaces) at(ix *topology.Index, level int) *levelPlaces {
+	lp := g.byLevel[level]
+	if lp == nil {
+		lp = &levelPlaces{domains: map[topology.DomainID]int{}, hist: map[int]int{}}
+		for n, c := range g.nodes {
+			lp.domains[ix.DomainOf(level, n)] += c
+		}
+		for _, c := range lp.domains {
+			if c > 0 {
+				lp.hist[c]++
+			}
+		}
+		g.byLevel[level] = lp
+	}
+	return lp
 }
 
 // placeApart places a spread job of a group away from the group's other
@@ -122,30 +183,33 @@ func (st *stepState) addGroup(group string, n topology.NodeID, members int) {
 // Occupied), so the group sits on as many places as capacity allows. Its
 // last try may use every place, so it fails exactly when a placement
 // without the group in view would, and it reports that try's outcome.
+//
+// Only the bounds at which the set of places left out changes are tried:
+// none held, then fewer than each count some place holds, so a job costs
+// O(m log m) for the m distinct counts (m ≤ √(2·members of the group))
+// plus m+1 placements, however many members one place holds.
 func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placement, gang.Outcome) {
-	nodes := st.groups[j.Group]
-	if len(nodes) == 0 {
+	g := st.groups[j.Group]
+	if g == nil || len(g.nodes) == 0 {
 		return st.profile.PlaceNow(req, d, st.scorer(j))
 	}
 	level := req.SpreadLevel
-	count := func(n topology.NodeID) int { return nodes[n] }
-	most := 0
-	if level == gang.NoLevel {
-		for _, c := range nodes {
-			most = max(most, c)
-		}
-	} else {
-		domains := map[topology.DomainID]int{}
-		for n, c := range nodes {
-			domains[st.ix.DomainOf(level, n)] += c
-		}
-		for _, c := range domains {
-			most = max(most, c)
-		}
-		count = func(n topology.NodeID) int { return domains[st.ix.DomainOf(level, n)] }
+	count := func(n topology.NodeID) int { return g.nodes[n] }
+	hist := g.hist
+	if level != gang.NoLevel {
+		lp := g.at(st.ix, level)
+		count = func(n topology.NodeID) int { return lp.domains[st.ix.DomainOf(level, n)] }
+		hist = lp.hist
 	}
+	counts := slices.Sorted(maps.Keys(hist))
 	req.Occupied = func(n topology.NodeID) bool { return count(n) > 0 }
-	for k := 1; k <= most; k++ {
+	for i := range counts {
+		// Leave out the places holding counts[i] or more members (all
+		// that hold any, first).
+		k := 1
+		if i > 0 {
+			k = counts[i-1] + 1
+		}
 		req.Avoid = func(n topology.NodeID) bool { return count(n) >= k }
 		if pl, out := st.profile.PlaceNow(req, d, st.scorer(j)); out == gang.Placed {
 			return pl, out

@@ -42,7 +42,7 @@ type stepState struct {
 	reserved map[string]int
 
 	// groups counts, per service group, its members on each node.
-	groups map[string]map[topology.NodeID]int
+	groups map[string]*groupPlaces
 
 	// reservations is the ledger of this Step's reservations.
 	reservations reservations
@@ -101,7 +101,7 @@ func newStepState(cfg *Config, snap *Snapshot, c checked, memoize bool) (*stepSt
 	ix := c.ix
 	st := &stepState{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{},
-		groups: map[string]map[topology.NodeID]int{},
+		groups: map[string]*groupPlaces{},
 		matrix: cfg.matrix(), lastStart: lastStartFor(snap.Now)}
 	if memoize {
 		st.memo = newStepMemo()

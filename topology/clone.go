@@ -12,7 +12,7 @@ import (
 // other as it was. What never changes after [NewIndex] (names, domains,
 // node order, each node's GPUs, type, state and healthy GPUs) is shared;
 // the held GPUs and the buckets are copied. The copy records no changes.
-// O(N + B) for N nodes and B bucket words.
+// O(N + B) for N nodes and B bucket counts and words.
 func (ix *Index) Clone() *Index {
 	c := *ix
 	c.held = slices.Clone(ix.held)
@@ -21,7 +21,7 @@ func (ix *Index) Clone() *Index {
 		src, dst := &ix.levels[i], &c.levels[i]
 		*dst = *src
 		dst.free, dst.used = slices.Clone(src.free), slices.Clone(src.used)
-		dst.buckets = slices.Clone(src.buckets)
+		dst.counts = slices.Clone(src.counts)
 		dst.words, dst.sum = slices.Clone(src.words), slices.Clone(src.sum)
 		if src.trees != nil {
 			dst.trees = make([]*btree.BTreeG[domainKey], len(src.trees))

@@ -40,10 +40,14 @@ const ClusterLevel = -1
 // are free now, with per-domain counts of ready nodes by free-GPU count.
 //
 // For every level (the whole cluster and each declared level), every
-// domain of it and every GPU-type class, the index keeps a bucket of nodes
-// for each free-GPU count 0..G, where G is the largest node in the cluster.
-// A bucket is a count and a two-level bitset over the nodes of the domain
-// in NodeID order, so it answers its lowest-ID node without a scan.
+// domain of it and every GPU-type class that some node of the domain has,
+// the index keeps a bucket of nodes for each free-GPU count 0..G, where G
+// is the largest node in the cluster. Such a (domain, class) pair is a
+// group; a level has at most one group per domain and one per node, so
+// the index holds O(N·L·G) counts and bits for N nodes and L levels,
+// however many GPU types there are. A bucket is a count and, for a group
+// of more than one node, a two-level bitset over the group's nodes in
+// NodeID order, so it answers its lowest-ID node without a scan.
 // Queries read those buckets and never scan nodes:
 //
 //   - [Index.Capacity]: how many members of g GPUs fit in a domain, O(G).
@@ -115,42 +119,55 @@ func domainKeyLess(a, b domainKey) bool {
 	return a.id < b.id
 }
 
-// bucket is the set of ready nodes of one domain and class with one free
-// count: how many, and a bitset over their locs in the domain.
-type bucket struct {
-	count     int32
-	w, s      int32 // first word and summary word of the bitset
-	summaries int32 // number of summary words
-}
+// bitsetsAt places a group's bitsets in its level's words and sum: one
+// per free count, each of n words and (n+63)/64 summary words, from word
+// w and summary word s on. n is 0 for a group of one node, which has
+// none.
+type bitsetsAt struct{ w, s, n int32 }
 
+// level is the index of one level. Its groups are its (domain, class)
+// pairs that have nodes: group d (d < number of domains) is domain d with
+// class AnyType; when the cluster has several classes, the groups of the
+// specific classes follow, those of domain d being
+// classStart[d]..classStart[d+1]-1 in class order.
 type level struct {
 	names []string
-	// Per (domain, class): free and used GPUs of ready nodes.
-	free, used []int32
-	// Per (domain, class, freeCount): the bucket.
-	buckets []bucket
-	// The nodes of each domain in NodeID order: those of domain d are
-	// members[memberStart[d]:memberStart[d+1]]. Per node, dom is its domain and loc its
-	// position among those members; both are nil at the cluster level,
-	// where every node is in domain 0 at its NodeID.
-	members     []NodeID
+	// Per node: its domain (nil at the cluster level, where every node is
+	// in domain 0), its position among the members of its domain's group
+	// and, with several classes, its class group and its position there.
+	dom        []DomainID
+	loc        []int32
+	cgrp, cloc []int32
+	// Per domain, plus one: the first of its class groups (nil with one
+	// class).
+	classStart []int32
+	// Per group: its class, its domain, the free and used GPUs of its
+	// ready nodes, and its members (members[memberStart[g]:memberStart[g+1]],
+	// in NodeID order).
+	groupClass  []Class
+	groupDom    []DomainID
+	free, used  []int32
 	memberStart []int32
-	dom         []DomainID
-	loc         []int32
-	// The bitsets of all buckets (see bitset.go).
+	members     []NodeID
+	// Per (group, free count): how many ready nodes of the group have that
+	// many free GPUs. A group of more than one node also has a bitset of
+	// them per free count (see bitset.go), at bitsets[g].
+	counts     []int32
+	bitsets    []bitsetsAt
 	words, sum []uint64
-	// Best-fit order per class, refreshed lazily (declared levels only).
+	// Best-fit order of the groups of each class, refreshed lazily
+	// (declared levels only).
 	trees   []*btree.BTreeG[domainKey]
-	inTree  []domainKey // per (domain, class): the key now in the tree
-	dirty   []bool      // per (domain, class)
+	inTree  []domainKey // per group: the key now in its tree
+	dirty   []bool      // per group
 	pending []int32
 }
 
 // NewIndex validates c and builds an index in which every healthy GPU is
 // free. Hold running allocations with [Index.TakeSet] afterwards.
-// It costs O(N log N + N·L² + N·T) for N nodes, L levels (a domain's
-// name joins the names of the levels above it) and T GPU types, plus the
-// buckets: per level, domains × GPU classes × free-GPU counts.
+// It costs O(N·L·(log N + L + G)) time and memory for N nodes, L levels
+// (a domain's name joins the names of the levels above it) and G GPUs on
+// the largest node, whatever the number of GPU types.
 func NewIndex(c *Cluster) (*Index, error) {
 	order := c.nameOrder()
 	types, err := c.validate(order)
@@ -264,14 +281,13 @@ func levelDomains(c *Cluster, order []int, li int) (names []string, domOf []Doma
 	return names, domOf
 }
 
-// layOut allocates level li's counts, member lists, empty buckets and
-// (for a declared level) best-fit trees, once its domains are known.
+// layOut builds level li's groups, member lists, empty buckets and (for a
+// declared level) best-fit trees, once its domains are known.
+// O(N log N + groups·G).
 func (ix *Index) layOut(li int) {
 	lv := &ix.levels[li]
 	nd := len(lv.names)
-	lv.free = make([]int32, nd*ix.classes)
-	lv.used = make([]int32, nd*ix.classes)
-	// Nodes come in NodeID order, so locs follow it within a domain.
+	// Nodes come in NodeID order, so members follow it within a group.
 	lv.memberStart = make([]int32, nd+1)
 	for id := range ix.nodes {
 		lv.memberStart[lv.domOf(NodeID(id))+1]++
@@ -279,27 +295,34 @@ func (ix *Index) layOut(li int) {
 	for d := range nd {
 		lv.memberStart[d+1] += lv.memberStart[d]
 	}
-	lv.members = make([]NodeID, len(ix.nodes))
-	if li > 0 {
-		lv.loc = make([]int32, len(ix.nodes))
-	}
+	lv.members = make([]NodeID, len(ix.nodes), 2*len(ix.nodes))
+	lv.loc = make([]int32, len(ix.nodes))
 	next := slices.Clone(lv.memberStart[:nd])
 	for id := range ix.nodes {
 		d := lv.domOf(NodeID(id))
-		if lv.loc != nil {
-			lv.loc[id] = next[d] - lv.memberStart[d]
-		}
+		lv.loc[id] = next[d] - lv.memberStart[d]
 		lv.members[next[d]] = NodeID(id)
 		next[d]++
 	}
-	lv.buckets = make([]bucket, nd*ix.classes*ix.freeCounts)
-	wo, so := 0, 0
+	lv.groupClass = make([]Class, nd, nd+len(ix.nodes))
+	lv.groupDom = make([]DomainID, nd, nd+len(ix.nodes))
 	for d := range nd {
-		nw, ns := bitsetWords(int(lv.memberStart[d+1] - lv.memberStart[d]))
-		for j := range ix.classes * ix.freeCounts {
-			lv.buckets[d*ix.classes*ix.freeCounts+j] = bucket{w: int32(wo), s: int32(so), summaries: int32(ns)}
-			wo += nw
-			so += ns
+		lv.groupDom[d] = DomainID(d)
+	}
+	if ix.classes > 1 {
+		ix.classGroups(lv)
+	}
+	groups := len(lv.groupClass)
+	lv.free, lv.used = make([]int32, groups), make([]int32, groups)
+	lv.counts = make([]int32, groups*ix.freeCounts)
+	lv.bitsets = make([]bitsetsAt, groups)
+	wo, so := 0, 0
+	for g := range groups {
+		if n := int(lv.memberStart[g+1] - lv.memberStart[g]); n > 1 {
+			nw, ns := bitsetWords(n)
+			lv.bitsets[g] = bitsetsAt{w: int32(wo), s: int32(so), n: int32(nw)}
+			wo += nw * ix.freeCounts
+			so += ns * ix.freeCounts
 		}
 	}
 	lv.words, lv.sum = make([]uint64, wo), make([]uint64, so)
@@ -308,13 +331,50 @@ func (ix *Index) layOut(li int) {
 		for c := range lv.trees {
 			lv.trees[c] = btree.NewG(16, domainKeyLess)
 		}
-		lv.inTree = make([]domainKey, nd*ix.classes)
-		lv.dirty = make([]bool, nd*ix.classes)
+		lv.inTree = make([]domainKey, groups)
+		lv.dirty = make([]bool, groups)
 	}
 }
 
+// classGroups adds to lv, whose domain groups are laid out, a group per
+// class present in each domain, with their members, and each node's
+// class group and position in it. O(N log N).
+func (ix *Index) classGroups(lv *level) {
+	nd := len(lv.names)
+	n := len(ix.nodes)
+	byClass := lv.members[n : 2*n]
+	copy(byClass, lv.members[:n])
+	lv.members = lv.members[:2*n]
+	for d := range nd {
+		slices.SortStableFunc(byClass[lv.memberStart[d]:lv.memberStart[d+1]], func(a, b NodeID) int {
+			return int(ix.nodes[a].class) - int(ix.nodes[b].class)
+		})
+	}
+	lv.classStart = make([]int32, nd+1)
+	lv.cgrp, lv.cloc = make([]int32, n), make([]int32, n)
+	for d := range nd {
+		lv.classStart[d] = int32(len(lv.groupClass))
+		for i := lv.memberStart[d]; i < lv.memberStart[d+1]; i++ {
+			id := byClass[i]
+			c := ix.nodes[id].class
+			g := len(lv.groupClass) - 1
+			if int32(g) < lv.classStart[d] || lv.groupClass[g] != c {
+				lv.groupClass = append(lv.groupClass, c)
+				lv.groupDom = append(lv.groupDom, DomainID(d))
+				lv.memberStart = append(lv.memberStart, int32(n)+i+1)
+				g++
+			} else {
+				lv.memberStart[g+1]++
+			}
+			lv.cgrp[id] = int32(g)
+			lv.cloc[id] = int32(n) + i - lv.memberStart[g]
+		}
+	}
+	lv.classStart[nd] = int32(len(lv.groupClass))
+}
+
 // freeHealthyGPUs puts every ready node in the buckets of its free count
-// (all its healthy GPUs) at every level, and every domain in its level's
+// (all its healthy GPUs) at every level, and every group in its level's
 // best-fit trees.
 func (ix *Index) freeHealthyGPUs() {
 	for id := range ix.nodes {
@@ -330,17 +390,28 @@ func (ix *Index) freeHealthyGPUs() {
 	}
 	for li := 1; li < len(ix.levels); li++ {
 		lv := &ix.levels[li]
-		for i := range lv.inTree {
-			lv.inTree[i] = domainKey{free: lv.free[i], used: lv.used[i], id: DomainID(i / ix.classes)}
-			lv.trees[i%ix.classes].ReplaceOrInsert(lv.inTree[i])
+		for g := range lv.inTree {
+			lv.inTree[g] = domainKey{free: lv.free[g], used: lv.used[g], id: lv.groupDom[g]}
+			lv.trees[lv.groupClass[g]].ReplaceOrInsert(lv.inTree[g])
 		}
 	}
 }
 
-func (ix *Index) domainClass(li int, d DomainID, c Class) int { return int(d)*ix.classes + int(c) }
-
-func (ix *Index) bucket(li int, d DomainID, c Class, f int32) int {
-	return (int(d)*ix.classes+int(c))*ix.freeCounts + int(f)
+// group returns the group of class c in domain d, or -1 when no node of
+// the domain has class c.
+func (lv *level) group(d DomainID, c Class) int {
+	if c == AnyType {
+		return int(d)
+	}
+	if lv.classStart == nil || c < 0 {
+		return -1
+	}
+	lo, hi := lv.classStart[d], lv.classStart[d+1]
+	i, ok := slices.BinarySearch(lv.groupClass[lo:hi], c)
+	if !ok {
+		return -1
+	}
+	return int(lo) + i
 }
 
 // domOf returns the domain of node n at this level.
@@ -351,26 +422,30 @@ func (lv *level) domOf(n NodeID) DomainID {
 	return lv.dom[n]
 }
 
-// locOf returns the position of node n among the nodes of its domain.
-func (lv *level) locOf(n NodeID) int32 {
-	if lv.loc == nil {
-		return int32(n)
-	}
-	return lv.loc[n]
+// bits returns the offsets of the bitset of group g's bucket for free
+// count f and its number of summary words; nw is 0 for a group of one
+// node, which has no bitsets.
+func (lv *level) bits(g int, f int32) (w, s, ns int32) {
+	b := lv.bitsets[g]
+	ns = (b.n + 63) >> 6
+	return b.w + f*b.n, b.s + f*ns, ns
 }
 
 // link puts node n into the buckets for free count f at level li.
 func (ix *Index) link(li int, n NodeID, f int32) {
 	lv := &ix.levels[li]
-	in := &ix.nodes[n]
-	i := lv.locOf(n)
-	b := ix.bucket(li, lv.domOf(n), AnyType, f)
-	lv.buckets[b].count++
-	bitAdd(lv.words, lv.sum, lv.buckets[b].w, lv.buckets[b].s, i)
-	if ix.classes > 1 {
-		b += int(in.class) * ix.freeCounts
-		lv.buckets[b].count++
-		bitAdd(lv.words, lv.sum, lv.buckets[b].w, lv.buckets[b].s, i)
+	lv.linkIn(int(lv.domOf(n)), lv.loc[n], ix.freeCounts, f)
+	if lv.cgrp != nil {
+		lv.linkIn(int(lv.cgrp[n]), lv.cloc[n], ix.freeCounts, f)
+	}
+}
+
+// linkIn puts the node at loc of group g into its bucket for free count f.
+func (lv *level) linkIn(g int, loc int32, freeCounts int, f int32) {
+	lv.counts[g*freeCounts+int(f)]++
+	if lv.bitsets[g].n != 0 {
+		w, s, _ := lv.bits(g, f)
+		bitAdd(lv.words, lv.sum, w, s, loc)
 	}
 }
 
@@ -378,40 +453,41 @@ func (ix *Index) link(li int, n NodeID, f int32) {
 // free count to at level li.
 func (ix *Index) move(li int, n NodeID, from, to int32) {
 	lv := &ix.levels[li]
-	in := &ix.nodes[n]
-	i := lv.locOf(n)
-	b := ix.bucket(li, lv.domOf(n), AnyType, 0)
-	for k := 0; k < 2; k++ {
-		if k == 1 {
-			if ix.classes == 1 {
-				break
-			}
-			b += int(in.class) * ix.freeCounts
-		}
-		o, t := &lv.buckets[b+int(from)], &lv.buckets[b+int(to)]
-		o.count--
-		bitRemove(lv.words, lv.sum, o.w, o.s, i)
-		t.count++
-		bitAdd(lv.words, lv.sum, t.w, t.s, i)
+	lv.moveIn(int(lv.domOf(n)), lv.loc[n], ix.freeCounts, from, to)
+	if lv.cgrp != nil {
+		lv.moveIn(int(lv.cgrp[n]), lv.cloc[n], ix.freeCounts, from, to)
 	}
 }
 
-// account adds df free and du used GPUs of node n to its domains at li.
+// moveIn moves the node at loc of group g from its bucket for free count
+// from to the one for free count to.
+func (lv *level) moveIn(g int, loc int32, freeCounts int, from, to int32) {
+	base := g * freeCounts
+	lv.counts[base+int(from)]--
+	lv.counts[base+int(to)]++
+	if b := lv.bitsets[g]; b.n != 0 {
+		ns := (b.n + 63) >> 6
+		bitRemove(lv.words, lv.sum, b.w+from*b.n, b.s+from*ns, loc)
+		bitAdd(lv.words, lv.sum, b.w+to*b.n, b.s+to*ns, loc)
+	}
+}
+
+// account adds df free and du used GPUs of node n to its groups at li.
 func (ix *Index) account(li int, n NodeID, df, du int32) {
 	lv := &ix.levels[li]
-	d := lv.domOf(n)
-	cs := [2]Class{AnyType, ix.nodes[n].class}
-	for k := 0; k < 2; k++ {
-		if k == 1 && ix.classes == 1 {
-			break
-		}
-		i := ix.domainClass(li, d, cs[k])
-		lv.free[i] += df
-		lv.used[i] += du
-		if li > 0 && !lv.dirty[i] && (df != 0 || du != 0) {
-			lv.dirty[i] = true
-			lv.pending = append(lv.pending, int32(i))
-		}
+	lv.accountIn(li, int(lv.domOf(n)), df, du)
+	if lv.cgrp != nil {
+		lv.accountIn(li, int(lv.cgrp[n]), df, du)
+	}
+}
+
+// accountIn adds df free and du used GPUs to group g of level li.
+func (lv *level) accountIn(li, g int, df, du int32) {
+	lv.free[g] += df
+	lv.used[g] += du
+	if li > 0 && !lv.dirty[g] && (df != 0 || du != 0) {
+		lv.dirty[g] = true
+		lv.pending = append(lv.pending, int32(g))
 	}
 }
 
@@ -540,78 +616,96 @@ func (ix *Index) Class(gpuType string) (Class, bool) {
 // InClass reports whether node n belongs to class c.
 func (ix *Index) InClass(n NodeID, c Class) bool { return c == AnyType || ix.nodes[n].class == c }
 
-// FreeGPUs returns the free GPUs of class c in domain d of level. O(1).
+// FreeGPUs returns the free GPUs of class c in domain d of level.
+// O(log T) for T GPU types.
 func (ix *Index) FreeGPUs(level int, d DomainID, c Class) int {
-	return int(ix.levels[level+1].free[ix.domainClass(level+1, d, c)])
+	lv := &ix.levels[level+1]
+	if g := lv.group(d, c); g >= 0 {
+		return int(lv.free[g])
+	}
+	return 0
 }
 
 // UsedGPUs returns the held healthy GPUs of class c on ready nodes in
-// domain d of level. O(1).
+// domain d of level. O(log T) for T GPU types.
 func (ix *Index) UsedGPUs(level int, d DomainID, c Class) int {
-	return int(ix.levels[level+1].used[ix.domainClass(level+1, d, c)])
+	lv := &ix.levels[level+1]
+	if g := lv.group(d, c); g >= 0 {
+		return int(lv.used[g])
+	}
+	return 0
 }
 
 // NodesWithFree returns how many ready nodes of class c in domain d of
-// level have exactly f free GPUs. O(1).
+// level have exactly f free GPUs. O(log T) for T GPU types.
 func (ix *Index) NodesWithFree(level int, d DomainID, c Class, f int) int {
-	if f < 0 || f >= ix.freeCounts {
+	lv := &ix.levels[level+1]
+	g := lv.group(d, c)
+	if f < 0 || f >= ix.freeCounts || g < 0 {
 		return 0
 	}
-	return int(ix.levels[level+1].buckets[ix.bucket(level+1, d, c, int32(f))].count)
+	return int(lv.counts[g*ix.freeCounts+f])
 }
 
 // Capacity returns how many members of g GPUs each fit on the free GPUs
 // of class c in domain d of level, each member on one node:
-// the sum over nodes of floor(free/g). O(G).
+// the sum over nodes of floor(free/g). O(G + log T).
 func (ix *Index) Capacity(level int, d DomainID, c Class, g int) int {
-	if g < 1 || g >= ix.freeCounts {
+	lv := &ix.levels[level+1]
+	grp := lv.group(d, c)
+	if g < 1 || g >= ix.freeCounts || grp < 0 {
 		return 0
 	}
-	lv := &ix.levels[level+1]
-	base := ix.bucket(level+1, d, c, 0)
+	counts := lv.counts[grp*ix.freeCounts : (grp+1)*ix.freeCounts]
 	total := 0
 	for f := g; f < ix.freeCounts; f++ {
-		total += int(lv.buckets[base+f].count) * (f / g)
+		total += int(counts[f]) * (f / g)
 	}
 	return total
 }
 
 // First returns the lowest-ID (lowest-named) ready node of class c in
-// domain d of level with exactly f free GPUs. O(1) for domains of up to
-// 4096 nodes, O(n/4096) for n nodes in the domain.
+// domain d of level with exactly f free GPUs. O(log T) for domains of up
+// to 4096 nodes, O(n/4096) more for n nodes in the domain.
 func (ix *Index) First(level int, d DomainID, c Class, f int) (NodeID, bool) {
-	if f < 0 || f >= ix.freeCounts {
+	lv := &ix.levels[level+1]
+	g := lv.group(d, c)
+	if f < 0 || f >= ix.freeCounts || g < 0 {
 		return -1, false
 	}
-	return ix.first(level+1, d, ix.bucket(level+1, d, c, int32(f)))
+	return ix.first(lv, g, int32(f))
 }
 
-// first returns the lowest-ID node of bucket b of domain d at level li.
-func (ix *Index) first(li int, d DomainID, b int) (NodeID, bool) {
-	lv := &ix.levels[li]
-	k := &lv.buckets[b]
-	if k.count == 0 {
+// first returns the lowest-ID node of group g with f free GPUs.
+func (ix *Index) first(lv *level, g int, f int32) (NodeID, bool) {
+	if lv.counts[g*ix.freeCounts+int(f)] == 0 {
 		return -1, false
 	}
-	return lv.members[lv.memberStart[d]+bitFirst(lv.words, lv.sum, k.w, k.s, k.summaries)], true
+	if lv.bitsets[g].n == 0 {
+		return lv.members[lv.memberStart[g]], true
+	}
+	w, s, ns := lv.bits(g, f)
+	return lv.members[lv.memberStart[g]+bitFirst(lv.words, lv.sum, w, s, ns)], true
 }
 
 // Bucket yields the ready nodes of class c in domain d of level with
 // exactly f free GPUs, in ascending NodeID (name) order. The index must
 // not be changed while the sequence is being iterated. O(1) amortized per
-// node, plus O(n/4096) for n nodes in the domain.
+// node, plus O(n/4096 + log T) for n nodes in the domain.
 func (ix *Index) Bucket(level int, d DomainID, c Class, f int) iter.Seq[NodeID] {
 	return func(yield func(NodeID) bool) {
-		if f < 0 || f >= ix.freeCounts {
-			return
-		}
 		lv := &ix.levels[level+1]
-		k := lv.buckets[ix.bucket(level+1, d, c, int32(f))]
-		if k.count == 0 {
+		g := lv.group(d, c)
+		if f < 0 || f >= ix.freeCounts || g < 0 || lv.counts[g*ix.freeCounts+f] == 0 {
 			return
 		}
-		members := lv.members[lv.memberStart[d]:lv.memberStart[d+1]]
-		bitAll(lv.words, lv.sum, k.w, k.s, k.summaries, func(i int32) bool {
+		members := lv.members[lv.memberStart[g]:lv.memberStart[g+1]]
+		if len(members) == 1 {
+			yield(members[0])
+			return
+		}
+		w, s, ns := lv.bits(g, int32(f))
+		bitAll(lv.words, lv.sum, w, s, ns, func(i int32) bool {
 			return yield(members[i])
 		})
 	}
@@ -620,14 +714,17 @@ func (ix *Index) Bucket(level int, d DomainID, c Class, f int) iter.Seq[NodeID] 
 // Fullest returns the ready node of class c in domain d of level with the
 // fewest free GPUs that are still at least g (best fit), the lowest-named
 // among equals. A g below 1 counts as 1: a node with no free GPU is never
-// returned. O(G + n/4096) for n nodes in the domain.
+// returned. O(G + log T + n/4096) for n nodes in the domain.
 func (ix *Index) Fullest(level int, d DomainID, c Class, g int) (NodeID, bool) {
-	li := level + 1
-	bk := ix.levels[li].buckets
-	base := ix.bucket(li, d, c, 0)
+	lv := &ix.levels[level+1]
+	grp := lv.group(d, c)
+	if grp < 0 {
+		return -1, false
+	}
+	counts := lv.counts[grp*ix.freeCounts : (grp+1)*ix.freeCounts]
 	for f := max(g, 1); f < ix.freeCounts; f++ {
-		if bk[base+f].count != 0 {
-			return ix.first(li, d, base+f)
+		if counts[f] != 0 {
+			return ix.first(lv, grp, int32(f))
 		}
 	}
 	return -1, false
@@ -635,14 +732,18 @@ func (ix *Index) Fullest(level int, d DomainID, c Class, g int) (NodeID, bool) {
 
 // Emptiest returns the ready node of class c in domain d of level with the
 // most free GPUs, if that is at least g (worst fit), the lowest-named
-// among equals. A g below 1 counts as 1, as for [Index.Fullest]. O(G + n/4096) for n nodes in the domain.
+// among equals. A g below 1 counts as 1, as for [Index.Fullest].
+// O(G + log T + n/4096) for n nodes in the domain.
 func (ix *Index) Emptiest(level int, d DomainID, c Class, g int) (NodeID, bool) {
-	li := level + 1
-	bk := ix.levels[li].buckets
-	base := ix.bucket(li, d, c, 0)
+	lv := &ix.levels[level+1]
+	grp := lv.group(d, c)
+	if grp < 0 {
+		return -1, false
+	}
+	counts := lv.counts[grp*ix.freeCounts : (grp+1)*ix.freeCounts]
 	for f := ix.freeCounts - 1; f >= max(g, 1); f-- {
-		if bk[base+f].count != 0 {
-			return ix.first(li, d, base+f)
+		if counts[f] != 0 {
+			return ix.first(lv, grp, int32(f))
 		}
 	}
 	return -1, false
@@ -654,7 +755,8 @@ func (ix *Index) Emptiest(level int, d DomainID, c Class, g int) (NodeID, bool) 
 // example with [Index.Capacity], whether a domain fits the shape it needs,
 // and stops at the first that does. The index must not be changed during
 // the iteration. O(k log D) to refresh the k domains changed since the
-// last call, then O(log D) to the first domain and O(1) amortized each.
+// last call, then O(log D) to the first domain and O(1) amortized each;
+// with need < 1 and a class that some domain lacks, O(D) more.
 func (ix *Index) BestDomains(level int, c Class, need int) iter.Seq[DomainID] {
 	return func(yield func(DomainID) bool) {
 		if level == ClusterLevel {
@@ -663,23 +765,55 @@ func (ix *Index) BestDomains(level int, c Class, need int) iter.Seq[DomainID] {
 			}
 			return
 		}
-		if need > math.MaxInt32 {
-			return // more than any domain's count holds
+		if need > math.MaxInt32 || c < 0 || int(c) >= ix.classes {
+			return // more than any domain's count holds, or no such class
 		}
-		need = max(need, 0) // every domain has at least none free
 		lv := &ix.levels[level+1]
-		for _, i := range lv.pending {
-			t := lv.trees[int(i)%ix.classes]
-			t.Delete(lv.inTree[i])
-			lv.inTree[i] = domainKey{free: lv.free[i], used: lv.used[i], id: lv.inTree[i].id}
-			t.ReplaceOrInsert(lv.inTree[i])
-			lv.dirty[i] = false
+		for _, g := range lv.pending {
+			t := lv.trees[lv.groupClass[g]]
+			t.Delete(lv.inTree[g])
+			lv.inTree[g] = domainKey{free: lv.free[g], used: lv.used[g], id: lv.inTree[g].id}
+			t.ReplaceOrInsert(lv.inTree[g])
+			lv.dirty[g] = false
 		}
 		lv.pending = lv.pending[:0]
-		lv.trees[c].AscendGreaterOrEqual(domainKey{free: int32(need), used: 1 << 30, id: -1}, func(k domainKey) bool {
+		t := lv.trees[c]
+		if need < 1 && t.Len() < len(lv.names) {
+			ix.allDomains(lv, c, yield)
+			return
+		}
+		t.AscendGreaterOrEqual(domainKey{free: int32(max(need, 0)), used: 1 << 30, id: -1}, func(k domainKey) bool {
 			return yield(k.id)
 		})
 	}
+}
+
+// allDomains yields every domain of lv in best-fit order for class c,
+// counting a domain without nodes of class c as having none free and
+// none used. O(D) for D domains.
+func (ix *Index) allDomains(lv *level, c Class, yield func(DomainID) bool) {
+	t := lv.trees[c]
+	stopped := false
+	// First those with none free and some used, most used first.
+	t.AscendLessThan(domainKey{id: math.MaxInt32}, func(k domainKey) bool {
+		if k.used == 0 {
+			return false
+		}
+		stopped = !yield(k.id)
+		return !stopped
+	})
+	if stopped {
+		return
+	}
+	for d := range DomainID(len(lv.names)) {
+		g := lv.group(d, c)
+		if (g < 0 || lv.free[g] == 0 && lv.used[g] == 0) && !yield(d) {
+			return
+		}
+	}
+	t.AscendGreaterOrEqual(domainKey{free: 1, used: 1 << 30, id: -1}, func(k domainKey) bool {
+		return yield(k.id)
+	})
 }
 
 // TakeSet marks the GPUs s of node n held. It fails, changing nothing, if

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,4 +50,36 @@ func TestLongIDClipped(t *testing.T) {
 	var out, errb bytes.Buffer
 	require.Equal(t, 2, run(nil, in, &out, &errb))
 	require.Equal(t, `snapshot: jobs[0] "`+strings.Repeat("x", 64)+`…": gpusPerMember must be >= 1, got 0`+"\n", errb.String())
+}
+
+// TestConfigTooManyTiers: a policy whose matrix has more than the tiers
+// allowed is refused as a config error, before the snapshot is read.
+func TestConfigTooManyTiers(t *testing.T) {
+	row := "[" + strings.TrimSuffix(strings.Repeat("false,", 257), ",") + "]"
+	policy := `{"preemption":{"matrix":[` + strings.TrimSuffix(strings.Repeat(row+",", 257), ",") + `]}}`
+	path := filepath.Join(t.TempDir(), "policy.json")
+	require.NoError(t, os.WriteFile(path, []byte(policy), 0o644))
+	in := &zeros{}
+	var out, errb bytes.Buffer
+	code := run([]string{"-config", path}, in, &out, &errb)
+	require.Equal(t, 2, code)
+	require.Empty(t, out.String())
+	require.Equal(t, "config: preemption.matrix: 257 tiers, more than the 256 allowed\n", errb.String())
+	require.Zero(t, in.read)
+}
+
+// failingWriter fails every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestWriteError: a decision that cannot be written ends the command
+// with exit code 1 and one line naming the write.
+func TestWriteError(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "design.json"))
+	require.NoError(t, err)
+	var errb bytes.Buffer
+	code := run(nil, bytes.NewReader(data), failingWriter{}, &errb)
+	require.Equal(t, 1, code)
+	require.Equal(t, "write: disk full\n", errb.String())
 }
