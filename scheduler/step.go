@@ -109,12 +109,19 @@ func (st *stepState) schedule() error {
 	if err := st.orderPending(); err != nil {
 		return err
 	}
+	st.keepPromises()
 	maxReservations := st.cfg.reservations()
 	var blockedBy *Job // the first job that waits for GPUs, for strict order
 	var behind status  // the wait of the jobs behind it
 	var later []int32
 	for _, slot := range st.queue {
 		j := st.pending[slot]
+		if p := st.promises[slot]; p != nil && (p.kept || p.taken) {
+			if p.kept && st.improve(slot, p).blocks() && blockedBy == nil {
+				blockedBy = j
+			}
+			continue
+		}
 		if st.cfg.Backfill == NoBackfill && blockedBy != nil {
 			if _, s := st.admit(j); s.decided() {
 				st.recordWait(slot, s) // it waits for a reason of its own
@@ -126,7 +133,7 @@ func (st *stepState) schedule() error {
 			st.recordWait(slot, behind)
 			continue
 		}
-		made := len(st.reservations.made)
+		made := len(st.reservations.made) - st.retracted
 		if st.cfg.Reserve == nil && made >= maxReservations && st.cfg.BackfillOrder == ShortestFirst {
 			later = append(later, slot)
 			continue

@@ -73,13 +73,17 @@ func validateTiers(s *Snapshot, tiers int) error {
 	for i := range s.Cluster.Nodes {
 		nodes[s.Cluster.Nodes[i].Name] = i
 	}
-	return validateJobs(s, tiers, func(n string) (int, int, bool) {
+	node := func(n string) (int, int, bool) {
 		i, ok := nodes[n]
 		if !ok {
 			return 0, 0, false
 		}
 		return i, s.Cluster.Nodes[i].GPUs, true
-	}, make([]topology.GPUSet, len(s.Cluster.Nodes)))
+	}
+	if err := validateJobs(s, tiers, node, make([]topology.GPUSet, len(s.Cluster.Nodes))); err != nil {
+		return err
+	}
+	return validatePlan(s.Plan, node)
 }
 
 // checked is what validate learns on the way, for Step.
@@ -112,11 +116,76 @@ func validate(s *Snapshot, tiers int) (checked, error) {
 		c.nodes = append(c.nodes, id)
 		return int(id), ix.GPUs(id), true
 	}, c.held)
+	if err == nil {
+		err = validatePlan(s.Plan, func(n string) (int, int, bool) {
+			id, ok := ix.Lookup(n)
+			if !ok {
+				return 0, 0, false
+			}
+			return int(id), ix.GPUs(id), true
+		})
+	}
 	if err != nil {
 		return checked{}, err
 	}
 	return c, nil
 }
+
+// validatePlan checks the entries of a plan, in order, for what makes an
+// entry malformed: no job or start, a job listed twice, no allocation,
+// an entry of the allocation on an unknown node, with no GPUs, a GPU
+// index out of range, or one GPU twice. What only shows that the world
+// moved on since the plan was made is not an error, and Step handles it:
+// an entry for a job that is unknown or not pending is ignored; one whose
+// GPUs are no longer usable, or that no longer fits its job's shape, or
+// that shares a GPU with an entry of a job earlier in the queue is not
+// kept (the job is planned afresh, and its pending message says why).
+// node is as for validateJobs. O(P log P + A) for P entries and A
+// allocated GPUs.
+func validatePlan(plan []Reservation, node func(name string) (int, int, bool)) error {
+	seen := make(map[string]int, len(plan))
+	for i := range plan {
+		r := &plan[i]
+		f := planField(i, r)
+		if r.Job == "" {
+			return verr(fmt.Sprintf("plan[%d]: job", i), "is missing")
+		}
+		if k, dup := seen[r.Job]; dup {
+			return verr(f+": job", "is listed twice (also plan[%d])", k)
+		}
+		seen[r.Job] = i
+		if r.Start.IsZero() {
+			return verr(f+": start", "is missing")
+		}
+		if len(r.Allocation) == 0 {
+			return verr(f+": allocation", "must be given")
+		}
+		for k, a := range r.Allocation {
+			af := fmt.Sprintf("%s: allocation[%d]", f, k)
+			_, gpus, ok := node(a.Node)
+			if !ok {
+				return verr(af+".node", "unknown node %q", a.Node)
+			}
+			if len(a.GPUs) == 0 {
+				return verr(af+".gpus", "holds no GPUs on node %q (leave the entry out)", a.Node)
+			}
+			var set topology.GPUSet
+			for _, g := range a.GPUs {
+				if g < 0 || g >= gpus {
+					return verr(af+".gpus", "GPU index %d out of range 0..%d of node %q", g, gpus-1, a.Node)
+				}
+				if set.Has(g) {
+					return verr(af+".gpus", "GPU %d of node %q is listed twice", g, a.Node)
+				}
+				set |= topology.SetOf(g)
+			}
+		}
+	}
+	return nil
+}
+
+// planField names plan entry i, r, for an error: plan[2] "C".
+func planField(i int, r *Reservation) string { return fmt.Sprintf("plan[%d] %q", i, r.Job) }
 
 // validateJobs checks the teams and jobs of s, whose cluster is valid;
 // node returns a node's number among the cluster's nodes (any numbering

@@ -1,0 +1,210 @@
+package scheduler
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// This file keeps the promises of Snapshot.Plan (DESIGN section 3a).
+// Before any job's turn, keepPromises goes over the pending jobs that
+// hold an entry of the plan, in queue order: an entry whose GPUs are
+// still usable for the job's whole run from the promised start is kept,
+// and the job starts now on those GPUs when its start has come, or is
+// reserved them again at that start otherwise. The promises kept are
+// thus in the profile before any other job is looked at, and no job
+// placed or reserved later in the Step may disturb them (the profile's
+// rule), which is what makes a start never move later. When a kept job's
+// turn comes (improve), it may still move earlier: it starts now on
+// other GPUs free now that disturb no reservation, or, under
+// conservative backfill, is reserved the earliest slot before its
+// promise that disturbs none. Its old slot then stays held in this
+// Step's profile, so that it moves only to a slot that is free whatever
+// becomes of the old one; the decision lists only the new one.
+//
+// An entry that is not kept leaves the job to be planned afresh in its
+// turn, and the cause is named in its message should it wait.
+
+// promise is a plan entry for a pending job, resolved on the index.
+type promise struct {
+	start time.Duration  // the promised start, an offset from now
+	pl    gang.Placement // the promised GPUs
+	// res is the index of the job's reservation in decided.Reservations
+	// while it holds one; -1 otherwise.
+	res int
+	// state: kept (reserved again), taken (started now on the promised
+	// GPUs), or broken with why.
+	kept, taken bool
+	why         string
+}
+
+// keepPromises reads the plan and keeps what of it still holds (see the
+// file comment). It runs once, after the queue is ordered.
+func (st *stepState) keepPromises() {
+	if len(st.snap.Plan) == 0 {
+		return
+	}
+	slotOf := make(map[string]int32, len(st.pending))
+	for i, j := range st.pending {
+		slotOf[j.ID] = int32(i)
+	}
+	st.promises = make(map[int32]*promise, len(st.snap.Plan))
+	for i := range st.snap.Plan {
+		r := &st.snap.Plan[i]
+		slot, ok := slotOf[r.Job]
+		if !ok {
+			continue // not pending: started, finished or unknown
+		}
+		st.promises[slot] = st.resolve(r)
+	}
+	for _, slot := range st.queue {
+		if p := st.promises[slot]; p != nil && p.why == "" {
+			st.keep(slot, p)
+		}
+	}
+}
+
+// resolve turns plan entry r into a promise on the index; a promise that
+// no longer fits its job's shape is broken from the start.
+func (st *stepState) resolve(r *Reservation) *promise {
+	p := &promise{start: st.offset(r.Start), res: -1}
+	for _, a := range r.Allocation {
+		n, _ := st.ix.Lookup(a.Node) // validated
+		p.pl.Slots = append(p.pl.Slots, gang.Slot{Node: n, GPUs: topology.SetOf(a.GPUs...)})
+	}
+	p.pl.Level = topology.ClusterLevel
+	return p
+}
+
+// keep keeps promise p of the job in slot, or breaks it, saying why.
+func (st *stepState) keep(slot int32, p *promise) {
+	j := st.pending[slot]
+	req, ok := st.request(j)
+	if !ok {
+		p.why = fmt.Sprintf("no node has its GPU type %q any more", j.GPUType)
+		return
+	}
+	if p.why = st.fitsShape(j, req, &p.pl); p.why != "" {
+		return
+	}
+	if p.start > st.horizon {
+		p.why = "its promised start is beyond the planning horizon"
+		return
+	}
+	d := st.hold(j)
+	if !st.profile.Usable(p.pl, p.start, d) {
+		p.why = st.whyUnusable(p)
+		return
+	}
+	if p.start == 0 {
+		st.profile.Take(p.pl, d)
+		st.recordPlacement(j, p.pl)
+		p.taken = true
+		return
+	}
+	p.res = len(st.decided.Reservations)
+	st.reserveAt(j, p.pl, p.start, d)
+	p.kept = true
+}
+
+// fitsShape says how pl no longer fits job j (whose request is req), or
+// "" when it does: as many GPUs as j needs, whole members on each node,
+// nodes of j's GPU type, one domain of its required level, one member
+// per node for a spread job.
+func (st *stepState) fitsShape(j *Job, req gang.Request, pl *gang.Placement) string {
+	total := 0
+	for i := range pl.Slots {
+		sl := &pl.Slots[i]
+		g := sl.GPUs.Len()
+		total += g
+		if g%j.GPUsPerMember != 0 || (req.Distinct && g != j.GPUsPerMember) {
+			return "the job's shape changed since it was promised"
+		}
+		sl.Members = g / j.GPUsPerMember
+		if !st.ix.InClass(sl.Node, req.Class) {
+			return "the job's GPU type changed since it was promised"
+		}
+		if req.Required != gang.NoLevel && st.ix.DomainOf(req.Required, sl.Node) != st.ix.DomainOf(req.Required, pl.Slots[0].Node) {
+			return "the job's topology changed since it was promised"
+		}
+	}
+	if total != j.GPUs() {
+		return "the job's shape changed since it was promised"
+	}
+	return ""
+}
+
+// whyUnusable names the first cause that makes a GPU of p unusable for
+// its run: a node not ready, an unhealthy GPU, a GPU still held at the
+// promised start, else another reservation (a job ahead in the queue:
+// one of a higher tier, or one that changed).
+func (st *stepState) whyUnusable(p *promise) string {
+	for _, sl := range p.pl.Slots {
+		name := st.ix.Name(sl.Node)
+		switch st.ix.State(sl.Node) {
+		case topology.Down:
+			return fmt.Sprintf("node %q is down", name)
+		case topology.Draining:
+			return fmt.Sprintf("node %q is draining", name)
+		}
+		if bad := sl.GPUs &^ st.ix.Healthy(sl.Node); bad != 0 {
+			return fmt.Sprintf("GPU %d of node %q is unhealthy", bad.Indices()[0], name)
+		}
+	}
+	for _, sl := range p.pl.Slots {
+		if p.start == 0 && sl.GPUs&st.ix.Held(sl.Node) != 0 {
+			return fmt.Sprintf("GPUs of node %q are still held", st.ix.Name(sl.Node))
+		}
+	}
+	return "a job ahead of it in the queue took its GPUs"
+}
+
+// improve is the turn of a job whose promise was kept: it starts now if
+// it can (on GPUs free now that disturb no reservation), or, under
+// conservative backfill, moves to the earliest slot before its promise;
+// else it keeps its promise.
+func (st *stepState) improve(slot int32, p *promise) status {
+	j := st.pending[slot]
+	req, _ := st.request(j)
+	d := st.hold(j)
+	key := st.shapeOf(j, req, d)
+	if s := st.placeNowWithinShadows(j, req, d, key); s.decided() {
+		st.retract(j, p)
+		return s
+	}
+	if st.cfg.Backfill != Conservative || st.cfg.Reserve != nil {
+		return status{code: reserved}
+	}
+	start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, p.start-1)
+	if !ok || start.At >= p.start {
+		return status{code: reserved}
+	}
+	st.retract(j, p)
+	st.reserveAt(j, start.Placement, start.At, d)
+	return status{code: reserved}
+}
+
+// retract takes j's kept reservation p out of the decision (its GPUs stay
+// held in this Step's profile) and gives back what it counted against
+// its team.
+func (st *stepState) retract(j *Job, p *promise) {
+	st.decided.Reservations[p.res].Job = ""
+	st.retracted++
+	p.res = -1
+	st.inUse[j.Team] -= j.GPUs()
+	if st.reserved != nil {
+		st.reserved[j.Team] -= j.GPUs()
+	}
+}
+
+// brokenPromise is what a waiting job's message adds when its promise
+// was not kept: the promised start and why.
+func (st *stepState) brokenPromise(slot int32) string {
+	p := st.promises[slot]
+	if p == nil || p.why == "" {
+		return ""
+	}
+	return fmt.Sprintf("; its promised start %s no longer holds: %s", st.at(p.start).UTC().Format(time.RFC3339), p.why)
+}
