@@ -217,6 +217,7 @@ type nev struct {
 	start, end time.Duration
 	set        topology.GPUSet
 	seq        int32 // of its timeline entry: the release, or the reservation's end
+	sseq       int32 // of a reservation's entry among the starts
 	reserve    bool
 }
 
@@ -662,7 +663,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		p.seq++
 		starts = append(starts, tev{at: start, seq: p.seq, n: s.Node, set: s.GPUs})
 		p.setAgain(p.seq, p.heldBefore(s.Node, s.GPUs, start))
-		e := nev{reserve: true, start: start, end: end, set: s.GPUs}
+		e := nev{reserve: true, start: start, end: end, set: s.GPUs, sseq: p.seq}
 		if end != Forever {
 			p.seq++
 			e.seq = p.seq
