@@ -8,32 +8,33 @@ import (
 	"github.com/gpusched/gpusched/topology"
 )
 
-// This file keeps the promises of Snapshot.Plan (DESIGN section 3a).
-// Before any job's turn, keepPromises goes over the pending jobs that
-// hold an entry of the plan, in queue order: an entry whose GPUs are
-// still usable for the job's whole run from the promised start is kept,
-// and the job starts now on those GPUs when its start has come, or is
-// reserved them again at that start otherwise. The promises kept are
-// thus in the profile before any other job is looked at, and no job
-// placed or reserved later in the Step may disturb them (the profile's
-// rule), which is what makes a start never move later. When a kept job's
-// turn comes (improve), it may still move earlier: it starts now on
-// other GPUs free now that disturb no reservation, or, under
-// conservative backfill, is reserved the earliest slot before its
-// promise that disturbs none. Its old slot then stays held in this
-// Step's profile, so that it moves only to a slot that is free whatever
-// becomes of the old one; the decision lists only the new one.
+// This file keeps the promises of Snapshot.Plan (DESIGN section 3a),
+// before any job's turn, in two passes over the pending jobs that hold
+// an entry of the plan, in queue order:
 //
-// An entry that is not kept leaves the job to be planned afresh in its
-// turn, and the cause is named in its message should it wait.
+//	keep             an entry whose GPUs are still usable for the job's whole
+//	                 run from the promised start is kept: the job starts now on
+//	                 those GPUs when its start has come, else they are reserved
+//	                 for it again; otherwise the promise is broken, with its cause
+//	improvePromises  each kept reservation is taken out and the job starts now
+//	                 or takes the earliest slot that disturbs no other
+//	                 reservation, never later than its promise (its own slot is
+//	                 free again)
+//
+// Every promise kept is in the profile before any other job is looked at,
+// and no job placed or reserved later may disturb one (the profile's
+// rule): so a start never moves later unless a cause named in the job's
+// message broke its promise. A job whose promise was broken is planned
+// afresh in its turn.
 
 // promise is a plan entry for a pending job, resolved on the index.
 type promise struct {
 	start time.Duration  // the promised start, an offset from now
 	pl    gang.Placement // the promised GPUs
 	// res is the index of the job's reservation in decided.Reservations
-	// while it holds one; -1 otherwise.
-	res int
+	// while it holds one (-1 otherwise), and ledger its index in the
+	// ledger's list.
+	res, ledger int
 	// state: kept (reserved again), taken (started now on the promised
 	// GPUs), or broken with why.
 	kept, taken bool
@@ -64,6 +65,7 @@ func (st *stepState) keepPromises() {
 			st.keep(slot, p)
 		}
 	}
+	st.improvePromises()
 }
 
 // resolve turns plan entry r into a promise on the index; a promise that
@@ -104,22 +106,22 @@ func (st *stepState) keep(slot int32, p *promise) {
 		p.taken = true
 		return
 	}
-	p.res = len(st.decided.Reservations)
+	p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
 	st.reserveAt(j, p.pl, p.start, d)
 	p.kept = true
 }
 
 // fitsShape says how pl no longer fits job j (whose request is req), or
 // "" when it does: as many GPUs as j needs, whole members on each node,
-// nodes of j's GPU type, one domain of its required level, one member
-// per node for a spread job.
+// nodes of j's GPU type, one domain of its required level. (A spread
+// job's members may share a node when capacity made them.)
 func (st *stepState) fitsShape(j *Job, req gang.Request, pl *gang.Placement) string {
 	total := 0
 	for i := range pl.Slots {
 		sl := &pl.Slots[i]
 		g := sl.GPUs.Len()
 		total += g
-		if g%j.GPUsPerMember != 0 || (req.Distinct && g != j.GPUsPerMember) {
+		if g%j.GPUsPerMember != 0 {
 			return "the job's shape changed since it was promised"
 		}
 		sl.Members = g / j.GPUsPerMember
@@ -161,36 +163,53 @@ func (st *stepState) whyUnusable(p *promise) string {
 	return "a job ahead of it in the queue took its GPUs"
 }
 
-// improve is the turn of a job whose promise was kept: it starts now if
-// it can (on GPUs free now that disturb no reservation), or, under
-// conservative backfill, moves to the earliest slot before its promise;
-// else it keeps its promise.
-func (st *stepState) improve(slot int32, p *promise) status {
-	j := st.pending[slot]
-	req, _ := st.request(j)
-	d := st.hold(j)
-	key := st.shapeOf(j, req, d)
-	if s := st.placeNowWithinShadows(j, req, d, key); s.decided() {
-		st.retract(j, p)
-		return s
+// improvePromises moves each kept promise, in queue order, to the
+// earliest slot that disturbs no other reservation: its reservation is
+// taken out, then it starts now if it can (on GPUs free now that no
+// reservation needs during its run), else it is reserved the earliest
+// slot, which is never later than its promise since that slot is free
+// again; at its promised start it keeps its promised GPUs. This is the
+// compression of conservative backfill (Mu'alem and Feitelson); every
+// backfill mode makes it, so that a protected job under EASY, too, is
+// reserved the earliest start it has.
+func (st *stepState) improvePromises() {
+	for _, slot := range st.queue {
+		p := st.promises[slot]
+		if p == nil || !p.kept {
+			continue
+		}
+		j := st.pending[slot]
+		req, _ := st.request(j)
+		d := st.hold(j)
+		st.unreserve(j, p, d)
+		var pl gang.Placement
+		var out gang.Outcome
+		if j.Placement == Spread && j.Group != "" {
+			pl, out = st.placeApart(j, req, d)
+		} else {
+			pl, out = st.profile.PlaceNow(req, d, st.scorer(j))
+		}
+		if out == gang.Placed {
+			st.recordPlacement(j, pl)
+			p.kept, p.taken = false, true
+			continue
+		}
+		start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, p.start)
+		if ok && start.At < p.start {
+			p.start, p.pl = start.At, start.Placement
+		}
+		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+		st.reserveAt(j, p.pl, p.start, d)
 	}
-	if st.cfg.Backfill != Conservative || st.cfg.Reserve != nil {
-		return status{code: reserved}
-	}
-	start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, p.start-1)
-	if !ok || start.At >= p.start {
-		return status{code: reserved}
-	}
-	st.retract(j, p)
-	st.reserveAt(j, start.Placement, start.At, d)
-	return status{code: reserved}
 }
 
-// retract takes j's kept reservation p out of the decision (its GPUs stay
-// held in this Step's profile) and gives back what it counted against
-// its team.
-func (st *stepState) retract(j *Job, p *promise) {
+// unreserve takes j's kept reservation p, for a run of d, out of the
+// profile, the ledger and the decision, and gives back what it counted
+// against j's team.
+func (st *stepState) unreserve(j *Job, p *promise, d time.Duration) {
+	st.profile.Unreserve(p.pl, p.start, d)
 	st.decided.Reservations[p.res].Job = ""
+	st.unledger(p.ledger)
 	st.retracted++
 	p.res = -1
 	st.inUse[j.Team] -= j.GPUs()

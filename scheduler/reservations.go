@@ -78,6 +78,27 @@ func (st *stepState) reserveAt(j *Job, pl gang.Placement, start, d time.Duration
 	st.decided.Reservations = appendDoubling(st.decided.Reservations, Reservation{Job: j.ID, Start: st.at(start), Allocation: pl.Allocation(st.ix)})
 }
 
+// unledger takes the reservation made[k] out of the ledger: it stays in
+// the list, with no job, so that indices hold, and leaves the starts.
+func (st *stepState) unledger(k int) {
+	l := &st.reservations
+	rs := &l.made[k]
+	l.starts = deleteSorted(l.starts, rs.start)
+	for i, sl := range rs.slots {
+		c := st.ix.NodeClass(sl.Node)
+		if cr := l.byClass[c]; cr != nil && !slices.ContainsFunc(rs.slots[:i], func(o gang.Slot) bool { return st.ix.NodeClass(o.Node) == c }) {
+			cr.starts = deleteSorted(cr.starts, rs.start)
+		}
+	}
+	rs.job, rs.slots = "", nil
+}
+
+// deleteSorted deletes one v from the sorted s, which holds it.
+func deleteSorted(s []time.Duration, v time.Duration) []time.Duration {
+	i, _ := slices.BinarySearch(s, v)
+	return slices.Delete(s, i, i+1)
+}
+
 // shadowsWithin is the number of reservations whose shadow time (their
 // start) comes before d: the jobs of one shape with the same count see
 // the same reserved GPUs. O(log R).

@@ -117,8 +117,8 @@ func (st *stepState) schedule() error {
 	for _, slot := range st.queue {
 		j := st.pending[slot]
 		if p := st.promises[slot]; p != nil && (p.kept || p.taken) {
-			if p.kept && st.improve(slot, p).blocks() && blockedBy == nil {
-				blockedBy = j
+			if p.kept && blockedBy == nil {
+				blockedBy = j // reserved: it waits for GPUs
 			}
 			continue
 		}
