@@ -33,10 +33,10 @@ func TestPlanDecodeErrors(t *testing.T) {
 		{`[{"job":"A","allocation":[{"node":"n0","gpus":[0]}]}]`, `snapshot: plan[0] "A": start is missing`},
 		{`[{"job":"A","start":"2026-12-02T01:00:00Z"}]`, `snapshot: plan[0] "A": allocation must be given`},
 		{`[` + ok + `,` + ok + `]`, `snapshot: plan[1] "A": job is listed twice (also plan[0])`},
-		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0]},{"node":"n9","gpus":[0]}]}]`,
-			`snapshot: plan[0] "A": allocation[1].node: unknown node "n9"`},
-		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[4]}]}]`,
-			`snapshot: plan[0] "A": allocation[0].gpus: GPU index 4 out of range 0..3 of node "n0"`},
+		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0]},{"gpus":[0]}]}]`,
+			`snapshot: plan[0] "A": allocation[1].node is missing`},
+		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[-1]}]}]`,
+			`snapshot: plan[0] "A": allocation[0].gpus: GPU index -1 is negative`},
 		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[1,1]}]}]`,
 			`snapshot: plan[0] "A": allocation[0].gpus: GPU 1 of node "n0" is listed twice`},
 		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[]}]}]`,
@@ -60,6 +60,9 @@ func TestPlanDecodeErrors(t *testing.T) {
 func TestPlanIgnoredEntries(t *testing.T) {
 	for _, plan := range []string{
 		`[{"job":"gone","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0,1]}]}]`,
+		`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n9","gpus":[0,1]}]}]`, // node gone
+		`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[3,4]}]}]`, // GPU gone
+		`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0,99]}]}]`,
 		`[{"job":"A","start":"2026-12-01T01:00:00Z","allocation":[{"node":"n0","gpus":[0,1,2]}]}]`, // wrong shape
 		`[{"job":"A","start":"2026-12-01T01:00:00Z","allocation":[{"node":"n0","gpus":[0,1]}]}]`,   // in the past: due
 	} {

@@ -68,12 +68,22 @@ func (st *stepState) keepPromises() {
 	st.improvePromises()
 }
 
-// resolve turns plan entry r into a promise on the index; a promise that
-// no longer fits its job's shape is broken from the start.
+// resolve turns plan entry r into a promise on the index; one on a node
+// or GPU the cluster no longer has is broken from the start.
 func (st *stepState) resolve(r *Reservation) *promise {
 	p := &promise{start: st.offset(r.Start), res: -1}
 	for _, a := range r.Allocation {
-		n, _ := st.ix.Lookup(a.Node) // validated
+		n, ok := st.ix.Lookup(a.Node)
+		if !ok {
+			p.why = fmt.Sprintf("node %q is no longer in the cluster", a.Node)
+			return p
+		}
+		for _, g := range a.GPUs {
+			if g >= st.ix.GPUs(n) {
+				p.why = fmt.Sprintf("node %q has no GPU %d", a.Node, g)
+				return p
+			}
+		}
 		p.pl.Slots = append(p.pl.Slots, gang.Slot{Node: n, GPUs: topology.SetOf(a.GPUs...)})
 	}
 	p.pl.Level = topology.ClusterLevel
@@ -168,7 +178,7 @@ func (st *stepState) whyUnusable(p *promise) string {
 // taken out, then it starts now if it can (on GPUs free now that no
 // reservation needs during its run), else it is reserved the earliest
 // slot, which is never later than its promise since that slot is free
-// again; at its promised start it keeps its promised GPUs. This is the
+// again. This is the
 // compression of conservative backfill (Mu'alem and Feitelson); every
 // backfill mode makes it, so that a protected job under EASY, too, is
 // reserved the earliest start it has.
@@ -194,8 +204,10 @@ func (st *stepState) improvePromises() {
 			p.kept, p.taken = false, true
 			continue
 		}
-		start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, p.start)
-		if ok && start.At < p.start {
+		// Its own slot is free again, so the search finds one by its
+		// promise; the profile's choice of GPUs (busy now before free now)
+		// is kept even at the same start, as a reservation made afresh.
+		if start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, p.start); ok {
 			p.start, p.pl = start.At, start.Placement
 		}
 		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)

@@ -235,9 +235,10 @@ type Snapshot struct {
 	// cause. A job whose promised start has come starts on the promised
 	// GPUs; conservative backfill also moves promises earlier when
 	// capacity frees up early. Entries for jobs that are not pending are
-	// ignored. An entry must name a job and a start and give an
-	// allocation on known nodes with GPU indices in range, each GPU
-	// once; two entries for one job are an error (see Validate).
+	// ignored, and so are entries on nodes or GPUs the cluster no longer
+	// has (the promise is broken). An entry must name a job and a start
+	// and give an allocation of named nodes and GPU indices >= 0, each
+	// GPU once; two entries for one job are an error (see Validate).
 	Plan []Reservation
 }
 

@@ -83,7 +83,7 @@ func validateTiers(s *Snapshot, tiers int) error {
 	if err := validateJobs(s, tiers, node, make([]topology.GPUSet, len(s.Cluster.Nodes))); err != nil {
 		return err
 	}
-	return validatePlan(s.Plan, node)
+	return validatePlan(s.Plan)
 }
 
 // checked is what validate learns on the way, for Step.
@@ -117,13 +117,7 @@ func validate(s *Snapshot, tiers int) (checked, error) {
 		return int(id), ix.GPUs(id), true
 	}, c.held)
 	if err == nil {
-		err = validatePlan(s.Plan, func(n string) (int, int, bool) {
-			id, ok := ix.Lookup(n)
-			if !ok {
-				return 0, 0, false
-			}
-			return int(id), ix.GPUs(id), true
-		})
+		err = validatePlan(s.Plan)
 	}
 	if err != nil {
 		return checked{}, err
@@ -133,16 +127,16 @@ func validate(s *Snapshot, tiers int) (checked, error) {
 
 // validatePlan checks the entries of a plan, in order, for what makes an
 // entry malformed: no job or start, a job listed twice, no allocation,
-// an entry of the allocation on an unknown node, with no GPUs, a GPU
-// index out of range, or one GPU twice. What only shows that the world
-// moved on since the plan was made is not an error, and Step handles it:
-// an entry for a job that is unknown or not pending is ignored; one whose
-// GPUs are no longer usable, or that no longer fits its job's shape, or
-// that shares a GPU with an entry of a job earlier in the queue is not
-// kept (the job is planned afresh, and its pending message says why).
-// node is as for validateJobs. O(P log P + A) for P entries and A
-// allocated GPUs.
-func validatePlan(plan []Reservation, node func(name string) (int, int, bool)) error {
+// an entry of the allocation with no node name or no GPUs, a negative
+// GPU index, or one GPU twice. What only shows that the world moved on
+// since the plan was made is not an error, and Step handles it: an entry
+// for a job that is unknown or not pending is ignored; one on a node that
+// left the cluster or on a GPU index the node no longer has, one whose
+// GPUs are no longer usable, one that no longer fits its job's shape, and
+// one that shares a GPU with the entry of a job ahead in the queue are
+// not kept (the job is planned afresh, and its pending message says why).
+// O(P log P + A) for P entries and A allocated GPUs.
+func validatePlan(plan []Reservation) error {
 	seen := make(map[string]int, len(plan))
 	for i := range plan {
 		r := &plan[i]
@@ -162,22 +156,23 @@ func validatePlan(plan []Reservation, node func(name string) (int, int, bool)) e
 		}
 		for k, a := range r.Allocation {
 			af := fmt.Sprintf("%s: allocation[%d]", f, k)
-			_, gpus, ok := node(a.Node)
-			if !ok {
-				return verr(af+".node", "unknown node %q", a.Node)
+			if a.Node == "" {
+				return verr(af+".node", "is missing")
 			}
 			if len(a.GPUs) == 0 {
 				return verr(af+".gpus", "holds no GPUs on node %q (leave the entry out)", a.Node)
 			}
 			var set topology.GPUSet
 			for _, g := range a.GPUs {
-				if g < 0 || g >= gpus {
-					return verr(af+".gpus", "GPU index %d out of range 0..%d of node %q", g, gpus-1, a.Node)
+				if g < 0 {
+					return verr(af+".gpus", "GPU index %d is negative", g)
 				}
 				if set.Has(g) {
 					return verr(af+".gpus", "GPU %d of node %q is listed twice", g, a.Node)
 				}
-				set |= topology.SetOf(g)
+				if g < topology.MaxGPUsPerNode {
+					set |= topology.SetOf(g)
+				}
 			}
 		}
 	}
