@@ -55,9 +55,9 @@ func (p *Profile) Take(pl gang.Placement, d time.Duration) {
 // from start for a run of d: its GPUs are usable over that span again,
 // as if it had never been made, while every other reservation stays (a
 // reservation of the same GPUs that Reserve joined to it is kept whole).
-// It panics when no such reservation was made. Remembered answers are
-// dropped, since the profile loosens. O(nodes of pl × e·(e + g + log
-// E)) for e events per node and g GPUs per node.
+// It panics when no such reservation was made. Answers [Profile.Earliest]
+// remembered are dropped. O(nodes of pl × e·(e + g + log E)) for e events
+// per node and g GPUs per node.
 func (p *Profile) Unreserve(pl gang.Placement, start, d time.Duration) {
 	end := add(start, run(d))
 	for _, sl := range pl.Slots {
@@ -83,6 +83,7 @@ func (p *Profile) Unreserve(pl gang.Placement, start, d time.Duration) {
 		ne.reservationsChanged()
 		p.markStale(n)
 		p.againAll(n)
+
 		// What Reserve joined to it on either side goes back in.
 		one := gang.Placement{Slots: []gang.Slot{sl}}
 		if e.start < start {
@@ -92,6 +93,10 @@ func (p *Profile) Unreserve(pl gang.Placement, start, d time.Duration) {
 			p.Reserve(one, end, span(end, e.end))
 		}
 	}
+	// Remembered answers go: recording the freed span as loosened
+	// windows (as MoveRelease does) makes every later query read them,
+	// which costs more than searching afresh once Unreserve is called
+	// for thousands of reservations.
 	p.forget()
 }
 

@@ -147,3 +147,25 @@ func BenchmarkMultifactorOrder(b *testing.B) {
 		Multifactor{}.Order(snap, jobs)
 	}
 }
+
+// BenchmarkStepWithPlan measures a Step whose snapshot carries, as its
+// plan, the reservations of a Step on the same snapshot: under EASY the
+// protected jobs' and preemptors' promises, under conservative one for
+// every blocked job. Each is kept and moved to its earliest start.
+func BenchmarkStepWithPlan(b *testing.B) {
+	for _, mode := range []BackfillMode{EASY, Conservative} {
+		for _, sz := range benchSizes {
+			b.Run(fmt.Sprintf("%v/nodes=%d/pending=%d", mode, sz.nodes, sz.pending), func(b *testing.B) {
+				cfg := Config{Backfill: mode}
+				snap := benchSnapshot(sz.nodes, sz.pending)
+				d, err := New(cfg).Step(snap)
+				if err != nil {
+					b.Fatal(err)
+				}
+				planned := *snap
+				planned.Plan = d.Reservations
+				stepLoop(b, &planned, cfg)
+			})
+		}
+	}
+}

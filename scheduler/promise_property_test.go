@@ -95,3 +95,28 @@ func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early bool) {
 		}
 	}
 }
+
+// TestInvariantsWithPlan: invariants 1, 2, 3 and 5 hold for a Step whose
+// snapshot carries a plan: the reservations of a Step on the same
+// snapshot, or on the snapshot with every pending job's plan entry moved
+// an hour later (a plan the Step may improve on).
+func TestInvariantsWithPlan(t *testing.T) {
+	forModes(t, func(t *rapid.T, cfg scheduler.Config) {
+		s := gen.Snapshot(t)
+		d := step(t, cfg, s)
+		planned := *s
+		planned.Plan = d.Reservations
+		if rapid.Bool().Draw(t, "later") {
+			planned.Plan = nil
+			for _, r := range d.Reservations {
+				r.Start = r.Start.Add(time.Hour)
+				planned.Plan = append(planned.Plan, r)
+			}
+		}
+		d2 := step(t, cfg, &planned)
+		w := newWorld(&planned, d2, cfg)
+		if err := checkAll(w, checkNoDoubleAllocation, checkGangs, checkNoJobLost, checkReservationsHold); err != nil {
+			t.Fatalf("%v\n%s", err, dump(&planned, d2))
+		}
+	})
+}
