@@ -17,7 +17,8 @@ import (
 //	newStepState              free-capacity index: nodes minus running and evicting jobs (state.go)
 //	stepState.evict           evict on down nodes and past time limits (state.go)
 //	stepState.orderPending    order the pending jobs (Config.Order)
-//	stepState.schedule        each job's turn, in order:
+//	stepState.keepPromises    keep and compress the promises of Snapshot.Plan (promises.go)
+//	stepState.schedule        each other job's turn, in order:
 //	  stepState.try             one job's turn:
 //	    admit                     checks of the job alone: GPU type, shape, quota (checks in waits.go)
 //	    placeNowWithinShadows     start now by EASY's shadow-time rule (place.go)
