@@ -178,10 +178,9 @@ func (st *stepState) whyUnusable(p *promise) string {
 // taken out, then it starts now if it can (on GPUs free now that no
 // reservation needs during its run), else it is reserved the earliest
 // slot, which is never later than its promise since that slot is free
-// again. This is the
-// compression of conservative backfill (Mu'alem and Feitelson); every
-// backfill mode makes it, so that a protected job under EASY, too, is
-// reserved the earliest start it has.
+// again. This is the compression of conservative backfill (Mu'alem and
+// Feitelson); every backfill mode makes it, so that a protected job
+// under EASY, too, is reserved the earliest start it has.
 func (st *stepState) improvePromises() {
 	for _, slot := range st.queue {
 		p := st.promises[slot]
