@@ -303,6 +303,7 @@ func (p *Profile) forget() {
 		clear(p.memo)
 	}
 	p.loose = p.loose[:0]
+	p.forgets++
 }
 
 // freeNow is the number of free GPUs in the index.

@@ -141,6 +141,7 @@ type Profile struct {
 	// only tightens; see [Profile.Earliest].
 	memo     map[shape][]memoGroup
 	loose    []loosened // see memo.go
+	forgets  uint32     // how many times forget ran: see Unreserve
 	winBuf   []window
 	resBuf   []window
 	lastFree int

@@ -56,9 +56,12 @@ func (p *Profile) Take(pl gang.Placement, d time.Duration) {
 // as if it had never been made, while every other reservation stays (a
 // reservation of the same GPUs that Reserve joined to it is kept whole).
 // It panics when no such reservation was made. Answers [Profile.Earliest]
-// remembered are dropped. O(nodes of pl × e·(e + g + log E)) for e events
-// per node and g GPUs per node.
-func (p *Profile) Unreserve(pl gang.Placement, start, d time.Duration) {
+// remembered survive, as they do a release moved earlier: a query first
+// searches the starts at which the freed GPUs are usable for its run.
+// O(nodes of pl × e·(e + g + log E)) for e events per node and g GPUs
+// per node.
+func (p *Profile) Unreserve(pl gang.Placement, start, d time.Duration) Mark {
+	m := Mark{loose: len(p.loose), forgets: p.forgets}
 	end := add(start, run(d))
 	for _, sl := range pl.Slots {
 		n := sl.Node
@@ -83,6 +86,9 @@ func (p *Profile) Unreserve(pl gang.Placement, start, d time.Duration) {
 		ne.reservationsChanged()
 		p.markStale(n)
 		p.againAll(n)
+		// A run that starts before the reservation's end may now use its
+		// GPUs: remembered answers hold for the others (see memo.go).
+		p.loosen(n, e.set, 0, e.end)
 
 		// What Reserve joined to it on either side goes back in.
 		one := gang.Placement{Slots: []gang.Slot{sl}}
@@ -93,11 +99,41 @@ func (p *Profile) Unreserve(pl gang.Placement, start, d time.Duration) {
 			p.Reserve(one, end, span(end, e.end))
 		}
 	}
-	// Remembered answers go: recording the freed span as loosened
-	// windows (as MoveRelease does) makes every later query read them,
-	// which costs more than searching afresh once Unreserve is called
-	// for thousands of reservations.
-	p.forget()
+	return m
+}
+
+// Mark is where [Profile.Unreserve] left the profile's remembered
+// answers, for [Profile.Restore].
+type Mark struct {
+	loose   int
+	forgets uint32
+}
+
+// Restore puts back the reservation that Unreserve (which returned m)
+// took back, when nothing else changed the profile since but queries
+// and placements that were taken back: the profile is then as it was,
+// and so are its remembered answers (Unreserve recorded the freed spans
+// as loosened windows, which every later query would otherwise read;
+// answers remembered while they were open only start sweeps earlier
+// than they need to). A caller that searched for an earlier start and
+// found none puts the reservation back this way.
+func (p *Profile) Restore(pl gang.Placement, start, d time.Duration, m Mark) {
+	p.Reserve(pl, start, d)
+	if p.forgets != m.forgets || len(p.loose) < m.loose {
+		return
+	}
+	// The windows go; a bound remembered while they were open holds (it
+	// was found with more GPUs usable), and is marked as having read
+	// none of them, so that windows numbered alike later are read.
+	p.loose = p.loose[:m.loose]
+	e := int32(m.loose)
+	for _, gs := range p.memo {
+		for _, g := range gs {
+			for j := range g.bounds {
+				g.bounds[j].epoch = min(g.bounds[j].epoch, e)
+			}
+		}
+	}
 }
 
 // span is the length of [from, to), Forever when to is.

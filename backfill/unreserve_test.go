@@ -62,7 +62,10 @@ func TestUnreserveAsIfNeverMade(t *testing.T) {
 		}
 		steps := rapid.IntRange(1, 12).Draw(t, "steps")
 		for range steps {
-			switch rapid.IntRange(0, 2).Draw(t, "op") {
+			switch rapid.IntRange(0, 3).Draw(t, "op") {
+			case 3: // a query, for the profile to remember answers
+				r, d := req(t)
+				p.Earliest(r, d, nil, 0)
 			case 0, 1: // reserve the earliest start of a request
 				r, d := req(t)
 				st, ok := p.Earliest(r, d, nil, 0)
@@ -70,7 +73,7 @@ func TestUnreserveAsIfNeverMade(t *testing.T) {
 					p.Reserve(st.Placement, st.At, d)
 					made = append(made, &res{pl: st.Placement, start: st.At, d: d})
 				}
-			case 2: // take one back
+			case 2: // take one back (and maybe put it back)
 				live := []*res{}
 				for _, m := range made {
 					if !m.gone {
@@ -79,8 +82,15 @@ func TestUnreserveAsIfNeverMade(t *testing.T) {
 				}
 				if len(live) > 0 {
 					m := rapid.SampledFrom(live).Draw(t, "unreserve")
-					p.Unreserve(m.pl, m.start, m.d)
+					mark := p.Unreserve(m.pl, m.start, m.d)
 					m.gone = true
+					// Sometimes search, then put it back as it was.
+					if rapid.Bool().Draw(t, "restore") {
+						r, d := req(t)
+						p.Earliest(r, d, nil, 0)
+						p.Restore(m.pl, m.start, m.d, mark)
+						m.gone = false
+					}
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -190,7 +191,7 @@ func (st *stepState) improvePromises() {
 		j := st.pending[slot]
 		req, _ := st.request(j)
 		d := st.hold(j)
-		st.unreserve(j, p, d)
+		mark := st.unreserve(j, p, d)
 		var pl gang.Placement
 		var out gang.Outcome
 		if j.Placement == Spread && j.Group != "" {
@@ -206,19 +207,43 @@ func (st *stepState) improvePromises() {
 		// Its own slot is free again, so the search finds one by its
 		// promise; the profile's choice of GPUs (busy now before free now)
 		// is kept even at the same start, as a reservation made afresh.
-		if start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, p.start); ok {
-			p.start, p.pl = start.At, start.Placement
-		}
+		start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, p.start)
 		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+		if !ok || start.At == p.start && sameSlots(start.Placement, p.pl) {
+			// Nothing better: the reservation goes back as it was, and
+			// the profile's remembered answers with it.
+			st.profile.Restore(p.pl, p.start, d, mark)
+			st.recordReservation(j, p.pl, p.start)
+			continue
+		}
+		p.start, p.pl = start.At, start.Placement
 		st.reserveAt(j, p.pl, p.start, d)
 	}
 }
 
+// sameSlots reports whether a and b hold the same GPUs.
+func sameSlots(a, b gang.Placement) bool {
+	if len(a.Slots) != len(b.Slots) {
+		return false
+	}
+	held := map[topology.NodeID]topology.GPUSet{}
+	for _, sl := range a.Slots {
+		held[sl.Node] |= sl.GPUs
+	}
+	for _, sl := range b.Slots {
+		if held[sl.Node] != sl.GPUs {
+			return false
+		}
+		delete(held, sl.Node)
+	}
+	return len(held) == 0
+}
+
 // unreserve takes j's kept reservation p, for a run of d, out of the
 // profile, the ledger and the decision, and gives back what it counted
-// against j's team.
-func (st *stepState) unreserve(j *Job, p *promise, d time.Duration) {
-	st.profile.Unreserve(p.pl, p.start, d)
+// against j's team. The mark is for putting it back (Profile.Restore).
+func (st *stepState) unreserve(j *Job, p *promise, d time.Duration) backfill.Mark {
+	mark := st.profile.Unreserve(p.pl, p.start, d)
 	st.decided.Reservations[p.res].Job = ""
 	st.unledger(p.ledger)
 	st.retracted++
@@ -227,6 +252,7 @@ func (st *stepState) unreserve(j *Job, p *promise, d time.Duration) {
 	if st.reserved != nil {
 		st.reserved[j.Team] -= j.GPUs()
 	}
+	return mark
 }
 
 // brokenPromise is what a waiting job's message adds when its promise

@@ -57,6 +57,14 @@ func (st *stepState) reserveWithinHorizon(j *Job, req gang.Request, d time.Durat
 // now on, so that later jobs of the team cannot use up the quota the
 // reserved job will need when it starts.
 func (st *stepState) reserveAt(j *Job, pl gang.Placement, start, d time.Duration) {
+	st.profile.Reserve(pl, start, d)
+	st.recordReservation(j, pl, start)
+}
+
+// recordReservation records in the ledger and the decision that pl is
+// reserved for j from start, which the profile holds already, and counts
+// its GPUs against j's team quota.
+func (st *stepState) recordReservation(j *Job, pl gang.Placement, start time.Duration) {
 	for _, sl := range pl.Slots {
 		if taken := sl.GPUs & st.evicting[sl.Node] &^ st.promised[sl.Node]; taken != 0 {
 			if st.promised == nil {
@@ -66,7 +74,6 @@ func (st *stepState) reserveAt(j *Job, pl gang.Placement, start, d time.Duration
 			st.freeing -= (taken & st.ix.Healthy(sl.Node)).Len()
 		}
 	}
-	st.profile.Reserve(pl, start, d)
 	st.inUse[j.Team] += j.GPUs()
 	if len(st.quotas) > 0 {
 		if st.reserved == nil {
