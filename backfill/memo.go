@@ -302,6 +302,7 @@ func (mm *memo) forget() {
 		clear(mm.answers)
 	}
 	mm.loose = mm.loose[:0]
+	mm.forgets++
 }
 
 // freeNow is the number of free GPUs in the index.
@@ -338,6 +339,7 @@ type memo struct {
 	answers  map[shape][]memoGroup
 	loose    []loosened
 	lastFree int
+	forgets  uint32 // how many times forget ran: see Profile.Unreserve
 }
 
 // Forget drops the answers [Profile.Earliest] remembered. A caller that

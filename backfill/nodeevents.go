@@ -14,6 +14,7 @@ type nodeEvent struct {
 	start, end time.Duration
 	set        topology.GPUSet
 	seq        int32 // of its timeline entry: the release, or the reservation's end
+	startSeq   int32 // of a reservation's entry among the starts
 	reserve    bool
 }
 

@@ -47,7 +47,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		p.timeline.seq++
 		starts = append(starts, timelineEntry{at: start, seq: p.timeline.seq, n: s.Node, set: s.GPUs})
 		p.timeline.setReservedAgainBy(p.timeline.seq, p.heldBefore(s.Node, s.GPUs, start))
-		e := nodeEvent{reserve: true, start: start, end: end, set: s.GPUs}
+		e := nodeEvent{reserve: true, start: start, end: end, set: s.GPUs, startSeq: p.timeline.seq}
 		if end != Forever {
 			p.timeline.seq++
 			e.seq = p.timeline.seq
@@ -68,9 +68,10 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 
 // heldBefore returns, for a reservation of s on node n from start, the
 // earliest over the GPUs of s of the end of the last reservation of that
-// GPU that ends by start; 0 when a GPU of s has none. Reservations are
-// never taken back, and one is extended only up to the next reservation
-// of its GPUs, so each of those reservations stays, ending no earlier.
+// GPU that ends by start; 0 when a GPU of s has none. A reservation is
+// extended only up to the next reservation of its GPUs, so each of those
+// reservations stays, ending no earlier, unless [Profile.Unreserve] takes
+// it back, which recomputes the value for the node's entries.
 // O(e·g) for e events of the node and g GPUs of s.
 func (p *Profile) heldBefore(n topology.NodeID, s topology.GPUSet, start time.Duration) time.Duration {
 	var last [64]time.Duration

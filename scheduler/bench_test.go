@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -146,4 +147,57 @@ func BenchmarkMultifactorOrder(b *testing.B) {
 		copy(jobs, pending)
 		Multifactor{}.Order(snap, jobs)
 	}
+}
+
+// BenchmarkStepWithPlan measures the Step after a first one, when
+// nothing happened in between: the host applied the first decision (its
+// placements run, its victims are evicting) and passes its reservations
+// back as the plan: under EASY the protected jobs' and preemptors'
+// promises, under conservative one for every blocked job. Each promise
+// is checked, kept and compressed. BenchmarkStepAfterStep is the same
+// Step without the plan, for comparison.
+func BenchmarkStepWithPlan(b *testing.B) { benchNextStep(b, true) }
+
+// BenchmarkStepAfterStep is BenchmarkStepWithPlan without the plan: the
+// second Step plans from scratch.
+func BenchmarkStepAfterStep(b *testing.B) { benchNextStep(b, false) }
+
+func benchNextStep(b *testing.B, withPlan bool) {
+	for _, mode := range []BackfillMode{EASY, Conservative} {
+		for _, sz := range benchSizes {
+			b.Run(fmt.Sprintf("%v/nodes=%d/pending=%d", mode, sz.nodes, sz.pending), func(b *testing.B) {
+				cfg := Config{Backfill: mode}
+				snap := benchSnapshot(sz.nodes, sz.pending)
+				d, err := New(cfg).Step(snap)
+				if err != nil {
+					b.Fatal(err)
+				}
+				next := applied(snap, d)
+				if withPlan {
+					next.Plan = d.Reservations
+				}
+				stepLoop(b, next, cfg)
+			})
+		}
+	}
+}
+
+// applied is snap after a host applied d at snap.Now: placed jobs run,
+// evicted ones are evicting.
+func applied(snap *Snapshot, d *Decision) *Snapshot {
+	next := *snap
+	next.Jobs = slices.Clone(snap.Jobs)
+	at := map[string]int{}
+	for i := range next.Jobs {
+		at[next.Jobs[i].ID] = i
+	}
+	for _, p := range d.Placements {
+		j := &next.Jobs[at[p.Job]]
+		j.State, j.Started, j.Allocation = Running, snap.Now, p.Allocation
+	}
+	for _, e := range d.Evictions {
+		j := &next.Jobs[at[e.Job]]
+		j.State, j.EvictedAt = Evicting, snap.Now
+	}
+	return &next
 }

@@ -12,7 +12,8 @@
 //		if err != nil {                   // *ValidationError names the field
 //			return err
 //		}
-//		host.Apply(d)                     // start d.Placements, stop d.Evictions
+//		host.Apply(d)                     // start d.Placements, stop d.Evictions,
+//		                                  // keep d.Reservations as the next Snapshot.Plan
 //		host.WaitForEvent()               // arrival, completion, node change
 //	}
 //
@@ -24,8 +25,31 @@
 //  3. Evicts running jobs on down nodes (node-down) and, unless
 //     Config.IgnoreTimeLimits, past their time limit (time-limit).
 //  4. Orders the pending jobs (Config.Order; default [Multifactor]).
-//  5. Gives each job its turn, in order (below).
-//  6. Returns every list sorted by job ID.
+//  5. Keeps the promises of Snapshot.Plan (below).
+//  6. Gives each other job its turn, in order (below).
+//  7. Returns every list sorted by job ID.
+//
+// # Promises across Steps
+//
+// A reservation is a promise. A host that passes each decision's
+// Reservations back as the next snapshot's Plan gets this guarantee: a
+// pending job's start is never later than its plan entry says, unless a
+// GPU of the entry became unusable (node down or draining, GPU unhealthy
+// or gone, still held at the promised start), or the job changed (shape,
+// GPU type, topology, or a time limit that no longer fits); the job's
+// pending message then names the cause. Before any other job's turn, the
+// pending jobs with a plan entry are taken in queue order: an entry still
+// usable for the job's whole run is kept (the job starts now on those
+// GPUs when its start has come, else is reserved them again), then each
+// kept reservation is taken out and the job takes the earliest start that
+// disturbs no other reservation, never later than its promise: the
+// compression of conservative backfill (Mu'alem and Feitelson), made
+// under every backfill mode. Jobs then placed or reserved in their turns
+// cannot disturb a kept promise. So under EASY a protected job, and a
+// preemptor reserved its victims' GPUs, keep their reservation until they
+// start, whichever jobs arrive meanwhile; and with conservative backfill a
+// start only moves earlier as jobs end early. Entries for jobs that are
+// not pending are ignored. Without a plan, Step plans from scratch.
 //
 // In its turn, the first of these that applies decides a job:
 //

@@ -149,6 +149,14 @@ func EncodeSnapshot(out io.Writer, s *Snapshot) error {
 		}
 		w.token(jsontext.EndArray)
 	}
+	if len(s.Plan) > 0 {
+		w.member("plan")
+		w.token(jsontext.BeginArray)
+		for _, r := range s.Plan {
+			w.reservation(r)
+		}
+		w.token(jsontext.EndArray)
+	}
 	w.token(jsontext.EndObject)
 	return w.flush(&buf, out)
 }
@@ -305,12 +313,7 @@ func EncodeDecision(out io.Writer, d *Decision) error {
 	w.member("reservations")
 	w.token(jsontext.BeginArray)
 	for _, r := range d.Reservations {
-		w.token(jsontext.BeginObject)
-		w.strMember("job", r.Job, false)
-		w.strMember("start", formatTime(r.Start, time.RFC3339Nano), false)
-		w.member("allocation")
-		w.allocation(r.Allocation)
-		w.token(jsontext.EndObject)
+		w.reservation(r)
 	}
 	w.token(jsontext.EndArray)
 	w.member("pending")
@@ -328,10 +331,23 @@ func EncodeDecision(out io.Writer, d *Decision) error {
 	return w.flush(&buf, out)
 }
 
+// reservation writes a reservation, as a decision and a plan have it.
+func (w *jsonWriter) reservation(r Reservation) {
+	w.token(jsontext.BeginObject)
+	w.strMember("job", r.Job, false)
+	w.strMember("start", formatTime(r.Start, time.RFC3339Nano), false)
+	w.member("allocation")
+	w.allocation(r.Allocation)
+	w.token(jsontext.EndObject)
+}
+
 // snapshotSize estimates the length of s in JSON, so that the buffer it
 // is written to seldom grows.
 func snapshotSize(s *Snapshot) int {
 	n := 256 + 160*len(s.Cluster.Nodes) + 128*len(s.Teams) + 448*len(s.Jobs)
+	for _, r := range s.Plan {
+		n += 96 + allocationSize(r.Allocation)
+	}
 	for i := range s.Jobs {
 		n += allocationSize(s.Jobs[i].Allocation)
 	}

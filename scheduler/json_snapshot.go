@@ -28,10 +28,11 @@ type snapshotParts struct {
 	cluster      jsontext.Value
 	clusterGiven bool
 	teams, jobs  []jsontext.Value
+	plan         []jsontext.Value
 }
 
 // snapshotKeys are the keys of a snapshot document's object.
-var snapshotKeys = []string{"now", "cluster", "teams", "jobs"}
+var snapshotKeys = []string{"now", "cluster", "teams", "jobs", "plan"}
 
 // snapshotTop reads the document's object into p.
 func (r *jsonReader) snapshotTop(p *snapshotParts) error {
@@ -51,6 +52,8 @@ func (r *jsonReader) snapshotTop(p *snapshotParts) error {
 			p.teams, err = r.rawList(p.teams)
 		case 3:
 			p.jobs, err = r.rawList(p.jobs)
+		case 4:
+			p.plan, err = r.rawList(p.plan)
 		}
 		return err
 	})
@@ -136,7 +139,34 @@ func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
 			return err
 		}
 	}
+	if len(p.plan) > 0 {
+		s.Plan = make([]Reservation, len(p.plan))
+	}
+	for i, raw := range p.plan {
+		r.readPart(raw, "plan", i, "job")
+		if err := r.planEntry(&s.Plan[i]); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// planEntry reads one entry of a snapshot's plan: a reservation as a
+// decision writes it.
+func (r *jsonReader) planEntry(p *Reservation) error {
+	_, err := r.object([]string{"job", "start", "allocation"}, func(f int) error {
+		var err error
+		switch f {
+		case 0:
+			_, err = r.str(&p.Job)
+		case 1:
+			err = r.timeValue(0, "start", &p.Start)
+		case 2:
+			p.Allocation, err = r.allocation()
+		}
+		return err
+	})
+	return r.partEnd(err)
 }
 
 // cluster reads a cluster's levels into c and the text of its nodes

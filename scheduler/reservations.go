@@ -57,6 +57,14 @@ func (st *stepState) reserveWithinHorizon(j *Job, req gang.Request, d time.Durat
 // now on, so that later jobs of the team cannot use up the quota the
 // reserved job will need when it starts.
 func (st *stepState) reserveAt(j *Job, pl gang.Placement, start, d time.Duration) {
+	st.profile.Reserve(pl, start, d)
+	st.recordReservation(j, pl, start)
+}
+
+// recordReservation records in the ledger and the decision that pl is
+// reserved for j from start, which the profile holds already, and counts
+// its GPUs against j's team quota.
+func (st *stepState) recordReservation(j *Job, pl gang.Placement, start time.Duration) {
 	for _, sl := range pl.Slots {
 		if taken := sl.GPUs & st.evicting[sl.Node] &^ st.promised[sl.Node]; taken != 0 {
 			if st.promised == nil {
@@ -66,7 +74,6 @@ func (st *stepState) reserveAt(j *Job, pl gang.Placement, start, d time.Duration
 			st.freeing -= (taken & st.ix.Healthy(sl.Node)).Len()
 		}
 	}
-	st.profile.Reserve(pl, start, d)
 	st.inUse[j.Team] += j.GPUs()
 	if len(st.quotas) > 0 {
 		if st.reserved == nil {
@@ -76,6 +83,27 @@ func (st *stepState) reserveAt(j *Job, pl gang.Placement, start, d time.Duration
 	}
 	st.addToLedger(madeReservation{job: j.ID, start: start, slots: pl.Slots})
 	st.decided.Reservations = appendDoubling(st.decided.Reservations, Reservation{Job: j.ID, Start: st.at(start), Allocation: pl.Allocation(st.ix)})
+}
+
+// unledger takes the reservation made[k] out of the ledger: it stays in
+// the list, with no job, so that indices hold, and leaves the starts.
+func (st *stepState) unledger(k int) {
+	l := &st.reservations
+	rs := &l.made[k]
+	l.starts = deleteSorted(l.starts, rs.start)
+	for i, sl := range rs.slots {
+		c := st.ix.NodeClass(sl.Node)
+		if cr := l.byClass[c]; cr != nil && !slices.ContainsFunc(rs.slots[:i], func(o gang.Slot) bool { return st.ix.NodeClass(o.Node) == c }) {
+			cr.starts = deleteSorted(cr.starts, rs.start)
+		}
+	}
+	rs.job, rs.slots = "", nil
+}
+
+// deleteSorted deletes one v from the sorted s, which holds it.
+func deleteSorted(s []time.Duration, v time.Duration) []time.Duration {
+	i, _ := slices.BinarySearch(s, v)
+	return slices.Delete(s, i, i+1)
 }
 
 // shadowsWithin is the number of reservations whose shadow time (their

@@ -33,9 +33,10 @@ import (
 //	config [backfill=easy] [reservations=1] [order=tier|multifactor]
 //	       [enforceTimeLimits=false] [backfillOrder=shortest] [preemption=off]
 //	       [reserveMinGPUs=16]  (a ReservationPolicy: reserve only gangs this big)
+//	       [plan=on]   (each snapshot carries the last applied decision's reservations)
 //	step          prints the decision of Step at the current time
 //	apply         the last decision, as a host would: placements run from now,
-//	              evictions are evicting from now
+//	              evictions are evicting from now, reservations are the plan
 //	advance 2h    moves the clock; evicting jobs whose grace has passed are
 //	              requeued as pending or removed (printed)
 //	finish J      J ends and is removed
@@ -193,6 +194,10 @@ type scenWorld struct {
 	jobs    []scheduler.Job
 	cfg     scheduler.Config
 	last    *scheduler.Decision
+	// usePlan makes each snapshot carry the reservations of the last
+	// decision applied (plan).
+	usePlan bool
+	plan    []scheduler.Reservation
 	requeue map[string]bool
 	goneAt  map[string]time.Time
 }
@@ -530,6 +535,14 @@ func (w *scenWorld) config(a *scenArgs) error {
 	default:
 		return fmt.Errorf("unknown preemption %q", v)
 	}
+	switch v, _ := a.take("plan"); v {
+	case "on":
+		w.usePlan = true
+	case "", "off":
+		w.usePlan = false
+	default:
+		return fmt.Errorf("unknown plan %q", v)
+	}
 	if v, ok := a.take("reserveMinGPUs"); ok {
 		least, err := strconv.Atoi(v)
 		if err != nil {
@@ -544,6 +557,9 @@ func (w *scenWorld) config(a *scenArgs) error {
 func (w *scenWorld) snapshot() *scheduler.Snapshot {
 	s := &scheduler.Snapshot{Now: w.now, Cluster: topology.Cluster{Levels: w.cluster.Levels}, Teams: slices.Clone(w.teams)}
 	s.Cluster.Nodes = slices.Clone(w.cluster.Nodes)
+	if w.usePlan {
+		s.Plan = slices.Clone(w.plan)
+	}
 	for _, j := range w.jobs {
 		j.Allocation = j.Allocation.Clone()
 		s.Jobs = append(s.Jobs, j)
@@ -620,6 +636,7 @@ func (w *scenWorld) apply() error {
 		return fmt.Errorf("no decision to apply")
 	}
 	w.last = nil
+	w.plan = slices.Clone(d.Reservations)
 	for _, p := range d.Placements {
 		i := w.find(p.Job)
 		if i < 0 {

@@ -46,6 +46,11 @@ type stepState struct {
 
 	// reservations is the ledger of this Step's reservations.
 	reservations reservations
+	// promises holds, by slot, the plan's entries for pending jobs (nil
+	// without a plan); retracted counts the kept reservations taken back
+	// when their job moved earlier (see promises.go).
+	promises  map[int32]*promise
+	retracted int
 
 	// evictionsEnd is the latest offset at which a job being evicted
 	// (this Step's victims included) is gone.
@@ -247,6 +252,9 @@ func (st *stepState) result() *Decision {
 	d := st.decided
 	slices.SortFunc(d.Placements, func(a, b Placement) int { return strings.Compare(a.Job, b.Job) })
 	slices.SortFunc(d.Evictions, func(a, b Eviction) int { return strings.Compare(a.Job, b.Job) })
+	if st.retracted > 0 {
+		d.Reservations = slices.DeleteFunc(d.Reservations, func(r Reservation) bool { return r.Job == "" })
+	}
 	slices.SortFunc(d.Reservations, func(a, b Reservation) int { return strings.Compare(a.Job, b.Job) })
 	// The waits of jobs that neither start nor hold a reservation, in
 	// ID order, compacted where they are. When few jobs wait, they are

@@ -17,7 +17,8 @@ import (
 //	newStepState              free-capacity index: nodes minus running and evicting jobs (state.go)
 //	stepState.evict           evict on down nodes and past time limits (state.go)
 //	stepState.orderPending    order the pending jobs (Config.Order)
-//	stepState.schedule        each job's turn, in order:
+//	stepState.keepPromises    keep and compress the promises of Snapshot.Plan (promises.go)
+//	stepState.schedule        each other job's turn, in order:
 //	  stepState.try             one job's turn:
 //	    admit                     checks of the job alone: GPU type, shape, quota (checks in waits.go)
 //	    tryOneType                a gang that names no GPU type: the stages below, type by type (gputype.go)
@@ -110,12 +111,19 @@ func (st *stepState) schedule() error {
 	if err := st.orderPending(); err != nil {
 		return err
 	}
+	st.keepPromises()
 	maxReservations := st.cfg.reservations()
 	var blockedBy *Job // the first job that waits for GPUs, for strict order
 	var behind status  // the wait of the jobs behind it
 	var later []int32
 	for _, slot := range st.queue {
 		j := st.pending[slot]
+		if p := st.promises[slot]; p != nil && (p.kept || p.taken) {
+			if p.kept && blockedBy == nil {
+				blockedBy = j // reserved: it waits for GPUs
+			}
+			continue
+		}
 		if st.cfg.Backfill == NoBackfill && blockedBy != nil {
 			if _, s := st.admit(j); s.decided() {
 				st.recordWait(slot, s) // it waits for a reason of its own
@@ -127,7 +135,7 @@ func (st *stepState) schedule() error {
 			st.recordWait(slot, behind)
 			continue
 		}
-		made := len(st.reservations.made)
+		made := len(st.reservations.made) - st.retracted
 		if st.cfg.Reserve == nil && made >= maxReservations && st.cfg.BackfillOrder == ShortestFirst {
 			later = append(later, slot)
 			continue

@@ -230,6 +230,22 @@ type Snapshot struct {
 	// Jobs are all the jobs the host knows (pending, running and
 	// evicting), in any order.
 	Jobs []Job
+	// Plan is the Reservations of the previous decision, passed back
+	// unchanged; nil plans from scratch. With a plan, every reservation
+	// is a promise: a pending job's start is never later than its entry
+	// says unless a GPU of the entry became unusable (its node is down
+	// or draining, the GPU unhealthy, or held by a job that did not
+	// release it when its time limit said), a job of a strictly higher
+	// tier took it, or the job changed (its shape, GPU type or time
+	// limit no longer match the entry); its pending message names that
+	// cause. A job whose promised start has come starts on the promised
+	// GPUs; conservative backfill also moves promises earlier when
+	// capacity frees up early. Entries for jobs that are not pending are
+	// ignored, and so are entries on nodes or GPUs the cluster no longer
+	// has (the promise is broken). An entry must name a job and a start
+	// and give an allocation of named nodes and GPU indices >= 0, each
+	// GPU once; two entries for one job are an error (see Validate).
+	Plan []Reservation
 }
 
 // Placement starts a pending job now on the given GPUs.

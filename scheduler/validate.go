@@ -73,13 +73,17 @@ func validateTiers(s *Snapshot, tiers int) error {
 	for i := range s.Cluster.Nodes {
 		nodes[s.Cluster.Nodes[i].Name] = i
 	}
-	return validateJobs(s, tiers, func(n string) (int, int, bool) {
+	node := func(n string) (int, int, bool) {
 		i, ok := nodes[n]
 		if !ok {
 			return 0, 0, false
 		}
 		return i, s.Cluster.Nodes[i].GPUs, true
-	}, make([]topology.GPUSet, len(s.Cluster.Nodes)))
+	}
+	if err := validateJobs(s, tiers, node, make([]topology.GPUSet, len(s.Cluster.Nodes))); err != nil {
+		return err
+	}
+	return validatePlan(s.Plan)
 }
 
 // checked is what validate learns on the way, for Step.
@@ -112,11 +116,71 @@ func validate(s *Snapshot, tiers int) (checked, error) {
 		c.nodes = append(c.nodes, id)
 		return int(id), ix.GPUs(id), true
 	}, c.held)
+	if err == nil {
+		err = validatePlan(s.Plan)
+	}
 	if err != nil {
 		return checked{}, err
 	}
 	return c, nil
 }
+
+// validatePlan checks the entries of a plan, in order, for what makes an
+// entry malformed: no job or start, a job listed twice, no allocation,
+// an entry of the allocation with no node name or no GPUs, a negative
+// GPU index, or one GPU twice. What only shows that the world moved on
+// since the plan was made is not an error, and Step handles it: an entry
+// for a job that is unknown or not pending is ignored; one on a node that
+// left the cluster or on a GPU index the node no longer has, one whose
+// GPUs are no longer usable, one that no longer fits its job's shape, and
+// one that shares a GPU with the entry of a job ahead in the queue are
+// not kept (the job is planned afresh, and its pending message says why).
+// O(P log P + A) for P entries and A allocated GPUs.
+func validatePlan(plan []Reservation) error {
+	seen := make(map[string]int, len(plan))
+	for i := range plan {
+		r := &plan[i]
+		f := planField(i, r)
+		if r.Job == "" {
+			return verr(fmt.Sprintf("plan[%d]: job", i), "is missing")
+		}
+		if k, dup := seen[r.Job]; dup {
+			return verr(f+": job", "is listed twice (also plan[%d])", k)
+		}
+		seen[r.Job] = i
+		if r.Start.IsZero() {
+			return verr(f+": start", "is missing")
+		}
+		if len(r.Allocation) == 0 {
+			return verr(f+": allocation", "must be given")
+		}
+		for k, a := range r.Allocation {
+			af := fmt.Sprintf("%s: allocation[%d]", f, k)
+			if a.Node == "" {
+				return verr(af+".node", "is missing")
+			}
+			if len(a.GPUs) == 0 {
+				return verr(af+".gpus", "holds no GPUs on node %q (leave the entry out)", a.Node)
+			}
+			var set topology.GPUSet
+			for _, g := range a.GPUs {
+				if g < 0 {
+					return verr(af+".gpus", "GPU index %d is negative", g)
+				}
+				if set.Has(g) {
+					return verr(af+".gpus", "GPU %d of node %q is listed twice", g, a.Node)
+				}
+				if g < topology.MaxGPUsPerNode {
+					set |= topology.SetOf(g)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// planField names plan entry i, r, for an error: plan[2] "C".
+func planField(i int, r *Reservation) string { return fmt.Sprintf("plan[%d] %q", i, r.Job) }
 
 // validateJobs checks the teams and jobs of s, whose cluster is valid;
 // node returns a node's number among the cluster's nodes (any numbering

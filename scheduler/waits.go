@@ -68,6 +68,9 @@ func refuse(why Reason, message string) status {
 // reservation (those are recorded where they are made).
 func (st *stepState) recordWait(slot int32, s status) {
 	if s.code == waiting || s.code == refused {
+		if st.promises != nil {
+			s.message += st.brokenPromise(slot)
+		}
 		st.waits[slot] = Wait{Job: st.pending[slot].ID, Reason: s.reason, Message: s.message, Start: s.start}
 	}
 }

@@ -14,7 +14,13 @@
 //
 // Every Step is pure: the host applies placements (running, Started =
 // now), evictions (evicting, EvictedAt = now), removes jobs whose run or
-// grace has ended, and advances Now.
+// grace has ended, advances Now, and passes each decision's reservations
+// back as the next snapshot's plan, which keeps them as promises.
+//
+// A second, shorter story runs conservative backfill on 4 nodes: P (24
+// GPUs) is promised 12:00 and Q (8 GPUs) 11:00; R1 ends two hours early
+// at 10:00, and the waiting jobs move earlier in queue order without
+// disturbing each other's promises: P to 11:00, Q to now.
 package main
 
 import (
@@ -89,7 +95,67 @@ func run(w io.Writer) error {
 		h.Apply(now, d)
 	}
 	fmt.Fprintln(w, "\nC started at 14:00 as reserved: backfill used the gap without delaying it.")
+	return promises(w, at)
+}
+
+// promises is the second story: conservative backfill, with the host
+// passing each decision's reservations back as the next snapshot's plan
+// (host.Host does). Every reservation is then a promise: a start never
+// moves later, and when a job ends early the waiting jobs move earlier,
+// in queue order, each without disturbing the others' promises.
+func promises(w io.Writer, at func(hh, mm int) time.Time) error {
+	job := func(id string, members int, limit time.Duration, submitted time.Time) scheduler.Job {
+		return scheduler.Job{ID: id, Team: "research", Tier: 1, Members: members, GPUsPerMember: 8,
+			GPUType: "H100", TimeLimit: limit, Submitted: submitted}
+	}
+	nodes := func(from, to int) topology.Allocation {
+		var a topology.Allocation
+		for i := from; i < to; i++ {
+			a = append(a, topology.NodeGPUs{Node: fmt.Sprintf("n%02d", i), GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+		}
+		return a
+	}
+	r1 := job("R1", 2, 4*time.Hour, at(7, 0))
+	r1.State, r1.Started, r1.Allocation = scheduler.Running, at(8, 0), nodes(0, 2)
+	r2 := job("R2", 2, 3*time.Hour, at(7, 0))
+	r2.State, r2.Started, r2.Allocation = scheduler.Running, at(8, 0), nodes(2, 4)
+	h := host.New(topology.Uniform(4, 8, "H100"), r1, r2, job("P", 3, 2*time.Hour, at(8, 10)), job("Q", 1, time.Hour, at(8, 20)))
+	h.Actual = map[string]time.Duration{"R1": 2 * time.Hour, "R2": 3 * time.Hour, "P": 2 * time.Hour, "Q": time.Hour}
+	s := scheduler.New(scheduler.Config{Backfill: scheduler.Conservative, Order: scheduler.TierOrder{}})
+	fmt.Fprintf(w, "\nconservative backfill, each decision's reservations passed back as the next plan\n")
+	fmt.Fprintf(w, "cluster: 4 nodes × 8 H100; R1 (16 GPUs) asks until 12:00 but ends at 10:00; R2 (16 GPUs) ends at 11:00\n")
+	promised := map[string]time.Time{}
+	for _, now := range []time.Time{at(8, 30), at(10, 0), at(11, 0)} {
+		events := h.Advance(now)
+		d, err := s.Step(h.Snapshot(now))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  %s", now.Format("15:04"))
+		if len(events) > 0 {
+			fmt.Fprintf(w, " (%s)", strings.Join(events, "; "))
+		}
+		fmt.Fprintln(w, ":")
+		for _, p := range d.Placements {
+			fmt.Fprintf(w, "    %s starts now%s\n", p.Job, was(promised, p.Job))
+			delete(promised, p.Job)
+		}
+		for _, r := range d.Reservations {
+			fmt.Fprintf(w, "    %s promised %s%s\n", r.Job, r.Start.Format("15:04"), was(promised, r.Job))
+			promised[r.Job] = r.Start
+		}
+		h.Apply(now, d)
+	}
+	fmt.Fprintln(w, "\nNo promise moved later; when R1 ended early, P and Q moved earlier in queue order.")
 	return nil
+}
+
+// was says what job id was promised before, if anything.
+func was(promised map[string]time.Time, id string) string {
+	if t, ok := promised[id]; ok {
+		return " (was promised " + t.Format("15:04") + ")"
+	}
+	return ""
 }
 
 func show(w io.Writer, now time.Time, h *host.Host, events []string, d *scheduler.Decision) error {

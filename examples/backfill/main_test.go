@@ -66,3 +66,20 @@ func TestSeedScenario(t *testing.T) {
 		}
 	}
 }
+
+// TestPromisesKept: under conservative backfill with the plan carried,
+// R1's early end moves P and Q earlier, and no promise moves later.
+func TestPromisesKept(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(&out))
+	o := out.String()
+	for _, want := range []string{
+		"P promised 12:00\n",
+		"Q promised 11:00\n",
+		"Q starts now (was promised 11:00)",
+		"P promised 11:00 (was promised 12:00)",
+		"P starts now (was promised 11:00)",
+	} {
+		require.Contains(t, o, want)
+	}
+}

@@ -8,7 +8,7 @@
 //		events := h.Advance(now)            // runs end, evictions finish, jobs arrive
 //		d, err := s.Step(h.Snapshot(now))
 //		...
-//		h.Apply(now, d)                     // placements run, evictions begin
+//		h.Apply(now, d)                     // placements run, evictions begin, reservations are the next plan
 //	}
 //
 // [Host.Next] finds the next moment anything happens without a decision;

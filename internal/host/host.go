@@ -23,7 +23,11 @@ type Host struct {
 	// their time limit, or forever without one).
 	Actual map[string]time.Duration
 	// Arrive are future submissions, by Submitted.
-	Arrive  []scheduler.Job
+	Arrive []scheduler.Job
+	// Plan is the reservations of the last decision applied, which the
+	// next snapshot carries as its plan, so that promises hold across
+	// Steps.
+	Plan    []scheduler.Reservation
 	requeue map[string]bool
 	grace   map[string]time.Duration // of each eviction applied
 }
@@ -48,7 +52,7 @@ func (h *Host) Job(id string) *scheduler.Job {
 // Snapshot returns the snapshot at now. The snapshot shares nothing with
 // the host that Step could change (Step changes nothing anyway).
 func (h *Host) Snapshot(now time.Time) *scheduler.Snapshot {
-	return &scheduler.Snapshot{Now: now, Cluster: h.Cluster, Teams: h.Teams, Jobs: slices.Clone(h.Jobs)}
+	return &scheduler.Snapshot{Now: now, Cluster: h.Cluster, Teams: h.Teams, Jobs: slices.Clone(h.Jobs), Plan: slices.Clone(h.Plan)}
 }
 
 // Advance brings the host to now: running jobs whose real run has ended
@@ -92,8 +96,10 @@ func (h *Host) Advance(now time.Time) []string {
 }
 
 // Apply carries out a decision made at now: placed jobs run from now on
-// their allocation, evicted jobs start their grace period.
+// their allocation, evicted jobs start their grace period, and its
+// reservations become the plan of the next snapshot.
 func (h *Host) Apply(now time.Time, d *scheduler.Decision) {
+	h.Plan = slices.Clone(d.Reservations)
 	for _, p := range d.Placements {
 		if j := h.Job(p.Job); j != nil {
 			j.State, j.Started, j.Allocation = scheduler.Running, now, p.Allocation.Clone()

@@ -21,8 +21,9 @@
 // running and evicting job, and applies the decision: placements start
 // now; an eviction makes its job evicting until now + its grace, after
 // which the job is gone and, when the eviction says Requeue, pending again
-// with its original submit time. Reservations are advice and change
-// nothing.
+// with its original submit time. The decision's reservations are the
+// plan of the next snapshot (Snapshot.Plan): the simulator starts no job
+// on them, and Step keeps them as promises.
 //
 // Step is called again at the same instant when a zero-grace eviction
 // ends there, at most [Options.MaxStepsPerInstant] times. When nothing is

@@ -15,8 +15,12 @@ import (
 // Step's default multifactor order: three teams with shares 40/35/25 keep
 // a 64-GPU cluster saturated with 8-GPU, 6-hour jobs; the ledger charges
 // their usage (7-day half-life) and every snapshot carries it. From the
-// third week on, each team's GPU-hours per week are within 3 percentage
-// points of its share.
+// third week on, each team's GPU-hours are within 3 percentage points of
+// its share over those weeks, and within 4 in each week: jobs all of one
+// length end together, and the job EASY protects keeps its reservation
+// from the plan until it starts, even when another team's job has risen
+// above it meanwhile, so the teams' weekly shares swing by a job or two
+// around their targets (2.9 points at most without a plan, 3.8 with).
 func TestFairShareConverges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a four-week replay")
@@ -48,6 +52,8 @@ func TestFairShareConverges(t *testing.T) {
 			}
 		}
 	}
+	late := map[string]float64{}
+	lateTotal := 0.0
 	for w := range weeks {
 		total := gpuh[w]["a"] + gpuh[w]["b"] + gpuh[w]["c"]
 		require.InDelta(t, 64*7*24, total, 64*6+1, "week %d: the cluster stays full", w)
@@ -55,9 +61,14 @@ func TestFairShareConverges(t *testing.T) {
 			got := gpuh[w][tm.Name] / total
 			t.Logf("week %d team %s share %.3f (target %.2f)", w, tm.Name, got, tm.Share/100)
 			if w >= 2 {
-				require.InDelta(t, tm.Share/100, got, 0.03, "week %d team %s", w, tm.Name)
+				require.InDelta(t, tm.Share/100, got, 0.04, "week %d team %s", w, tm.Name)
+				late[tm.Name] += gpuh[w][tm.Name]
+				lateTotal += gpuh[w][tm.Name]
 			}
 		}
+	}
+	for _, tm := range teams {
+		require.InDelta(t, tm.Share/100, late[tm.Name]/lateTotal, 0.03, "weeks 2 on, team %s", tm.Name)
 	}
 }
 

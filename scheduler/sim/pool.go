@@ -30,8 +30,9 @@ type pool struct {
 	nodes  []topology.Node // every node of the cluster
 	narrow bool            // show a prefix, as above
 	// top is one past the highest node holding GPUs, or more: it is
-	// lowered lazily, when the prefix is cut.
-	top int
+	// lowered lazily, when the prefix is cut. planTop is one past the
+	// highest node of the plan, which the prefix keeps too.
+	top, planTop int
 }
 
 // narrowable reports whether the prefix of a pool decides as the whole
@@ -70,7 +71,7 @@ func (p *pool) shown(busy, pendingGPUs int, held []topology.GPUSet) []topology.N
 	for p.top > 0 && held[p.top-1] == 0 {
 		p.top--
 	}
-	return p.nodes[:min(max(p.top, busy+pendingGPUs), len(p.nodes))]
+	return p.nodes[:min(max(p.top, p.planTop, busy+pendingGPUs), len(p.nodes))]
 }
 
 // took records that node n holds GPUs.

@@ -700,6 +700,17 @@ func (r *runner) step() error {
 	if r.opt.Observe != nil {
 		r.opt.Observe(&r.snap, d)
 	}
+	// The decision's reservations are the next snapshot's plan: the
+	// promises it made hold across Steps.
+	r.snap.Plan = d.Reservations
+	r.pool.planTop = 0
+	for _, res := range d.Reservations {
+		for _, a := range res.Allocation {
+			if n, ok := r.nodes.find(a.Node); ok {
+				r.pool.planTop = max(r.pool.planTop, n+1)
+			}
+		}
+	}
 	for k := range d.Evictions {
 		if err := r.evict(&d.Evictions[k]); err != nil {
 			return fmt.Errorf("sim: at %s: %w", r.now, err)

@@ -1,0 +1,186 @@
+package scheduler
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// planBase is a snapshot of two nodes of four GPUs with one pending job
+// "A" of two GPUs; tests add a plan.
+const planBase = `{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":4},{"name":"n1","gpus":4}]},` +
+	`"jobs":[{"id":"A","gpusPerMember":2,"timeLimit":"1h"}],"plan":%s}`
+
+func TestPlanDecodeErrors(t *testing.T) {
+	ok := `{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0,1]}]}`
+	for _, tc := range []struct{ plan, want string }{
+		{`[` + ok + `,{"job":"B","start":5}]`, `snapshot: plan[1] "B": start: want a string, got number`},
+		{`[{"job":"C","start":"tomorrow"}]`, `snapshot: plan[0] "C": start`},
+		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0]},{"node":7}]}]`,
+			`snapshot: plan[0] "A": allocation[1].node: want a string, got number`},
+		{`[{"job":"A","when":"x"}]`, `snapshot: plan[0] "A": unknown field "when"`},
+		{`{}`, `snapshot: plan: want an array, got object`},
+		// Validation: malformed entries.
+		{`[{"start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0]}]}]`, `snapshot: plan[0]: job is missing`},
+		{`[{"job":"A","allocation":[{"node":"n0","gpus":[0]}]}]`, `snapshot: plan[0] "A": start is missing`},
+		{`[{"job":"A","start":"2026-12-02T01:00:00Z"}]`, `snapshot: plan[0] "A": allocation must be given`},
+		{`[` + ok + `,` + ok + `]`, `snapshot: plan[1] "A": job is listed twice (also plan[0])`},
+		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0]},{"gpus":[0]}]}]`,
+			`snapshot: plan[0] "A": allocation[1].node is missing`},
+		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[-1]}]}]`,
+			`snapshot: plan[0] "A": allocation[0].gpus: GPU index -1 is negative`},
+		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[1,1]}]}]`,
+			`snapshot: plan[0] "A": allocation[0].gpus: GPU 1 of node "n0" is listed twice`},
+		{`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[]}]}]`,
+			`snapshot: plan[0] "A": allocation[0].gpus: holds no GPUs on node "n0" (leave the entry out)`},
+	} {
+		doc := strings.Replace(planBase, "%s", tc.plan, 1)
+		s, err := DecodeSnapshot(strings.NewReader(doc))
+		if err == nil {
+			err = Validate(s)
+			if err == nil {
+				_, err = New(Config{}).Step(s)
+			}
+		}
+		require.Error(t, err, tc.plan)
+		require.Contains(t, err.Error(), tc.want, tc.plan)
+	}
+}
+
+// TestPlanIgnoredEntries: entries of jobs that are not pending, or that
+// the world has moved past, are not errors.
+func TestPlanIgnoredEntries(t *testing.T) {
+	for _, plan := range []string{
+		`[{"job":"gone","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0,1]}]}]`,
+		`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n9","gpus":[0,1]}]}]`, // node gone
+		`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[3,4]}]}]`, // GPU gone
+		`[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0,99]}]}]`,
+		`[{"job":"A","start":"2026-12-01T01:00:00Z","allocation":[{"node":"n0","gpus":[0,1,2]}]}]`, // wrong shape
+		`[{"job":"A","start":"2026-12-01T01:00:00Z","allocation":[{"node":"n0","gpus":[0,1]}]}]`,   // in the past: due
+	} {
+		s, err := DecodeSnapshot(strings.NewReader(strings.Replace(planBase, "%s", plan, 1)))
+		require.NoError(t, err)
+		d, err := New(Config{}).Step(s)
+		require.NoError(t, err, plan)
+		require.Len(t, d.Placements, 1, plan)
+	}
+}
+
+func TestPlanRoundTrip(t *testing.T) {
+	s := &Snapshot{Now: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC),
+		Cluster: topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 4}}},
+		Jobs:    []Job{{ID: "A", Tier: 3, Members: 1, GPUsPerMember: 2, State: Pending}},
+		Plan: []Reservation{{Job: "A", Start: time.Date(2026, 12, 2, 1, 0, 0, 5, time.UTC),
+			Allocation: topology.Allocation{{Node: "n0", GPUs: []int{0, 1}}}}}}
+	var buf bytes.Buffer
+	require.NoError(t, EncodeSnapshot(&buf, s))
+	got, err := DecodeSnapshot(&buf)
+	require.NoError(t, err)
+	require.Equal(t, s.Plan, got.Plan)
+}
+
+// reproStep decodes testdata/repro/name and steps it under policy, with
+// plan as its plan.
+func reproStep(t *testing.T, name, policy string, plan []Reservation) *Decision {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "repro", name))
+	require.NoError(t, err)
+	defer f.Close()
+	s, err := DecodeSnapshot(f)
+	require.NoError(t, err)
+	s.Plan = plan
+	p, err := os.Open(filepath.Join("testdata", "repro", policy))
+	require.NoError(t, err)
+	defer p.Close()
+	cfg, err := DecodeConfig(p)
+	require.NoError(t, err)
+	d, err := New(cfg).Step(s)
+	require.NoError(t, err)
+	return d
+}
+
+// startOf is when d starts job id: now when placed, its reservation's
+// start when reserved; false when neither.
+func startOf(d *Decision, now time.Time, id string) (time.Time, bool) {
+	for _, p := range d.Placements {
+		if p.Job == id {
+			return now, true
+		}
+	}
+	for _, r := range d.Reservations {
+		if r.Job == id {
+			return r.Start, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// TestSlipRepro: every job ran exactly its limit and nothing arrived;
+// with the first decision's reservations as plan, no promised start
+// moves later (without a plan, j07 moved from 02:01 to 03:01).
+func TestSlipRepro(t *testing.T) {
+	d1 := reproStep(t, "slip-step1.json", "slip.policy.json", nil)
+	now2 := time.Date(2026, 12, 1, 2, 1, 0, 0, time.UTC)
+	d2 := reproStep(t, "slip-step2.json", "slip.policy.json", d1.Reservations)
+	for _, r := range d1.Reservations {
+		got, ok := startOf(d2, now2, r.Job)
+		require.True(t, ok, r.Job)
+		require.False(t, got.After(r.Start), "%s promised %v, now %v", r.Job, r.Start, got)
+	}
+	plain := reproStep(t, "slip-step2.json", "slip.policy.json", nil)
+	got, _ := startOf(plain, now2, "j07")
+	require.True(t, got.After(now2), "the repro no longer shows the slip without a plan")
+}
+
+// TestSJFLivelockRepro: the preemptor's reservation on its victim's GPUs
+// is in the plan, so once the victim is gone the preemptor starts there
+// and no tier-3 job takes them.
+func TestSJFLivelockRepro(t *testing.T) {
+	dA := reproStep(t, "sjf-stepA.json", "sjf.policy.json", nil)
+	_, ok := startOf(dA, time.Time{}, "hi")
+	require.True(t, ok, "hi preempts in step A")
+	dB := reproStep(t, "sjf-stepB.json", "sjf.policy.json", dA.Reservations)
+	require.Contains(t, placedJobs(dB), "hi", "hi starts once its victim is gone")
+	require.NotContains(t, placedJobs(dB), "lo3")
+	// Without a plan, the livelock: a tier-3 job takes the GPUs.
+	plain := reproStep(t, "sjf-stepB.json", "sjf.policy.json", nil)
+	require.NotContains(t, placedJobs(plain), "hi")
+}
+
+func placedJobs(d *Decision) []string {
+	var out []string
+	for _, p := range d.Placements {
+		out = append(out, p.Job)
+	}
+	return out
+}
+
+// TestPlanDecisionJSON: a decision's reservations, written as JSON and
+// read back as a plan, are the same plan.
+func TestPlanDecisionJSON(t *testing.T) {
+	d1 := reproStep(t, "slip-step1.json", "slip.policy.json", nil)
+	var buf bytes.Buffer
+	require.NoError(t, EncodeDecision(&buf, d1))
+	var out struct {
+		Reservations json.RawMessage `json:"reservations"`
+	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &out))
+	data, err := os.ReadFile(filepath.Join("testdata", "repro", "slip-step2.json"))
+	require.NoError(t, err)
+	var doc map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(data, &doc))
+	doc["plan"] = out.Reservations
+	data, err = json.Marshal(doc)
+	require.NoError(t, err)
+	s, err := DecodeSnapshot(bytes.NewReader(data))
+	require.NoError(t, err)
+	require.Equal(t, d1.Reservations, s.Plan)
+}

@@ -1,0 +1,122 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/internal/gen"
+	"github.com/gpusched/gpusched/internal/host"
+	"github.com/gpusched/gpusched/scheduler"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// ignorePlan plants the bug invariant 9 guards against: the host drops
+// the plan, and Step plans from scratch every time.
+var ignorePlan = false
+
+// TestInvariantPromises is DESIGN invariant 9 over random worlds: a host
+// loop in which nothing happens but jobs ending (and, in the second
+// world, ending early), with each decision's reservations carried into
+// the next snapshot as plan. No promised start ever moves later, under
+// conservative backfill and under EASY (whose protected jobs keep their
+// promise until they start).
+func TestInvariantPromises(t *testing.T) {
+	for _, mode := range []scheduler.BackfillMode{scheduler.Conservative, scheduler.EASY} {
+		for _, early := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/early=%v", mode, early), func(t *testing.T) {
+				rapid.Check(t, func(t *rapid.T) { promisesHold(t, mode, early) })
+			})
+		}
+	}
+}
+
+func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early bool) {
+	var c topology.Cluster
+	g := rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus")
+	for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
+		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: g})
+	}
+	now := gen.Now
+	var jobs []scheduler.Job
+	actual := map[string]time.Duration{}
+	for i := range rapid.IntRange(2, 14).Draw(t, "jobs") {
+		id := fmt.Sprintf("j%02d", i)
+		limit := time.Duration(rapid.IntRange(1, 24).Draw(t, "limit")) * 10 * time.Minute
+		jobs = append(jobs, scheduler.Job{ID: id, Team: "t", Tier: 1, Members: rapid.IntRange(1, len(c.Nodes)).Draw(t, "members"),
+			GPUsPerMember: rapid.IntRange(1, g).Draw(t, "gpm"), TimeLimit: limit, Submitted: now.Add(time.Duration(i) * time.Second)})
+		actual[id] = limit
+		if early {
+			actual[id] = time.Duration(rapid.IntRange(1, int(limit/time.Minute)).Draw(t, "run")) * time.Minute
+		}
+	}
+	order := rapid.SampledFrom([]scheduler.Orderer{nil, scheduler.TierOrder{}}).Draw(t, "order")
+	s := scheduler.New(scheduler.Config{Backfill: mode, Order: order})
+	h := host.New(c, jobs...)
+	h.Actual = actual
+	promised := map[string]time.Time{}
+	for range 200 {
+		snap := h.Snapshot(now)
+		if ignorePlan {
+			snap.Plan = nil
+		}
+		d, err := s.Step(snap)
+		if err != nil {
+			t.Fatalf("at %v: %v", now, err)
+		}
+		for _, p := range d.Placements {
+			if at, ok := promised[p.Job]; ok && now.After(at) {
+				t.Fatalf("%s started at %v, promised %v", p.Job, now, at)
+			}
+			delete(promised, p.Job)
+		}
+		for _, r := range d.Reservations {
+			if at, ok := promised[r.Job]; ok && r.Start.After(at) {
+				t.Fatalf("at %v: %s's start moved from %v to %v", now, r.Job, at, r.Start)
+			}
+			promised[r.Job] = r.Start
+		}
+		for _, w := range d.Pending {
+			if at, ok := promised[w.Job]; ok {
+				t.Fatalf("at %v: %s promised %v holds no reservation: %s", now, w.Job, at, w.Message)
+			}
+		}
+		h.Apply(now, d)
+		next := h.Next(now, d, 48*time.Hour)
+		if !next.After(now) && len(h.Jobs) == 0 {
+			return
+		}
+		now = next
+		h.Advance(now)
+		if len(h.Jobs) == 0 {
+			return
+		}
+	}
+}
+
+// TestInvariantsWithPlan: invariants 1, 2, 3 and 5 hold for a Step whose
+// snapshot carries a plan: the reservations of a Step on the same
+// snapshot, or on the snapshot with every pending job's plan entry moved
+// an hour later (a plan the Step may improve on).
+func TestInvariantsWithPlan(t *testing.T) {
+	forModes(t, func(t *rapid.T, cfg scheduler.Config) {
+		s := gen.Snapshot(t)
+		d := step(t, cfg, s)
+		planned := *s
+		planned.Plan = d.Reservations
+		if rapid.Bool().Draw(t, "later") {
+			planned.Plan = nil
+			for _, r := range d.Reservations {
+				r.Start = r.Start.Add(time.Hour)
+				planned.Plan = append(planned.Plan, r)
+			}
+		}
+		d2 := step(t, cfg, &planned)
+		w := newWorld(&planned, d2, cfg)
+		if err := checkAll(w, checkNoDoubleAllocation, checkGangs, checkNoJobLost, checkReservationsHold); err != nil {
+			t.Fatalf("%v\n%s", err, dump(&planned, d2))
+		}
+	})
+}

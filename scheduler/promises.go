@@ -1,0 +1,266 @@
+package scheduler
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpusched/gpusched/backfill"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// This file keeps the promises of Snapshot.Plan (DESIGN section 3a),
+// before any job's turn, in two passes over the pending jobs that hold
+// an entry of the plan, in queue order:
+//
+//	keep             an entry whose GPUs are still usable for the job's whole
+//	                 run from the promised start is kept: the job starts now on
+//	                 those GPUs when its start has come, else they are reserved
+//	                 for it again; otherwise the promise is broken, with its cause
+//	improvePromises  each kept reservation is taken out and the job starts now
+//	                 or takes the earliest slot that disturbs no other
+//	                 reservation, never later than its promise (its own slot is
+//	                 free again)
+//
+// Every promise kept is in the profile before any other job is looked at,
+// and no job placed or reserved later may disturb one (the profile's
+// rule): so a start never moves later unless a cause named in the job's
+// message broke its promise. A job whose promise was broken is planned
+// afresh in its turn.
+
+// promise is a plan entry for a pending job, resolved on the index.
+type promise struct {
+	start time.Duration  // the promised start, an offset from now
+	pl    gang.Placement // the promised GPUs
+	// res is the index of the job's reservation in decided.Reservations
+	// while it holds one (-1 otherwise), and ledger its index in the
+	// ledger's list.
+	res, ledger int
+	// state: kept (reserved again), taken (started now on the promised
+	// GPUs), or broken with why.
+	kept, taken bool
+	why         string
+}
+
+// keepPromises reads the plan and keeps what of it still holds (see the
+// file comment). It runs once, after the queue is ordered.
+func (st *stepState) keepPromises() {
+	if len(st.snap.Plan) == 0 {
+		return
+	}
+	slotOf := make(map[string]int32, len(st.pending))
+	for i, j := range st.pending {
+		slotOf[j.ID] = int32(i)
+	}
+	st.promises = make(map[int32]*promise, len(st.snap.Plan))
+	for i := range st.snap.Plan {
+		r := &st.snap.Plan[i]
+		slot, ok := slotOf[r.Job]
+		if !ok {
+			continue // not pending: started, finished or unknown
+		}
+		st.promises[slot] = st.resolve(r)
+	}
+	for _, slot := range st.queue {
+		if p := st.promises[slot]; p != nil && p.why == "" {
+			st.keep(slot, p)
+		}
+	}
+	st.improvePromises()
+}
+
+// resolve turns plan entry r into a promise on the index; one on a node
+// or GPU the cluster no longer has is broken from the start.
+func (st *stepState) resolve(r *Reservation) *promise {
+	p := &promise{start: st.offset(r.Start), res: -1}
+	for _, a := range r.Allocation {
+		n, ok := st.ix.Lookup(a.Node)
+		if !ok {
+			p.why = fmt.Sprintf("node %q is no longer in the cluster", a.Node)
+			return p
+		}
+		for _, g := range a.GPUs {
+			if g >= st.ix.GPUs(n) {
+				p.why = fmt.Sprintf("node %q has no GPU %d", a.Node, g)
+				return p
+			}
+		}
+		p.pl.Slots = append(p.pl.Slots, gang.Slot{Node: n, GPUs: topology.SetOf(a.GPUs...)})
+	}
+	p.pl.Level = topology.ClusterLevel
+	return p
+}
+
+// keep keeps promise p of the job in slot, or breaks it, saying why.
+func (st *stepState) keep(slot int32, p *promise) {
+	j := st.pending[slot]
+	req, ok := st.request(j)
+	if !ok {
+		p.why = fmt.Sprintf("no node has its GPU type %q any more", j.GPUType)
+		return
+	}
+	if p.why = st.fitsShape(j, req, &p.pl); p.why != "" {
+		return
+	}
+	if p.start > st.horizon {
+		p.why = "its promised start is beyond the planning horizon"
+		return
+	}
+	d := st.hold(j)
+	if !st.profile.Usable(p.pl, p.start, d) {
+		p.why = st.whyUnusable(p)
+		return
+	}
+	if p.start == 0 {
+		st.profile.Take(p.pl, d)
+		st.recordPlacement(j, p.pl)
+		p.taken = true
+		return
+	}
+	p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+	st.reserveAt(j, p.pl, p.start, d)
+	p.kept = true
+}
+
+// fitsShape says how pl no longer fits job j (whose request is req), or
+// "" when it does: as many GPUs as j needs, whole members on each node,
+// nodes of j's GPU type, one domain of its required level. (A spread
+// job's members may share a node when capacity made them.)
+func (st *stepState) fitsShape(j *Job, req gang.Request, pl *gang.Placement) string {
+	total := 0
+	for i := range pl.Slots {
+		sl := &pl.Slots[i]
+		g := sl.GPUs.Len()
+		total += g
+		if g%j.GPUsPerMember != 0 {
+			return "the job's shape changed since it was promised"
+		}
+		sl.Members = g / j.GPUsPerMember
+		if !st.ix.InClass(sl.Node, req.Class) {
+			return "the job's GPU type changed since it was promised"
+		}
+		if req.Required != gang.NoLevel && st.ix.DomainOf(req.Required, sl.Node) != st.ix.DomainOf(req.Required, pl.Slots[0].Node) {
+			return "the job's topology changed since it was promised"
+		}
+	}
+	if total != j.GPUs() {
+		return "the job's shape changed since it was promised"
+	}
+	return ""
+}
+
+// whyUnusable names the first cause that makes a GPU of p unusable for
+// its run: a node not ready, an unhealthy GPU, a GPU still held at the
+// promised start, else another reservation (a job ahead in the queue:
+// one of a higher tier, or one that changed).
+func (st *stepState) whyUnusable(p *promise) string {
+	for _, sl := range p.pl.Slots {
+		name := st.ix.Name(sl.Node)
+		switch st.ix.State(sl.Node) {
+		case topology.Down:
+			return fmt.Sprintf("node %q is down", name)
+		case topology.Draining:
+			return fmt.Sprintf("node %q is draining", name)
+		}
+		if bad := sl.GPUs &^ st.ix.Healthy(sl.Node); bad != 0 {
+			return fmt.Sprintf("GPU %d of node %q is unhealthy", bad.Indices()[0], name)
+		}
+	}
+	for _, sl := range p.pl.Slots {
+		if p.start == 0 && sl.GPUs&st.ix.Held(sl.Node) != 0 {
+			return fmt.Sprintf("GPUs of node %q are still held", st.ix.Name(sl.Node))
+		}
+	}
+	return "a job ahead of it in the queue took its GPUs"
+}
+
+// improvePromises moves each kept promise, in queue order, to the
+// earliest slot that disturbs no other reservation: its reservation is
+// taken out, then it starts now if it can (on GPUs free now that no
+// reservation needs during its run), else it is reserved the earliest
+// slot, which is never later than its promise since that slot is free
+// again. This is the compression of conservative backfill (Mu'alem and
+// Feitelson); every backfill mode makes it, so that a protected job
+// under EASY, too, is reserved the earliest start it has.
+func (st *stepState) improvePromises() {
+	for _, slot := range st.queue {
+		p := st.promises[slot]
+		if p == nil || !p.kept {
+			continue
+		}
+		j := st.pending[slot]
+		req, _ := st.request(j)
+		d := st.hold(j)
+		mark := st.unreserve(j, p, d)
+		var pl gang.Placement
+		var out gang.Outcome
+		if j.Placement == Spread && j.Group != "" {
+			pl, out = st.placeApart(j, req, d)
+		} else {
+			pl, out = st.profile.PlaceNow(req, d, st.scorer(j))
+		}
+		if out == gang.Placed {
+			st.recordPlacement(j, pl)
+			p.kept, p.taken = false, true
+			continue
+		}
+		// Its own slot is free again, so the search finds one by its
+		// promise; the profile's choice of GPUs (busy now before free now)
+		// is kept even at the same start, as a reservation made afresh.
+		start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, p.start)
+		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+		if !ok || start.At == p.start && sameSlots(start.Placement, p.pl) {
+			// Nothing better: the reservation goes back as it was, and
+			// the profile's remembered answers with it.
+			st.profile.Restore(p.pl, p.start, d, mark)
+			st.recordReservation(j, p.pl, p.start)
+			continue
+		}
+		p.start, p.pl = start.At, start.Placement
+		st.reserveAt(j, p.pl, p.start, d)
+	}
+}
+
+// sameSlots reports whether a and b hold the same GPUs.
+func sameSlots(a, b gang.Placement) bool {
+	if len(a.Slots) != len(b.Slots) {
+		return false
+	}
+	held := map[topology.NodeID]topology.GPUSet{}
+	for _, sl := range a.Slots {
+		held[sl.Node] |= sl.GPUs
+	}
+	for _, sl := range b.Slots {
+		if held[sl.Node] != sl.GPUs {
+			return false
+		}
+		delete(held, sl.Node)
+	}
+	return len(held) == 0
+}
+
+// unreserve takes j's kept reservation p, for a run of d, out of the
+// profile, the ledger and the decision, and gives back what it counted
+// against j's team. The mark is for putting it back (Profile.Restore).
+func (st *stepState) unreserve(j *Job, p *promise, d time.Duration) backfill.Mark {
+	mark := st.profile.Unreserve(p.pl, p.start, d)
+	st.decided.Reservations[p.res].Job = ""
+	st.unledger(p.ledger)
+	st.retracted++
+	p.res = -1
+	st.inUse[j.Team] -= j.GPUs()
+	if st.reserved != nil {
+		st.reserved[j.Team] -= j.GPUs()
+	}
+	return mark
+}
+
+// brokenPromise is what a waiting job's message adds when its promise
+// was not kept: the promised start and why.
+func (st *stepState) brokenPromise(slot int32) string {
+	p := st.promises[slot]
+	if p == nil || p.why == "" {
+		return ""
+	}
+	return fmt.Sprintf("; its promised start %s no longer holds: %s", st.at(p.start).UTC().Format(time.RFC3339), p.why)
+}
