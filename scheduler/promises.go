@@ -102,6 +102,10 @@ func (st *stepState) keep(slot int32, p *promise) {
 	if p.why = st.fitsShape(j, req, &p.pl); p.why != "" {
 		return
 	}
+	if st.oneType(j, req) && !oneClass(st.ix, p.pl) {
+		p.why = "its promised GPUs are of several types and the job does not mix types"
+		return
+	}
 	if p.start > st.horizon {
 		p.why = "its promised start is beyond the planning horizon"
 		return
@@ -189,25 +193,32 @@ func (st *stepState) improvePromises() {
 			continue
 		}
 		j := st.pending[slot]
-		req, _ := st.request(j)
+		reqs := st.promiseRequests(j, p)
 		d := st.hold(j)
 		mark := st.unreserve(j, p, d)
-		var pl gang.Placement
-		var out gang.Outcome
-		if j.Placement == Spread && j.Group != "" {
-			pl, out = st.placeApart(j, req, d)
-		} else {
-			pl, out = st.profile.PlaceNow(req, d, st.scorer(j))
-		}
-		if out == gang.Placed {
+		if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
 			st.recordPlacement(j, pl)
 			p.kept, p.taken = false, true
 			continue
 		}
-		// Its own slot is free again, so the search finds one by its
-		// promise; the profile's choice of GPUs (busy now before free now)
-		// is kept even at the same start, as a reservation made afresh.
-		start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, p.start)
+		// Its own slot is free again, so the search on its own type
+		// finds one by its promise; the profile's choice of GPUs (busy
+		// now before free now) is kept even at the same start, as a
+		// reservation made afresh. Another type replaces it only with a
+		// strictly earlier start.
+		start, ok := st.profile.EarliestBy(reqs[0], d, st.scorer(j), 0, p.start)
+		for _, r := range reqs[1:] {
+			by := p.start - 1
+			if ok {
+				by = start.At - 1
+			}
+			if by < 0 {
+				break
+			}
+			if s, found := st.profile.EarliestBy(r, d, st.scorer(j), 0, by); found {
+				start, ok = s, true
+			}
+		}
 		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
 		if !ok || start.At == p.start && sameSlots(start.Placement, p.pl) {
 			// Nothing better: the reservation goes back as it was, and
@@ -219,6 +230,54 @@ func (st *stepState) improvePromises() {
 		p.start, p.pl = start.At, start.Placement
 		st.reserveAt(j, p.pl, p.start, d)
 	}
+}
+
+// promiseRequests returns the requests under which job j, holding kept
+// promise p, may move: its own request, or, for a gang that names no GPU
+// type but runs on one (see oneType), one request per type with the
+// type of its promise first (keep checked that it has one).
+func (st *stepState) promiseRequests(j *Job, p *promise) []gang.Request {
+	req, _ := st.request(j)
+	if !st.oneType(j, req) {
+		return []gang.Request{req}
+	}
+	own := st.ix.NodeClass(p.pl.Slots[0].Node)
+	reqs := []gang.Request{req}
+	reqs[0].Class = own
+	for _, r := range st.typedRequests(j, req) {
+		if r.Class != own {
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
+}
+
+// placeNowAnyOf starts j now under the first of reqs that fits, as its
+// turn would (a spread job of a group apart from its group).
+func (st *stepState) placeNowAnyOf(j *Job, reqs []gang.Request, d time.Duration) (gang.Placement, bool) {
+	for _, r := range reqs {
+		var pl gang.Placement
+		var out gang.Outcome
+		if j.Placement == Spread && j.Group != "" {
+			pl, out = st.placeApart(j, r, d)
+		} else {
+			pl, out = st.profile.PlaceNow(r, d, st.scorer(j))
+		}
+		if out == gang.Placed {
+			return pl, true
+		}
+	}
+	return gang.Placement{}, false
+}
+
+// oneClass reports whether every node of pl has one GPU type.
+func oneClass(ix *topology.Index, pl gang.Placement) bool {
+	for _, sl := range pl.Slots {
+		if ix.NodeClass(sl.Node) != ix.NodeClass(pl.Slots[0].Node) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameSlots reports whether a and b hold the same GPUs.
