@@ -96,7 +96,14 @@ func (st *stepState) preempt(j *Job, req gang.Request, d time.Duration, mayReser
 	if !st.preempts(j) {
 		return status{}
 	}
+	st.wake.preemptor = true
 	st.buildCandidates()
+	// The relative instants that the stages below compare with absolute
+	// ones (for nextWake): j's run, its window, the victims' grace.
+	grace := st.victimGrace(j.Tier)
+	st.wake.from(d)
+	st.wake.from(grace)
+	st.wake.from(addDur(d, grace))
 	key := preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
 		mode: int32(j.Placement), spread: req.SpreadLevel}, tier: j.Tier}
 	alike := waitKey{preemptKey: key, members: j.Members, hold: d}
@@ -160,6 +167,11 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 			}
 		}
 	}
+	if st.budget.spent {
+		// No victims for anyone after a preemptor the budget refused
+		// (try says so when the job waits).
+		return st.awaitEvictions(j, req, d, mayReserve)
+	}
 	victims, pl, found := st.searchVictims(j, req, scorer, window)
 	if !found {
 		st.memo.noteSearchFailed(key, failedSearch{members: j.Members, window: window})
@@ -183,6 +195,10 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 		// and be preempted when they are due.
 		return st.claim(j, byWaiting, d, mayReserve, asFastMsg)
 	}
+	st.wake.from(grace)
+	if !st.withinBudget(victims) {
+		return st.awaitEvictions(j, req, d, mayReserve)
+	}
 	st.evictVictims(j, victims)
 	st.reserveAt(j, pl, grace, d)
 	return status{code: reserved}
@@ -205,7 +221,14 @@ func (st *stepState) buildCandidates() {
 	var jobs []*Job
 	for _, h := range st.held {
 		j := h.Job
+		if j.State == Running && j.TimeLimit > 0 && !j.Started.IsZero() && !evicted[j.ID] {
+			st.wake.at(st.limitAt(j).Add(-j.CheckpointGrace)) // no longer worth preempting
+		}
 		if j.State != Running || evicted[j.ID] || !st.worthPreempting(j) {
+			continue
+		}
+		if st.tooYoung(j) {
+			st.wake.matured(st.matures(j))
 			continue
 		}
 		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,
