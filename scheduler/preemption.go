@@ -96,7 +96,7 @@ func (st *stepState) preempt(j *Job, req gang.Request, d time.Duration, mayReser
 	if !st.preempts(j) {
 		return status{}
 	}
-	st.wake.preemptor = true
+	st.wake.preemptor(j.Tier)
 	st.buildCandidates()
 	// The relative instants that the stages below compare with absolute
 	// ones (for nextWake): j's run, its window, the victims' grace.
@@ -222,13 +222,13 @@ func (st *stepState) buildCandidates() {
 	for _, h := range st.held {
 		j := h.Job
 		if j.State == Running && j.TimeLimit > 0 && !j.Started.IsZero() && !evicted[j.ID] {
-			st.wake.at(st.limitAt(j).Add(-j.CheckpointGrace)) // no longer worth preempting
+			st.wake.atNow(st.limitAt(j).Add(-j.CheckpointGrace)) // no longer worth preempting
 		}
 		if j.State != Running || evicted[j.ID] || !st.worthPreempting(j) {
 			continue
 		}
 		if st.tooYoung(j) {
-			st.wake.matured(st.matures(j))
+			st.wake.matured(j.Tier, st.matures(j))
 			continue
 		}
 		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,

@@ -226,7 +226,7 @@ func (st *stepState) release(h heldJob) (end time.Duration, leaving bool) {
 	if limitAt.After(st.snap.Now) {
 		if !j.Started.IsZero() {
 			// Evicted, or without a known end, from then.
-			st.wake.at(limitAt)
+			st.wake.atNow(limitAt)
 			st.wake.at(limitAt.Add(st.graceAtLimit(j)))
 		}
 		return st.offset(limitAt.Add(st.graceAtLimit(j))), false
