@@ -322,7 +322,9 @@ const (
 	// ReasonAwaitingPreemption: its tier may preempt, but GPUs already
 	// being freed (by evictions under way or time limits) start it no
 	// later than a preemption would, and a custom ReservationPolicy
-	// declined it a reservation on them (by default it gets one).
+	// declined it a reservation on them (by default it gets one); or the
+	// Step's disruption budget (Config.MaxEvictedGPUs) is spent, which
+	// the message says.
 	ReasonAwaitingPreemption Reason = "awaiting-preemption"
 	// ReasonUnsatisfiable: it can never fit this cluster: not even with
 	// every job gone, on the healthy GPUs of its type on ready and
