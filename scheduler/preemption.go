@@ -16,7 +16,8 @@ import (
 // Preemption in a Step, in the order a job meets it (preempt):
 //
 //  1. Only a job whose tier may preempt some tier tries; the candidates
-//     are the running jobs worth stopping (candidatePool), cheapest first.
+//     are the running jobs worth stopping that have run Config.MinRuntime
+//     (candidatePool), cheapest first.
 //  2. If waiting is as fast as any preemption could be, the job claims
 //     the start it waits for (claim) and no victims are sought.
 //  3. Else a selector searches for victims among the candidates its tier
@@ -24,7 +25,9 @@ import (
 //     (the job's run plus the largest grace).
 //  4. Victims found are evicted only when waiting is slower than their
 //     grace (preempt.Worth); the job is reserved the freed GPUs from then.
-//     Otherwise it claims the start it would wait for.
+//     Otherwise it claims the start it would wait for. Victims beyond the
+//     Step's disruption budget are not evicted (budget.go): the job, and
+//     every preemptor after it, goes on as in 5.
 //  5. Without victims, a job that can start on GPUs being freed by the
 //     time the evictions under way end is reserved those (awaitEvictions).
 //
