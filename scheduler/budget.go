@@ -36,6 +36,9 @@ type budget struct {
 	// spent is set once a preemptor was refused for the budget: no later
 	// preemptor evicts.
 	spent bool
+	// said holds, by the message of a wait, what a preemptor that waits
+	// so says once the budget is spent: many jobs wait alike.
+	said map[string]string
 }
 
 // usableGPUs counts the healthy GPUs of ready nodes.
@@ -85,9 +88,16 @@ func (st *stepState) budgetWait(j *Job, s status) status {
 	if !b.spent || s.code != waiting || !st.preempts(j) {
 		return s
 	}
-	w := waitFor(ReasonAwaitingPreemption, fmt.Sprintf(
-		"may preempt, but the disruption budget of this Step is spent (%d of %d GPUs evicted); waits for a later Step; %s",
-		b.evicted, b.limit, s.message))
+	msg, ok := b.said[s.message]
+	if !ok {
+		msg = fmt.Sprintf("may preempt, but the disruption budget of this Step is spent (%d of %d GPUs evicted); waits for a later Step; %s",
+			b.evicted, b.limit, s.message)
+		if b.said == nil {
+			b.said = map[string]string{}
+		}
+		b.said[s.message] = msg
+	}
+	w := waitFor(ReasonAwaitingPreemption, msg)
 	w.start = s.start
 	return w
 }
