@@ -155,10 +155,11 @@ type Config struct {
 	// preemptor, so that at least one preemptor is served per Step.
 	// Preemptors are served in queue order: the first whose victims
 	// would exceed the budget, and every preemptor after it, evicts
-	// nothing in this Step; each waits with reason awaiting-preemption
-	// and a message saying the budget is spent (unless GPUs being freed
-	// already start it as soon, when it claims them). The budget renews
-	// each Step. With a positive MaxEvictedGPUs smaller than a
+	// nothing in this Step; each goes on as a job that may not preempt
+	// (it may claim GPUs being freed, or get a reservation from the
+	// backfill mode) and, when it waits, waits with reason
+	// awaiting-preemption and a message saying the budget is spent. The
+	// budget renews each Step. With a positive MaxEvictedGPUs smaller than a
 	// preemptor's victims, that preemptor never preempts.
 	MaxEvictedGPUs int
 	// MinRuntime protects young jobs: a running job that has run less
