@@ -2,7 +2,9 @@ package scheduler_test
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +99,9 @@ func explains(s *scheduler.Snapshot, cfg scheduler.Config, d *scheduler.Decision
 		switch j.State {
 		case scheduler.Running:
 			graces = append(graces, j.CheckpointGrace)
-			if j.TimeLimit > 0 && !j.Started.IsZero() {
+			if j.TimeLimit > 0 && !j.Started.IsZero() && j.Started.Add(j.TimeLimit).After(s.Now) {
+				// (Past its limit, it is evicted now and gone a grace
+				// from now: a relative instant, among the graces.)
 				end := j.Started.Add(j.TimeLimit)
 				note(end, "the time limit of "+j.ID)
 				note(end.Add(-j.CheckpointGrace), j.ID+" no longer worth preempting")
@@ -131,8 +135,18 @@ func explains(s *scheduler.Snapshot, cfg scheduler.Config, d *scheduler.Decision
 			}
 		}
 	}
-	for _, r := range d.Reservations {
-		if _, ok := abs[r.Start.UTC()]; ok {
+	// In order of start: a reservation that starts when an absolute one
+	// ends is absolute too.
+	res := slices.Clone(d.Reservations)
+	slices.SortStableFunc(res, func(a, b scheduler.Reservation) int { return a.Start.Compare(b.Start) })
+	preemptors := map[string]bool{}
+	for _, e := range d.Evictions {
+		preemptors[e.By] = e.Reason == scheduler.EvictPreempted
+	}
+	for _, r := range res {
+		// A preemptor's start is now + its victims' grace, whatever
+		// instant it happens to meet.
+		if _, ok := abs[r.Start.UTC()]; ok && !preemptors[r.Job] {
 			if h := hold(jobs[r.Job]); h > 0 {
 				note(r.Start.Add(h), "the end of the reservation of "+r.Job)
 			}
@@ -141,6 +155,20 @@ func explains(s *scheduler.Snapshot, cfg scheduler.Config, d *scheduler.Decision
 		rel[r.Start.Sub(s.Now)] = "the start of the reservation of " + r.Job
 		if h := hold(jobs[r.Job]); h > 0 {
 			rel[r.Start.Sub(s.Now)+h] = "the end of the reservation of " + r.Job
+		}
+	}
+	// A preemptor's window is its run plus the grace of victims it may
+	// take, counted from wherever it would start: sums of a relative
+	// instant and a grace are relative instants too.
+	var all []time.Duration
+	for _, j := range s.Jobs {
+		all = append(all, j.CheckpointGrace)
+	}
+	for r, why := range maps.Clone(rel) {
+		for _, g := range all {
+			if _, ok := rel[r+g]; !ok {
+				rel[r+g] = why + " and a grace"
+			}
 		}
 	}
 	for r, rwhy := range rel {
@@ -166,7 +194,8 @@ func explains(s *scheduler.Snapshot, cfg scheduler.Config, d *scheduler.Decision
 func TestPropertyNextWake(t *testing.T) {
 	woke := 0
 	rapid.Check(t, func(t *rapid.T) {
-		for range 5 {
+		// Several worlds per check: the instants that matter are rare.
+		for range 20 {
 			s, cfg := budgetWorld(t)
 			cfg.Order = scheduler.TierOrder{}
 			d, err := scheduler.New(cfg).Step(s)
