@@ -146,6 +146,28 @@ type Config struct {
 	Preemption preempt.Matrix
 	// DisablePreemption turns preemption off.
 	DisablePreemption bool
+	// MaxEvictedGPUs is the disruption budget: the most GPUs one Step
+	// evicts for preemption, counted as the GPUs of each victim job
+	// (evictions on down nodes and at time limits do not count). Zero
+	// or less means the default: the larger of DefaultBudgetPercent
+	// (5%) of the cluster's usable GPUs (healthy GPUs of ready nodes),
+	// rounded up, and the GPUs of the victims of the Step's first
+	// preemptor, so that at least one preemptor is served per Step.
+	// Preemptors are served in queue order: the first whose victims
+	// would exceed the budget, and every preemptor after it, evicts
+	// nothing in this Step; each goes on as a job that may not preempt
+	// (it may claim GPUs being freed, or get a reservation from the
+	// backfill mode) and, when it waits, waits with reason
+	// awaiting-preemption and a message saying the budget is spent. The
+	// budget renews each Step. With a positive MaxEvictedGPUs smaller than a
+	// preemptor's victims, that preemptor never preempts.
+	MaxEvictedGPUs int
+	// MinRuntime protects young jobs: a running job that has run less
+	// than MinRuntime (since Job.Started; a job without Started counts
+	// as just started) is never a preemption victim. Zero protects none.
+	// Decision.NextWake includes the instant such a job matures while a
+	// job that may preempt waits.
+	MinRuntime time.Duration
 	// Admit decides whether a job may start at all (default
 	// QuotaAdmitter: the teams' quotas).
 	Admit Admitter

@@ -14,8 +14,14 @@
 //		}
 //		host.Apply(d)                     // start d.Placements, stop d.Evictions,
 //		                                  // keep d.Reservations as the next Snapshot.Plan
-//		host.WaitForEvent()               // arrival, completion, node change
+//		host.WaitForEvent(d.NextWake)     // arrival, completion, node change, or d.NextWake
 //	}
+//
+// A host that Steps on every event and at [Decision].NextWake misses
+// nothing: NextWake is the earliest instant at which the same snapshot,
+// advanced to it, could be decided otherwise (a time limit, a grace end,
+// a reservation coming due, a job passing Config.MinRuntime, a run from
+// now reaching a reservation); zero when nothing is due.
 //
 // # What Step does
 //
@@ -82,6 +88,18 @@
 //	Victims       VictimSelector.Select(ix, r, sc, cands)    preemption victims      VictimFunc; preempt.Select
 //	Reserve       ReservationPolicy.Reserve(job, made)       who gets a reservation  ReserveFunc; by Backfill
 //	Domains       gang.DomainChooser.Choose(ix, l, r, fits)  the topology domain     gang.ChooserFunc; best fit
+//
+// # Disruption
+//
+// Preemption is bounded per Step: Config.MaxEvictedGPUs (policy
+// "preemption": {"maxEvictedGPUs": N}) is the most GPUs one Step evicts
+// for preemption; zero means the larger of 5% of the usable GPUs and what
+// the Step's first preemptor needs. Preemptors are served in queue order;
+// once one is refused, the others wait with reason awaiting-preemption
+// and a message that says the budget is spent, and the budget renews at
+// the next Step. Evictions at time limits and on down nodes do not count.
+// Config.MinRuntime ("minRuntime": "10m") keeps a job that has run less
+// from being a victim.
 //
 // [BackfillMode], [BackfillOrder] and Config.Preemption choose the built-in
 // reservation strategy and preemption matrix. A policy must not modify the

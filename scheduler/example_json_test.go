@@ -67,7 +67,8 @@ func ExampleDecodeSnapshot() {
 	//       "reason": "unsatisfiable",
 	//       "message": "needs 3×8 GPUs; this cluster holds at most 2 such members"
 	//     }
-	//   ]
+	//   ],
+	//   "nextWake": "2026-12-02T04:00:00Z"
 	// }
 }
 

@@ -276,9 +276,10 @@ func (w *jsonWriter) allocation(a topology.Allocation) {
 // the order of d. Times are RFC 3339 (a pending job's start is omitted
 // when zero), graces are Go duration strings without zero units ("5m"
 // for 5m0s, "1h30m", "0s"), which time.ParseDuration reads back, and an
-// eviction's "by" is omitted when empty. It writes to out once, when the
-// whole decision is encoded, so after an error other than out's own, out
-// has received nothing.
+// eviction's "by" is omitted when empty. Last comes "nextWake", the
+// RFC 3339 time of Decision.NextWake, omitted when zero. It writes to out
+// once, when the whole decision is encoded, so after an error other than
+// out's own, out has received nothing.
 func EncodeDecision(out io.Writer, d *Decision) error {
 	if d == nil {
 		return errors.New("decision: nil decision")
@@ -327,6 +328,7 @@ func EncodeDecision(out io.Writer, d *Decision) error {
 		w.token(jsontext.EndObject)
 	}
 	w.token(jsontext.EndArray)
+	w.strMember("nextWake", formatTime(d.NextWake, time.RFC3339Nano), true)
 	w.token(jsontext.EndObject)
 	return w.flush(&buf, out)
 }

@@ -154,6 +154,7 @@ type outDecision struct {
 	Evictions    []outEviction    `json:"evictions"`
 	Reservations []outReservation `json:"reservations"`
 	Pending      []outWait        `json:"pending"`
+	NextWake     string           `json:"nextWake,omitempty"`
 }
 
 type outPlacement struct {
@@ -198,6 +199,7 @@ func encodeDecisionOracle(w io.Writer, d *Decision) error {
 		Evictions:    make([]outEviction, 0, len(d.Evictions)),
 		Reservations: make([]outReservation, 0, len(d.Reservations)),
 		Pending:      make([]outWait, 0, len(d.Pending)),
+		NextWake:     formatTime(d.NextWake, time.RFC3339Nano),
 	}
 	for _, p := range d.Placements {
 		out.Placements = append(out.Placements, outPlacement{Job: p.Job, Allocation: outAlloc(p.Allocation)})

@@ -20,6 +20,8 @@ type policyFile struct {
 	fairShare         FairShare
 	matrix            preempt.Matrix
 	disablePreemption bool
+	maxEvictedGPUs    int
+	minRuntime        time.Duration
 	horizon           time.Duration
 	order             string // "" for the default
 }
@@ -33,6 +35,7 @@ const (
 	polAgeMax
 	polHorizon
 	polMatrix
+	polMinRuntime
 )
 
 // DecodeConfig reads a policy file, the JSON form of a [Config], and
@@ -48,7 +51,9 @@ const (
 // "weights" keeps its default: fairshare 1000, age 100, size 0; one given
 // as 0 is 0), "preemption"
 // {"matrix": rows of true/false or 1/0, row = preemptor tier, column =
-// victim tier; "disabled": true or false}, "horizon" (a Go duration) and
+// victim tier; "disabled": true or false; "maxEvictedGPUs": the
+// disruption budget of a Step, Config.MaxEvictedGPUs, 0 for the default;
+// "minRuntime": a Go duration, Config.MinRuntime}, "horizon" (a Go duration) and
 // "order" ("multifactor", the default, or "tier" for [TierOrder]).
 //
 // A key left out takes its default, while a key given as null is an
@@ -161,12 +166,17 @@ func (r *jsonReader) weights(w *fairshare.Weights) error {
 
 // preemption reads the "preemption" object.
 func (r *jsonReader) preemption(p *policyFile) error {
-	_, err := r.object([]string{"matrix", "disabled"}, func(f int) error {
+	_, err := r.object([]string{"matrix", "disabled", "maxEvictedGPUs", "minRuntime"}, func(f int) error {
 		var err error
-		if f == 0 {
+		switch f {
+		case 0:
 			p.matrix, err = r.matrix()
-		} else {
+		case 1:
 			_, err = r.boolean(&p.disablePreemption)
+		case 2:
+			_, err = r.integer(&p.maxEvictedGPUs)
+		case 3:
+			err = r.durationValue(polMinRuntime, "preemption.minRuntime", &p.minRuntime)
 		}
 		return err
 	})
@@ -248,6 +258,12 @@ func (p policyFile) config() (Config, error) {
 	if p.horizon < 0 {
 		return Config{}, configErr("horizon", fmt.Sprintf("must be >= 0, got %s", formatDuration(p.horizon)))
 	}
+	if p.maxEvictedGPUs < 0 {
+		return Config{}, configErr("preemption.maxEvictedGPUs", fmt.Sprintf("must be >= 0, got %d", p.maxEvictedGPUs))
+	}
+	if p.minRuntime < 0 {
+		return Config{}, configErr("preemption.minRuntime", fmt.Sprintf("must be >= 0, got %s", formatDuration(p.minRuntime)))
+	}
 	if p.matrix != nil {
 		if err := p.matrix.Validate(); err != nil {
 			return Config{}, fmt.Errorf("config: preemption.%w", err)
@@ -272,6 +288,8 @@ func (p policyFile) config() (Config, error) {
 		FairShare:         p.fairShare,
 		Preemption:        p.matrix,
 		DisablePreemption: p.disablePreemption,
+		MaxEvictedGPUs:    p.maxEvictedGPUs,
+		MinRuntime:        p.minRuntime,
 		Horizon:           p.horizon,
 	}, nil
 }

@@ -229,6 +229,14 @@ func TestDecodePolicy(t *testing.T) {
 	cfg, err = DecodeConfig(strings.NewReader(`{"preemption":{"disabled":true}}`))
 	require.NoError(t, err)
 	require.Equal(t, Config{DisablePreemption: true}, cfg)
+
+	cfg, err = DecodeConfig(strings.NewReader(`{"preemption":{"maxEvictedGPUs":64,"minRuntime":"10m"}}`))
+	require.NoError(t, err)
+	require.Equal(t, Config{MaxEvictedGPUs: 64, MinRuntime: 10 * time.Minute}, cfg)
+
+	cfg, err = DecodeConfig(strings.NewReader(`{"preemption":{"maxEvictedGPUs":0}}`))
+	require.NoError(t, err)
+	require.Equal(t, Config{}, cfg, "0 is the default budget")
 }
 
 func TestDecodePolicyErrors(t *testing.T) {
@@ -260,6 +268,12 @@ func TestDecodePolicyErrors(t *testing.T) {
 		{"negative horizon", `{"horizon":"-1h"}`, `config: horizon must be >= 0, got -1h`},
 		{"bad horizon", `{"horizon":"a day"}`, `config: horizon: bad duration "a day"`},
 		{"bad queue order", `{"order":"fifo"}`, `config: order: unknown value "fifo" (want "multifactor" or "tier")`},
+		{"negative budget", `{"preemption":{"maxEvictedGPUs":-8}}`, `config: preemption.maxEvictedGPUs must be >= 0, got -8`},
+		{"budget not an integer", `{"preemption":{"maxEvictedGPUs":"8"}}`, `config: preemption.maxEvictedGPUs: want an integer, got string`},
+		{"fractional budget", `{"preemption":{"maxEvictedGPUs":1.5}}`, `config: preemption.maxEvictedGPUs: want an integer, got number 1.5`},
+		{"negative minimum runtime", `{"preemption":{"minRuntime":"-10m"}}`, `config: preemption.minRuntime must be >= 0, got -10m`},
+		{"bad minimum runtime", `{"preemption":{"minRuntime":"ten minutes"}}`, `config: preemption.minRuntime: bad duration "ten minutes"`},
+		{"minimum runtime null", `{"preemption":{"minRuntime":null}}`, `config: preemption.minRuntime: want a string, got null`},
 		{"preemption disabled not a bool", `{"preemption":{"disabled":"yes"}}`, `config: preemption.disabled: want true or false, got string`},
 		{"bad JSON", `{"backfill":}`, `config: json: invalid character '}' looking for beginning of value (line 1, column 13, offset 12)`},
 		{"trailing data", "{}\n{}", `config: json: trailing data after the object (line 2, column 1, offset 3)`},

@@ -150,9 +150,6 @@ func TestSJFLivelockRepro(t *testing.T) {
 	dB := reproStep(t, "sjf-stepB.json", "sjf.policy.json", dA.Reservations)
 	require.Contains(t, placedJobs(dB), "hi", "hi starts once its victim is gone")
 	require.NotContains(t, placedJobs(dB), "lo3")
-	// Without a plan, the livelock: a tier-3 job takes the GPUs.
-	plain := reproStep(t, "sjf-stepB.json", "sjf.policy.json", nil)
-	require.NotContains(t, placedJobs(plain), "hi")
 }
 
 func placedJobs(d *Decision) []string {

@@ -16,7 +16,8 @@ import (
 // Preemption in a Step, in the order a job meets it (preempt):
 //
 //  1. Only a job whose tier may preempt some tier tries; the candidates
-//     are the running jobs worth stopping (candidatePool), cheapest first.
+//     are the running jobs worth stopping that have run Config.MinRuntime
+//     (candidatePool), cheapest first.
 //  2. If waiting is as fast as any preemption could be, the job claims
 //     the start it waits for (claim) and no victims are sought.
 //  3. Else a selector searches for victims among the candidates its tier
@@ -24,7 +25,9 @@ import (
 //     (the job's run plus the largest grace).
 //  4. Victims found are evicted only when waiting is slower than their
 //     grace (preempt.Worth); the job is reserved the freed GPUs from then.
-//     Otherwise it claims the start it would wait for.
+//     Otherwise it claims the start it would wait for. Victims beyond the
+//     Step's disruption budget are not evicted (budget.go): the job, and
+//     every preemptor after it, goes on as in 5.
 //  5. Without victims, a job that can start on GPUs being freed by the
 //     time the evictions under way end is reserved those (awaitEvictions).
 //
@@ -96,7 +99,14 @@ func (st *stepState) preempt(j *Job, req gang.Request, d time.Duration, mayReser
 	if !st.preempts(j) {
 		return status{}
 	}
+	st.wake.preemptor(j.Tier)
 	st.buildCandidates()
+	// The relative instants that the stages below compare with absolute
+	// ones (for nextWake): j's run, its window, the victims' grace.
+	grace := st.victimGrace(j.Tier)
+	st.wake.from(d)
+	st.wake.from(grace)
+	st.wake.from(addDur(d, grace))
 	key := preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
 		mode: int32(j.Placement), spread: req.SpreadLevel}, tier: j.Tier}
 	alike := waitKey{preemptKey: key, members: j.Members, hold: d}
@@ -160,6 +170,11 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 			}
 		}
 	}
+	if st.budget.spent {
+		// No victims for anyone after a preemptor the budget refused
+		// (try says so when the job waits).
+		return st.awaitEvictions(j, req, d, mayReserve)
+	}
 	victims, pl, found := st.searchVictims(j, req, scorer, window)
 	if !found {
 		st.memo.noteSearchFailed(key, failedSearch{members: j.Members, window: window})
@@ -183,6 +198,10 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 		// and be preempted when they are due.
 		return st.claim(j, byWaiting, d, mayReserve, asFastMsg)
 	}
+	st.wake.from(grace)
+	if !st.withinBudget(victims) {
+		return st.awaitEvictions(j, req, d, mayReserve)
+	}
 	st.evictVictims(j, victims)
 	st.reserveAt(j, pl, grace, d)
 	return status{code: reserved}
@@ -205,7 +224,14 @@ func (st *stepState) buildCandidates() {
 	var jobs []*Job
 	for _, h := range st.held {
 		j := h.Job
+		if j.State == Running && j.TimeLimit > 0 && !j.Started.IsZero() && !evicted[j.ID] {
+			st.wake.atNow(st.limitAt(j).Add(-j.CheckpointGrace)) // no longer worth preempting
+		}
 		if j.State != Running || evicted[j.ID] || !st.worthPreempting(j) {
+			continue
+		}
+		if st.tooYoung(j) {
+			st.wake.matured(j.Tier, st.matures(j))
 			continue
 		}
 		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,

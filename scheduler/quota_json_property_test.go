@@ -228,6 +228,7 @@ func TestPropertyDecisionJSONShape(t *testing.T) {
 			Message string  `json:"message"`
 			Start   *string `json:"start"`
 		} `json:"pending"`
+		NextWake *string `json:"nextWake"`
 	}
 	rapid.Check(t, func(t *rapid.T) {
 		s := quotaSnapshot(t)
@@ -249,7 +250,15 @@ func TestPropertyDecisionJSONShape(t *testing.T) {
 				t.Fatalf("key %q: %s", k, v)
 			}
 		}
-		if len(raw) != 4 {
+		if v, ok := raw["nextWake"]; ok {
+			var at time.Time
+			if err := json.Unmarshal(v, &at); err != nil || d.NextWake.IsZero() || !at.Equal(d.NextWake) {
+				t.Fatalf("nextWake %s for %v: %v", v, d.NextWake, err)
+			}
+		} else if !d.NextWake.IsZero() {
+			t.Fatalf("nextWake %v left out", d.NextWake)
+		}
+		if len(raw) != 4 && (len(raw) != 5 || d.NextWake.IsZero()) {
 			t.Fatalf("keys: %v", raw)
 		}
 		dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))

@@ -64,7 +64,8 @@ func TestBorrowedIsRecountedAfterReclaim(t *testing.T) {
 			{ID: "p1", Team: "c", Tier: 0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
 			{ID: "p2", Team: "c", Tier: 0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
 	for _, mode := range []BackfillMode{EASY, Conservative} {
-		d, err := New(Config{Backfill: mode}).Step(snap)
+		// Two preemptors in one Step: a budget large enough for both.
+		d, err := New(Config{Backfill: mode, MaxEvictedGPUs: 16}).Step(snap)
 		require.NoError(t, err)
 		var victims []string
 		for _, e := range d.Evictions {
@@ -151,7 +152,8 @@ func TestPreemptionWindowUsesVictimsGrace(t *testing.T) {
 		{ID: "Q", Tier: 1, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
 		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, TimeLimit: 20 * time.Minute, Submitted: quotaNow.Add(-time.Minute)},
 	}
-	d, err := New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
+	// Two preemptors in one Step: a budget large enough for both.
+	d, err := New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}, MaxEvictedGPUs: 8}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
 	require.NoError(t, err)
 	var victims []string
 	for _, e := range d.Evictions {
@@ -225,7 +227,8 @@ func TestPreemptionWindowAfterVictimsGone(t *testing.T) {
 		{ID: "P1", Tier: 2, Members: 1, GPUsPerMember: 4, GPUType: "B", TimeLimit: time.Hour, Submitted: quotaNow.Add(-2 * time.Minute)},
 		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, GPUType: "A", TimeLimit: 20 * time.Minute, Submitted: quotaNow.Add(-time.Minute)},
 	}
-	d, err := New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
+	// Two preemptors in one Step: a budget large enough for both.
+	d, err := New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}, MaxEvictedGPUs: 8}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
 	require.NoError(t, err)
 	by := map[string][]string{}
 	for _, e := range d.Evictions {

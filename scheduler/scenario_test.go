@@ -34,7 +34,9 @@ import (
 //	       [enforceTimeLimits=false] [backfillOrder=shortest] [preemption=off]
 //	       [reserveMinGPUs=16]  (a ReservationPolicy: reserve only gangs this big)
 //	       [plan=on]   (each snapshot carries the last applied decision's reservations)
+//	       [maxEvictedGPUs=16] [minRuntime=10m]  (the "preemption" keys)
 //	step          prints the decision of Step at the current time
+//	wake          prints the last decision's nextWake (+2h, or none)
 //	apply         the last decision, as a host would: placements run from now,
 //	              evictions are evicting from now, reservations are the plan
 //	advance 2h    moves the clock; evicting jobs whose grace has passed are
@@ -266,7 +268,7 @@ func (w *scenWorld) exec(line string) ([]string, error) {
 	}
 	words := strings.Fields(line)
 	npos := map[string]int{"cluster": 0, "node": 1, "nodes": 2, "team": 1, "job": 1, "run": 1,
-		"config": 0, "step": 0, "apply": 0, "advance": 1, "finish": 1}
+		"config": 0, "step": 0, "wake": 0, "apply": 0, "advance": 1, "finish": 1}
 	n, ok := npos[words[0]]
 	if !ok {
 		return nil, fmt.Errorf("unknown command %q", words[0])
@@ -304,6 +306,14 @@ func (w *scenWorld) exec(line string) ([]string, error) {
 		err = w.config(a)
 	case "step":
 		out, err = w.step()
+	case "wake":
+		if w.last == nil {
+			return nil, fmt.Errorf("no decision")
+		}
+		out = []string{"nextWake none"}
+		if !w.last.NextWake.IsZero() {
+			out = []string{"nextWake " + scenRel(w.last.NextWake)}
+		}
 	case "apply":
 		err = w.apply()
 	case "advance":
@@ -512,6 +522,20 @@ func (w *scenWorld) config(a *scenArgs) error {
 			return err
 		}
 		policy["enforceTimeLimits"] = b
+	}
+	preemption := map[string]any{}
+	if v, ok := a.take("maxEvictedGPUs"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return err
+		}
+		preemption["maxEvictedGPUs"] = n
+	}
+	if v, ok := a.take("minRuntime"); ok {
+		preemption["minRuntime"] = v
+	}
+	if len(preemption) > 0 {
+		policy["preemption"] = preemption
 	}
 	data, err := json.Marshal(policy)
 	if err != nil {

@@ -70,6 +70,10 @@ type stepState struct {
 
 	// pool holds the preemption candidates, built on first use.
 	pool candidatePool
+	// budget is the account of the disruption budget (budget.go).
+	budget budget
+	// wake is what nextWake is made of (wake.go).
+	wake wake
 
 	// lastStart is the offset of the last start a decision can write (see
 	// lastStartFor), -1 when now is past it; horizon is the latest start
@@ -107,7 +111,7 @@ func newStepState(cfg *Config, snap *Snapshot, c checked, memoize bool) (*stepSt
 	st := &stepState{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{},
 		groups: map[string]*groupPlaces{},
-		matrix: cfg.matrix(), lastStart: lastStartFor(snap.Now)}
+		matrix: cfg.matrix(), lastStart: lastStartFor(snap.Now), wake: wake{now: snap.Now}}
 	if memoize {
 		st.memo = newStepMemo()
 	}
@@ -216,6 +220,7 @@ func (st *stepState) release(h heldJob) (end time.Duration, leaving bool) {
 		if j.EvictedAt.IsZero() {
 			return 0, true
 		}
+		st.wake.at(j.EvictedAt.Add(j.CheckpointGrace))
 		return st.offset(j.EvictedAt.Add(j.CheckpointGrace)), true
 	}
 	if st.onDownNode(h) {
@@ -227,12 +232,18 @@ func (st *stepState) release(h heldJob) (end time.Duration, leaving bool) {
 	}
 	limitAt := st.limitAt(j)
 	if limitAt.After(st.snap.Now) {
+		if !j.Started.IsZero() {
+			// Evicted, or without a known end, from then.
+			st.wake.atNow(limitAt)
+			st.wake.at(limitAt.Add(st.graceAtLimit(j)))
+		}
 		return st.offset(limitAt.Add(st.graceAtLimit(j))), false
 	}
 	if st.cfg.IgnoreTimeLimits {
 		return backfill.Forever, false // past a limit not enforced: no known end
 	}
 	st.decided.Evictions = append(st.decided.Evictions, Eviction{Job: j.ID, Reason: EvictTimeLimit, Grace: j.CheckpointGrace})
+	st.wake.from(j.CheckpointGrace) // stepped later, the same snapshot evicts it later
 	return st.offset(st.snap.Now.Add(j.CheckpointGrace)), true
 }
 
@@ -255,6 +266,7 @@ func (st *stepState) result() *Decision {
 	if st.retracted > 0 {
 		d.Reservations = slices.DeleteFunc(d.Reservations, func(r Reservation) bool { return r.Job == "" })
 	}
+	d.NextWake = st.nextWake(&d)
 	slices.SortFunc(d.Reservations, func(a, b Reservation) int { return strings.Compare(a.Job, b.Job) })
 	// The waits of jobs that neither start nor hold a reservation, in
 	// ID order, compacted where they are. When few jobs wait, they are

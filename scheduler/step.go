@@ -156,15 +156,15 @@ func (st *stepState) schedule() error {
 
 // backfillShortestFirst gives the jobs after the reservations (their
 // slots, in priority order) their turns, without a reservation, shortest
-// time limit first (no limit last). While evictions are under way, jobs
-// that may preempt go first, in priority order: GPUs that evictions free
-// go to the first job that can use them (see awaitEvictions), not to the
-// shortest.
+// time limit first (no limit last). Jobs that may preempt go first, in
+// priority order: the disruption budget serves preemptors in priority
+// order, and GPUs that evictions free go to the first job that can use
+// them (see awaitEvictions), not to the shortest.
 func (st *stepState) backfillShortestFirst(later []int32) {
 	if len(later) == 0 {
 		return
 	}
-	if st.evicting != nil {
+	if !st.cfg.DisablePreemption {
 		rest := later[:0]
 		for _, slot := range later {
 			if j := st.pending[slot]; st.preempts(j) {
@@ -209,7 +209,7 @@ func (st *stepState) try(j *Job, mayReserve bool) status {
 			return s
 		}
 	}
-	return st.whyWaits(j, req, d, key, mayReserve && st.horizon != backfill.Forever)
+	return st.budgetWait(j, st.whyWaits(j, req, d, key, mayReserve && st.horizon != backfill.Forever))
 }
 
 // admit runs the checks that concern j alone, in order: a GPU type the

@@ -346,7 +346,9 @@ const (
 	// ReasonAwaitingPreemption: its tier may preempt, but GPUs already
 	// being freed (by evictions under way or time limits) start it no
 	// later than a preemption would, and a custom ReservationPolicy
-	// declined it a reservation on them (by default it gets one).
+	// declined it a reservation on them (by default it gets one); or the
+	// Step's disruption budget (Config.MaxEvictedGPUs) is spent, which
+	// the message says.
 	ReasonAwaitingPreemption Reason = "awaiting-preemption"
 	// ReasonUnsatisfiable: it can never fit this cluster: not even with
 	// every job gone and every node up, on the healthy GPUs of its type
@@ -388,4 +390,23 @@ type Decision struct {
 	Reservations []Reservation
 	// Pending are the other pending jobs, each with why it waits.
 	Pending []Wait
+	// NextWake, when not zero, is the earliest instant after the
+	// snapshot's Now at which the same snapshot, advanced to that instant
+	// with nothing else changed (running jobs still running, evicting
+	// ones still evicting), could be decided otherwise: a running job
+	// reaches its time limit, an evicting job's checkpoint grace ends, a
+	// reservation comes due, a job protected by Config.MinRuntime
+	// becomes preemptible while a preemptor waits, or a threshold of the
+	// decision is crossed as the clock moves (a job started now would
+	// reach into a reservation, waiting would be as fast as preempting).
+	// Before NextWake the same snapshot gets the same decision but for
+	// its times; the gradual drift of priorities with age and decayed
+	// usage does not count. A host that Steps on every event (arrival,
+	// end, node change, applied decision) and at NextWake misses
+	// nothing. It may come earlier than the first change: it is a time
+	// to look again, not a promise that something changes then; when a
+	// comparison ties at now (a run from now ending just as a time limit
+	// does), it is the next nanosecond. Zero when nothing is due before
+	// the end of year 9999 (see Config.Horizon).
+	NextWake time.Time
 }

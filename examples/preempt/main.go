@@ -13,6 +13,12 @@
 // that needs 56 GPUs could only fit by evicting the service, so it waits
 // and evicts nothing; a P1 job that needs 48 GPUs evicts only the P3 job.
 //
+// Part 3: with a minimum runtime of 30m and the default disruption
+// budget, two P1 jobs need a victim each: the first takes one, the
+// second waits (awaiting-preemption, the budget spent) until a later
+// Step, and the decision's nextWake tells the host when a protected job
+// becomes a victim.
+//
 // Every Step is pure: the host applies placements (running, Started =
 // now), evictions (evicting, EvictedAt = now), removes jobs whose run or
 // grace has ended (requeueing them when the eviction says so), and
@@ -84,22 +90,73 @@ func run(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "\nQ56 would fit only by evicting serve (P0): it waits and takes no victim.")
 	fmt.Fprintln(w, "R48 fits by evicting Y (P3) alone; serve keeps running.")
+	return part3(w, cluster, node, job, at)
+}
+
+// part3 shows the disruption budget and nextWake: three P1 jobs that
+// each need a victim, under Config{MinRuntime: 30 * time.Minute} and
+// the default budget (5% of 64 GPUs, or what the first preemptor needs:
+// 8 GPUs per Step).
+func part3(w io.Writer, cluster topology.Cluster, node func(int) topology.NodeGPUs,
+	job func(string, string, int, int, time.Duration, time.Time) scheduler.Job, at func(int, int) time.Time) error {
+	fmt.Fprintln(w, "\npart 3: the disruption budget and nextWake")
+	fmt.Fprintln(w, "cluster: 64 GPUs; serve (P0, 5×8 GPUs) on n00-n04; A, B, C (P3, 8 GPUs each, started 08:00, 08:30, 09:40) on n05-n07")
+	fmt.Fprintln(w, "policy: minRuntime 30m; the default budget evicts at most 8 GPUs per Step here")
+	serve := job("serve", "prod", 0, 5, 0, at(0, 0))
+	serve.Kind, serve.State, serve.Started = scheduler.Inference, scheduler.Running, at(0, 0)
+	serve.Allocation = topology.Allocation{node(0), node(1), node(2), node(3), node(4)}
+	jobs := []scheduler.Job{serve}
+	for i, started := range []time.Time{at(8, 0), at(8, 30), at(9, 40)} {
+		v := job(string(rune('A'+i)), "batch", 3, 1, 0, at(7, 0))
+		v.Kind, v.CheckpointGrace = scheduler.Inference, 5*time.Minute
+		v.State, v.Started, v.Allocation = scheduler.Running, started, topology.Allocation{node(5 + i)}
+		jobs = append(jobs, v)
+	}
+	h := host.New(cluster, jobs...)
+	h.Actual = map[string]time.Duration{"serve": 1000 * time.Hour, "A": 1000 * time.Hour, "B": 1000 * time.Hour,
+		"C": 1000 * time.Hour, "H1": 12 * time.Hour, "H2": 12 * time.Hour, "H3": 12 * time.Hour}
+	h.Arrive = []scheduler.Job{
+		job("H1", "research", 1, 1, 12*time.Hour, at(9, 55)),
+		job("H2", "research", 1, 1, 12*time.Hour, at(9, 56)),
+		job("H3", "research", 1, 1, 12*time.Hour, at(9, 57)),
+	}
+	s := scheduler.New(scheduler.Config{MinRuntime: 30 * time.Minute})
+	now := at(10, 0)
+	for range 4 {
+		d, err := stepAt(w, h, s, now)
+		if err != nil {
+			return err
+		}
+		// The host Steps at the next event it knows of (a grace ends)
+		// or at the decision's nextWake, whichever comes first.
+		now = h.Next(now, d, time.Hour)
+	}
+	fmt.Fprintln(w, "\nAt 10:00 H1 takes B (the least work lost) and spends the Step's budget: H2 and")
+	fmt.Fprintln(w, "H3 wait. C, started 09:40, is too young to be a victim until it has run 30")
+	fmt.Fprintln(w, "minutes: nextWake is 10:10. At 10:05 B is gone and H1 starts; H2, next in line,")
+	fmt.Fprintln(w, "takes A. At 10:10 H2 starts and H3 takes C, now old enough; at 10:15 H3 starts.")
 	return nil
 }
 
 // step runs one Step at now, prints it and applies the decision.
 func step(w io.Writer, h *host.Host, s *scheduler.Scheduler, now time.Time) error {
+	_, err := stepAt(w, h, s, now)
+	return err
+}
+
+// stepAt is step, returning the decision.
+func stepAt(w io.Writer, h *host.Host, s *scheduler.Scheduler, now time.Time) (*scheduler.Decision, error) {
 	events := h.Advance(now)
 	snap := h.Snapshot(now)
 	d, err := s.Step(snap)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := show(w, now, h, events, d); err != nil {
-		return err
+		return nil, err
 	}
 	h.Apply(now, d)
-	return nil
+	return d, nil
 }
 
 // holders names the jobs that are evicting, or evicted by d, and hold
@@ -163,5 +220,11 @@ func show(w io.Writer, now time.Time, h *host.Host, events []string, d *schedule
 		j := jobOf(p.Job)
 		fmt.Fprintf(tw, "  %s\tP%d\t%d\t%s\t%s\n", p.Job, j.Tier, j.GPUs(), p.Reason, p.Message)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !d.NextWake.IsZero() {
+		fmt.Fprintf(w, "  nextWake %s\n", d.NextWake.Format("15:04"))
+	}
+	return nil
 }

@@ -49,7 +49,7 @@ func TestSeedScenario(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(&out))
 	s := steps(out.String())
-	require.Len(t, s, 4)
+	require.Len(t, s, 8)
 
 	// Step 1: X is preempted by P with its grace and requeue, and P gets
 	// the 64 GPUs from now + 5m.
@@ -73,4 +73,20 @@ func TestSeedScenario(t *testing.T) {
 	requireLine(t, s, "2 10:00", "Y P3 8 evict preempted by R48")
 	requireLine(t, s, "2 10:00", "R48 P1 48 reserved from 10:05 on n02-n07")
 	requireNoLine(t, s, "2 10:00", "serve")
+
+	// Part 3: one preemptor per Step within the default budget; the
+	// others wait with the budget spent. C is protected by the minimum
+	// runtime until 10:10, the nextWake of the first two Steps.
+	requireLine(t, s, "3 10:00", "B P3 8 evict preempted by H1")
+	requireLine(t, s, "3 10:00", "H2 P1 8 awaiting-preemption may preempt, but the disruption budget of this Step is spent (8 of 8 GPUs evicted)")
+	requireLine(t, s, "3 10:00", "H3 P1 8 awaiting-preemption may preempt, but the disruption budget")
+	requireNoLine(t, s, "3 10:00", "A P3 8 evict")
+	requireLine(t, s, "3 10:00", "nextWake 10:10")
+	requireLine(t, s, "3 10:05", "A P3 8 evict preempted by H2")
+	requireLine(t, s, "3 10:05", "H1 P1 8 start")
+	requireNoLine(t, s, "3 10:05", "C P3 8 evict")
+	requireLine(t, s, "3 10:05", "nextWake 10:10")
+	requireLine(t, s, "3 10:10", "H2 P1 8 start")
+	requireLine(t, s, "3 10:10", "C P3 8 evict preempted by H3")
+	requireLine(t, s, "3 10:15", "H3 P1 8 start")
 }

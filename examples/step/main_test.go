@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -72,12 +73,20 @@ func TestSuccess(t *testing.T) {
 			code, stdout, stderr := runFile(t, tt.in, tt.args...)
 			require.Equal(t, 0, code, stderr)
 			require.Empty(t, stderr)
-			var d map[string][]map[string]any
-			require.NoError(t, json.Unmarshal([]byte(stdout), &d))
-			require.Len(t, d, 4)
+			var raw map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(stdout), &raw))
+			if w, ok := raw["nextWake"]; ok {
+				// Decision.NextWake, when something is due: an RFC 3339 time.
+				var at time.Time
+				require.NoError(t, json.Unmarshal(w, &at))
+				delete(raw, "nextWake")
+			}
+			require.Len(t, raw, 4)
 			for _, k := range []string{"placements", "evictions", "reservations", "pending"} {
-				require.Contains(t, d, k)
-				require.NotNil(t, d[k], "%s is a list, not null", k)
+				var list []map[string]any
+				require.Contains(t, raw, k)
+				require.NoError(t, json.Unmarshal(raw[k], &list), k)
+				require.NotNil(t, list, "%s is a list, not null", k)
 			}
 			require.True(t, strings.HasPrefix(stdout, "{\n  \"placements\": ["), "indented by two spaces")
 		})

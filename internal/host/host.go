@@ -126,7 +126,8 @@ func (h *Host) gone(j scheduler.Job) time.Time {
 
 // Next returns the first moment after now at which something happens
 // without a new decision: a real run ends, a time limit passes, an
-// eviction's grace ends, a job arrives or a reservation starts; or
+// eviction's grace ends, a job arrives, a reservation starts or the
+// decision's NextWake comes; or
 // now+limit when nothing does. It returns now itself when an evicting
 // job is gone already (an eviction without grace, for a down node):
 // Advance(now) then drops it.
@@ -160,6 +161,9 @@ func (h *Host) Next(now time.Time, d *scheduler.Decision, limit time.Duration) t
 		for _, r := range d.Reservations {
 			soonest(r.Start)
 		}
+		// What the decision says is due besides: a minimum runtime
+		// passed, a run from now reaching a reservation, ...
+		soonest(d.NextWake)
 	}
 	return at
 }

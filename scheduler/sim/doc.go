@@ -14,7 +14,9 @@
 // # Events and Step
 //
 // Events are arrivals, completions, time limits falling due, the end of
-// evictions and node state changes. At every distinct event time the
+// evictions and node state changes; with a minimum runtime in the policy
+// (Config.MinRuntime), also the last decision's NextWake, when a job
+// that has run it may become a victim with no event of its own. At every distinct event time the
 // simulator applies that time's events in this order: releases (finished
 // evictions, completions), time limits, node changes, arrivals. It then
 // calls Step once on a snapshot of Now, the cluster and every pending,

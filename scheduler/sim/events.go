@@ -12,6 +12,7 @@ const (
 	evComplete                  // a running job finished its work
 	evLimit                     // a running job reaches its time limit
 	evNode                      // a node changes state
+	evWake                      // a decision's NextWake: see runner.wake
 )
 
 // event is one entry of the event queue. Arrivals are not queued: they

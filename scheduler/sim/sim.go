@@ -252,6 +252,7 @@ type runner struct {
 	jobs   []Job
 	cfg    scheduler.Config
 	sched  *scheduler.Scheduler
+	wakeAt time.Duration // the NextWake queued last (see wake)
 	opt    Options
 	start  time.Time
 	snap   scheduler.Snapshot
@@ -556,6 +557,9 @@ func (r *runner) advance(t time.Duration) {
 // apply applies one queued event and reports whether it changed anything
 // Step would see.
 func (r *runner) apply(e event) bool {
+	if e.kind == evWake {
+		return e.at == r.wakeAt // a later decision may have moved it
+	}
 	if e.kind == evNode {
 		ne := r.nodeEv[e.job]
 		n, _ := r.nodes.find(ne.Node)
@@ -721,10 +725,29 @@ func (r *runner) step() error {
 			return fmt.Errorf("sim: at %s: %w", r.now, err)
 		}
 	}
+	r.wake(d)
 	if r.opt.Progress != nil {
 		r.opt.Progress(r.finished, len(r.jobs))
 	}
 	return nil
+}
+
+// wake queues a Step at d's NextWake when the policy has a minimum
+// runtime: a job that has run it becomes a victim then, with no event of
+// its own (the other instants NextWake names, limits, grace ends and
+// reservations on them, are events or coincide with them here; the
+// crossings of runs from now with them change no job's start, which
+// waits for an event). Only the latest decision's wake is kept.
+func (r *runner) wake(d *scheduler.Decision) {
+	if r.cfg.MinRuntime <= 0 || d.NextWake.IsZero() {
+		return
+	}
+	at := d.NextWake.Sub(r.start)
+	if at <= r.now || at == r.wakeAt {
+		return
+	}
+	r.wakeAt = at
+	r.q.push(event{at: at, kind: evWake})
 }
 
 // evict applies an eviction of the decision: the job, which must be
