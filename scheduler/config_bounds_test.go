@@ -3,10 +3,10 @@ package scheduler
 import (
 	"errors"
 	"math"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/gpusched/gpusched/internal/measure"
 	"github.com/gpusched/gpusched/preempt"
 	"github.com/stretchr/testify/require"
 )
@@ -58,12 +58,10 @@ func TestConfigMaxTiersCost(t *testing.T) {
 	require.NoError(t, err)
 	alloc := func(cfg Config) uint64 {
 		s := New(cfg)
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		_, err := s.Step(snap)
-		runtime.ReadMemStats(&after)
+		var err error
+		bytes, _ := measure.Allocated(func() { _, err = s.Step(snap) })
 		require.NoError(t, err)
-		return after.TotalAlloc - before.TotalAlloc
+		return bytes
 	}
 	base, most := alloc(Config{}), alloc(Config{Tiers: MaxTiers})
 	require.Less(t, most, base+1<<20, "bytes allocated by a Step with %d tiers", MaxTiers)

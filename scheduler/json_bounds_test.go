@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/internal/measure"
 )
 
 // TestDecodeExactPaths: an error inside a list of objects names the
@@ -126,13 +127,7 @@ func TestReadDocumentBounded(t *testing.T) {
 
 // allocsDuring returns the bytes and the number of heap allocations f
 // makes (of this process, so f should be all that runs).
-func allocsDuring(f func()) (bytes, mallocs uint64) {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc, after.Mallocs - before.Mallocs
-}
+func allocsDuring(f func()) (bytes, mallocs uint64) { return measure.Allocated(f) }
 
 // maxAllocBytes and maxAllocs bound what decoding n bytes may allocate:
 // the decoded values of the smallest elements the contract has (a job

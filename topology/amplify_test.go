@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gpusched/gpusched/internal/measure"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -30,15 +31,14 @@ func levelsTypesCluster(n, types int) topology.Cluster {
 // indexBytes returns the bytes NewIndex allocates for c.
 func indexBytes(t *testing.T, c *topology.Cluster) uint64 {
 	t.Helper()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	ix, err := topology.NewIndex(c)
-	runtime.ReadMemStats(&after)
+	var ix *topology.Index
+	var err error
+	bytes, _ := measure.Allocated(func() { ix, err = topology.NewIndex(c) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	runtime.KeepAlive(ix)
-	return after.TotalAlloc - before.TotalAlloc
+	return bytes
 }
 
 // TestIndexMemoryIgnoresTypes: the index of a cluster with a domain per

@@ -6,19 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/internal/measure"
 )
 
 // allocated returns the bytes the heap allocated while f ran.
 func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	bytes, _ := measure.Allocated(f)
+	return bytes
 }
 
 // reproInput returns the path of a reproduction input in the shared folder

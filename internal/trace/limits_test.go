@@ -6,18 +6,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/gpusched/gpusched/internal/measure"
 )
 
 // allocated returns the bytes the heap allocated while f ran.
 func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	bytes, _ := measure.Allocated(f)
+	return bytes
 }
 
 // zeros is an endless stream of NUL bytes, like /dev/zero, that gives up

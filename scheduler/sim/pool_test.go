@@ -3,23 +3,20 @@ package sim
 import (
 	"fmt"
 	"reflect"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/gpusched/gpusched/internal/measure"
 	"github.com/gpusched/gpusched/scheduler"
 )
 
 // allocated returns the bytes the heap allocated while f ran.
 func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	bytes, _ := measure.Allocated(f)
+	return bytes
 }
 
 // Showing Step a prefix of a flat pool changes nothing: on random
