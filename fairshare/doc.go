@@ -45,7 +45,7 @@
 //	tree, err := fairshare.NewTree(accounts)        // from the team list
 //	tree = tree.WithMissing(jobTeams...)            // unknown teams: share 1
 //	fs := tree.Factors(usage)                       // own usage per team
-//	w := fairshare.Weights{}                        // defaults 1000/100/10
+//	w := fairshare.Weights{}                        // defaults 1000/100/0
 //	key := func(j Job) fairshare.JobFactors {
 //		return fairshare.JobFactors{Tier: j.Tier, FairShare: fs.Value(j.Team, fairshare.FairTree),
 //			Age: now.Sub(j.Submitted), GPUs: j.GPUs, ClusterGPUs: clusterGPUs}

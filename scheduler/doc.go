@@ -41,9 +41,10 @@
 // Reservations back as the next snapshot's Plan gets this guarantee: a
 // pending job's start is never later than its plan entry says, unless a
 // GPU of the entry became unusable (node down or draining, GPU unhealthy
-// or gone, still held at the promised start), or the job changed (shape,
-// GPU type, topology, or a time limit that no longer fits); the job's
-// pending message then names the cause. Before any other job's turn, the
+// or gone, still held at the promised start), a job ahead of it in the
+// queue took a GPU of it, the promised start lies beyond Config.Horizon,
+// or the job changed (shape, GPU type, topology, or a time limit that no
+// longer fits); the job's pending message then names the cause. Before any other job's turn, the
 // pending jobs with a plan entry are taken in queue order: an entry still
 // usable for the job's whole run is kept (the job starts now on those
 // GPUs when its start has come, else is reserved them again), then each
@@ -93,11 +94,13 @@
 //
 // Preemption is bounded per Step: Config.MaxEvictedGPUs (policy
 // "preemption": {"maxEvictedGPUs": N}) is the most GPUs one Step evicts
-// for preemption; zero means the larger of 5% of the usable GPUs and what
-// the Step's first preemptor needs. Preemptors are served in queue order;
-// once one is refused, the others wait with reason awaiting-preemption
-// and a message that says the budget is spent, and the budget renews at
-// the next Step. Evictions at time limits and on down nodes do not count.
+// for preemption; zero means the larger of 5% of the usable GPUs (rounded
+// up) and the GPUs of the Step's first preemptor's victims. Preemptors are
+// served in queue order; once one is refused, no later job evicts in that
+// Step (a refused preemptor may still start now, claim GPUs being freed or
+// be reserved; one that still waits has reason awaiting-preemption and a
+// message that says the budget is spent), and the budget renews at the
+// next Step. Evictions at time limits and on down nodes do not count.
 // Config.MinRuntime ("minRuntime": "10m") keeps a job that has run less
 // from being a victim.
 //
@@ -121,8 +124,8 @@
 //
 // # Cost
 //
-// Building the index costs O(N log N + N·L² + N·T) for N nodes, L levels
-// and T GPU types, and ordering J pending jobs O(J log J). Each job then
+// Building the index costs O(N·L·(log N + L + G)) for N nodes, L levels
+// and G GPUs on the largest node, whatever the number of GPU types, and ordering J pending jobs O(J log J). Each job then
 // makes one placement query ([backfill.Profile.PlaceNow]), skipped for a
 // shape known not to fit; a job that may be reserved one profile sweep
 // ([backfill.Profile.EarliestBy]); a job that may preempt, one victim

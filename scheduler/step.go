@@ -55,7 +55,8 @@ func (s *Scheduler) Config() Config { return s.cfg }
 // what is reserved and why every other pending job waits. It does not
 // modify snap. An invalid snapshot yields a *ValidationError and no
 // decision; so does a nil one. A policy whose Backfill, BackfillOrder or
-// FairShare.Algorithm is none of the constants yields an error naming
+// FairShare.Algorithm is none of the constants, whose Tiers exceeds
+// MaxTiers or whose Preemption matrix is invalid yields an error naming
 // the field (not a *ValidationError) and no decision.
 //
 // The pipeline: validate; build the free-capacity index from the nodes

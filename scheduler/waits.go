@@ -28,6 +28,7 @@ import (
 //	insufficient-gpus    waiting  noRoom
 //	topology             waiting  noRoom
 //	awaiting-preemption  waiting  claim (preemption.go)
+//	awaiting-preemption  waiting  budgetWait (budget.go: the budget is spent)
 //	priority             waiting  schedule (backfill off)
 type status struct {
 	code    code

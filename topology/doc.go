@@ -31,12 +31,14 @@
 // # Complexity
 //
 // For N nodes, L levels, T GPU types, D domains in a level and G GPUs in
-// the largest node: building is O(N log N + N·L² + N·T), plus the buckets
-// (per level, domains × GPU classes × free-GPU counts); Capacity is O(G);
-// Fullest and Emptiest are O(G + n/4096) for n nodes in the domain and,
-// among nodes with equal free GPUs, answer the lowest name; First is O(1)
-// up to 4096 nodes in the domain, O(n/4096) beyond; FreeGPUs, UsedGPUs and
-// NodesWithFree are O(1); Take, TakeSet, Release and SetHeld are O(L);
+// the largest node: building is O(N·L·(log N + L + G)) time and memory,
+// whatever the number of GPU types (buckets are kept only for the pairs of
+// a domain and a GPU type that some node of the domain has); Capacity is
+// O(G + log T); Fullest and Emptiest are O(G + log T + n/4096) for n nodes
+// in the domain and, among nodes with equal free GPUs, answer the lowest
+// name; First is O(1) up to 4096 nodes in the domain, O(n/4096) beyond;
+// FreeGPUs, UsedGPUs and NodesWithFree are O(log T); Take, TakeSet,
+// Release and SetHeld are O(L);
 // BestDomains is O(log D) to the first domain plus O(k log D) for the k
 // domains changed since the previous call. Nothing scans all nodes.
 package topology

@@ -95,8 +95,8 @@ func run(w io.Writer) error {
 
 // part3 shows the disruption budget and nextWake: three P1 jobs that
 // each need a victim, under Config{MinRuntime: 30 * time.Minute} and
-// the default budget (5% of 64 GPUs, or what the first preemptor needs:
-// 8 GPUs per Step).
+// the default budget (the larger of 5% of 64 GPUs and the first
+// preemptor's victims: 8 GPUs per Step).
 func part3(w io.Writer, cluster topology.Cluster, node func(int) topology.NodeGPUs,
 	job func(string, string, int, int, time.Duration, time.Time) scheduler.Job, at func(int, int) time.Time) error {
 	fmt.Fprintln(w, "\npart 3: the disruption budget and nextWake")
