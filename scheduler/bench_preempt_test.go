@@ -60,22 +60,8 @@ func preemptSnapshot(nodes, pending int) *Snapshot {
 		}
 		s.Jobs = append(s.Jobs, j)
 	}
-	pods := []int{1, 1, 1, 1, 2, 2, 4, 8}
 	for i := range pending {
-		j := Job{ID: fmt.Sprintf("p%07d", i), Team: teams[rng.IntN(len(teams))], Tier: rng.IntN(4),
-			Submitted: now.Add(-time.Duration(rng.IntN(10000)) * time.Second),
-			TimeLimit: time.Duration(30+rng.IntN(571)) * time.Minute}
-		if rng.IntN(2) == 0 {
-			j.Kind, j.Members, j.GPUsPerMember, j.TimeLimit = Inference, 1, pods[rng.IntN(len(pods))], 0
-		} else if gpus := 1 << rng.IntN(10); gpus >= 8 {
-			j.Members, j.GPUsPerMember = gpus/8, 8
-			if rng.IntN(4) == 0 {
-				j.Topology.Required = "spine"
-			}
-		} else {
-			j.Members, j.GPUsPerMember = 1, gpus
-		}
-		s.Jobs = append(s.Jobs, j)
+		s.Jobs = append(s.Jobs, benchPendingJob(rng, i, teams, now))
 	}
 	return s
 }

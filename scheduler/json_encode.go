@@ -65,6 +65,20 @@ func quoteInvalidUTF8(s string) jsontext.Value {
 // member writes the key of an object member.
 func (w *jsonWriter) member(key string) { w.str(key) }
 
+// writeList writes member key as an array with each element of list
+// written by each, in order; with omitEmpty, an empty list writes nothing.
+func writeList[T any](w *jsonWriter, key string, list []T, omitEmpty bool, each func(*T)) {
+	if omitEmpty && len(list) == 0 {
+		return
+	}
+	w.member(key)
+	w.token(jsontext.BeginArray)
+	for i := range list {
+		each(&list[i])
+	}
+	w.token(jsontext.EndArray)
+}
+
 // strMember writes a member whose value is a string; omitEmpty leaves it
 // out when s is "".
 func (w *jsonWriter) strMember(key, s string, omitEmpty bool) {
@@ -116,47 +130,12 @@ func EncodeSnapshot(out io.Writer, s *Snapshot) error {
 	w.strMember("now", formatTime(s.Now, time.RFC3339Nano), true)
 	w.member("cluster")
 	w.token(jsontext.BeginObject)
-	if len(s.Cluster.Levels) > 0 {
-		w.member("levels")
-		w.token(jsontext.BeginArray)
-		for _, l := range s.Cluster.Levels {
-			w.str(l)
-		}
-		w.token(jsontext.EndArray)
-	}
-	if len(s.Cluster.Nodes) > 0 {
-		w.member("nodes")
-		w.token(jsontext.BeginArray)
-		for i := range s.Cluster.Nodes {
-			w.node(&s.Cluster.Nodes[i])
-		}
-		w.token(jsontext.EndArray)
-	}
+	writeList(w, "levels", s.Cluster.Levels, true, func(l *string) { w.str(*l) })
+	writeList(w, "nodes", s.Cluster.Nodes, true, w.node)
 	w.token(jsontext.EndObject)
-	if len(s.Teams) > 0 {
-		w.member("teams")
-		w.token(jsontext.BeginArray)
-		for i := range s.Teams {
-			w.team(&s.Teams[i])
-		}
-		w.token(jsontext.EndArray)
-	}
-	if len(s.Jobs) > 0 {
-		w.member("jobs")
-		w.token(jsontext.BeginArray)
-		for i := range s.Jobs {
-			w.job(&s.Jobs[i])
-		}
-		w.token(jsontext.EndArray)
-	}
-	if len(s.Plan) > 0 {
-		w.member("plan")
-		w.token(jsontext.BeginArray)
-		for _, r := range s.Plan {
-			w.reservation(r)
-		}
-		w.token(jsontext.EndArray)
-	}
+	writeList(w, "teams", s.Teams, true, w.team)
+	writeList(w, "jobs", s.Jobs, true, w.job)
+	writeList(w, "plan", s.Plan, true, func(r *Reservation) { w.reservation(*r) })
 	w.token(jsontext.EndObject)
 	return w.flush(&buf, out)
 }
@@ -288,19 +267,14 @@ func EncodeDecision(out io.Writer, d *Decision) error {
 	buf.Grow(decisionSize(d))
 	w := newJSONWriter(&buf)
 	w.token(jsontext.BeginObject)
-	w.member("placements")
-	w.token(jsontext.BeginArray)
-	for _, p := range d.Placements {
+	writeList(w, "placements", d.Placements, false, func(p *Placement) {
 		w.token(jsontext.BeginObject)
 		w.strMember("job", p.Job, false)
 		w.member("allocation")
 		w.allocation(p.Allocation)
 		w.token(jsontext.EndObject)
-	}
-	w.token(jsontext.EndArray)
-	w.member("evictions")
-	w.token(jsontext.BeginArray)
-	for _, e := range d.Evictions {
+	})
+	writeList(w, "evictions", d.Evictions, false, func(e *Eviction) {
 		w.token(jsontext.BeginObject)
 		w.strMember("job", e.Job, false)
 		w.strMember("reason", string(e.Reason), false)
@@ -309,25 +283,16 @@ func EncodeDecision(out io.Writer, d *Decision) error {
 		w.member("requeue")
 		w.token(jsontext.Bool(e.Requeue))
 		w.token(jsontext.EndObject)
-	}
-	w.token(jsontext.EndArray)
-	w.member("reservations")
-	w.token(jsontext.BeginArray)
-	for _, r := range d.Reservations {
-		w.reservation(r)
-	}
-	w.token(jsontext.EndArray)
-	w.member("pending")
-	w.token(jsontext.BeginArray)
-	for _, p := range d.Pending {
+	})
+	writeList(w, "reservations", d.Reservations, false, func(r *Reservation) { w.reservation(*r) })
+	writeList(w, "pending", d.Pending, false, func(p *Wait) {
 		w.token(jsontext.BeginObject)
 		w.strMember("job", p.Job, false)
 		w.strMember("reason", string(p.Reason), false)
 		w.strMember("message", p.Message, false)
 		w.strMember("start", formatTime(p.Start, time.RFC3339Nano), true)
 		w.token(jsontext.EndObject)
-	}
-	w.token(jsontext.EndArray)
+	})
 	w.strMember("nextWake", formatTime(d.NextWake, time.RFC3339Nano), true)
 	w.token(jsontext.EndObject)
 	return w.flush(&buf, out)
