@@ -6,3 +6,9 @@ package scheduler
 func NewWithoutMemo(cfg Config) *Scheduler {
 	return &Scheduler{cfg: cfg, noMemo: true}
 }
+
+// ForecastPlan is Forecast, with the reservations the forecast made of
+// its own for the jobs the Step left waiting.
+func ForecastPlan(s *Scheduler, snap *Snapshot) (Forecast, []Reservation, error) {
+	return s.forecast(snap, true)
+}

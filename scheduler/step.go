@@ -77,6 +77,13 @@ func (s *Scheduler) Step(snap *Snapshot) (*Decision, error) {
 // Explain. When target names a job, the state records what the Step had
 // decided when that job's turn came (see turn).
 func (s *Scheduler) step(snap *Snapshot, target string) (*stepState, error) {
+	return s.stepThen(snap, target, nil)
+}
+
+// stepThen is step, then, when then is not nil, then on the state, inside
+// the same check that custom policies leave the snapshot unchanged (for
+// Forecast, which plans on after the Step).
+func (s *Scheduler) stepThen(snap *Snapshot, target string, then func(*stepState)) (*stepState, error) {
 	if err := s.cfg.checkModes(); err != nil {
 		return nil, err
 	}
@@ -92,7 +99,13 @@ func (s *Scheduler) step(snap *Snapshot, target string) (*stepState, error) {
 	st.target = target
 	err = guard.run(func() error {
 		st.evict()
-		return st.schedule()
+		if err := st.schedule(); err != nil {
+			return err
+		}
+		if then != nil {
+			then(st)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
