@@ -3,12 +3,19 @@
 //
 //	step [-config policy.json] < snapshot.json > decision.json
 //	step [-config policy.json] -explain JOB < snapshot.json
+//	step [-config policy.json] -forecast < snapshot.json > forecast.json
 //
 // With -explain it prints, instead of the decision, an account of why one
 // job is where it is: its outcome and reason, its place in the queue and
 // priority factors, how many nodes pass each of its constraints, its
 // best topology domain, its team's quota and the reservations it would
 // delay (JSON, or text with -text).
+//
+// With -forecast it prints, instead of the decision, the estimated start
+// of every pending job (scheduler.Scheduler.Forecast), sorted by job ID:
+// {"forecast": [{"job": "C", "start": "2026-12-02T12:00:00Z"}, {"job":
+// "F", "start": null, "reason": "..."}]}, start null with a reason when
+// no start can be bounded (scheduler.EncodeForecast).
 //
 // The formats are documented where they are read and written:
 // scheduler.DecodeSnapshot (the snapshot, with its defaults),
@@ -65,7 +72,7 @@ func (w *writeErr) Write(p []byte) (int, error) {
 	return n, err
 }
 
-const usage = "usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json"
+const usage = "usage: step [-config policy.json] [-explain JOB [-text] | -forecast] < snapshot.json > decision.json"
 
 // run is the whole command; it returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -74,6 +81,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	config := fs.String("config", "", "policy file (JSON)")
 	explain := fs.String("explain", "", "explain why this job is where it is")
 	text := fs.Bool("text", false, "with -explain, print text instead of JSON")
+	forecast := fs.Bool("forecast", false, "print every pending job's estimated start instead of the decision")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, usage)
@@ -93,6 +101,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, fmt.Errorf("-explain: empty job ID; %s", usage))
 	case *text && *explain == "":
 		return fail(stderr, fmt.Errorf("-text needs -explain JOB; %s", usage))
+	case *forecast && given["explain"]:
+		return fail(stderr, fmt.Errorf("-forecast and -explain exclude each other; %s", usage))
 	}
 	var cfg scheduler.Config
 	if *config != "" {
@@ -112,7 +122,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	var buf bytes.Buffer
-	if *explain != "" {
+	if *forecast {
+		f, err := sched.Forecast(snap)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		if err := scheduler.EncodeForecast(&buf, f); err != nil {
+			return fail(stderr, err)
+		}
+	} else if *explain != "" {
 		e, err := sched.Explain(snap, *explain)
 		if err != nil {
 			return fail(stderr, err)

@@ -169,17 +169,17 @@ func TestErrors(t *testing.T) {
 		{name: "missing policy file", in: "design.json", args: []string{"-config", "testdata/nope.json"},
 			want: `config: open testdata/nope.json: no such file or directory`},
 		{name: "unknown flag", in: "design.json", args: []string{"-backfill", "easy"},
-			want: `flag provided but not defined: -backfill; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
+			want: `flag provided but not defined: -backfill; usage: step [-config policy.json] [-explain JOB [-text] | -forecast] < snapshot.json > decision.json`},
 		{name: "flag without value", in: "design.json", args: []string{"-config"},
-			want: `flag needs an argument: -config; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
+			want: `flag needs an argument: -config; usage: step [-config policy.json] [-explain JOB [-text] | -forecast] < snapshot.json > decision.json`},
 		{name: "extra argument", in: "design.json", args: []string{"snapshot.json"},
-			want: `unexpected argument "snapshot.json"; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
+			want: `unexpected argument "snapshot.json"; usage: step [-config policy.json] [-explain JOB [-text] | -forecast] < snapshot.json > decision.json`},
 		{name: "empty policy file name", in: "design.json", args: []string{"-config", ""},
-			want: `-config: empty file name; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
+			want: `-config: empty file name; usage: step [-config policy.json] [-explain JOB [-text] | -forecast] < snapshot.json > decision.json`},
 		{name: "empty job to explain", in: "design.json", args: []string{"-explain="},
-			want: `-explain: empty job ID; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
+			want: `-explain: empty job ID; usage: step [-config policy.json] [-explain JOB [-text] | -forecast] < snapshot.json > decision.json`},
 		{name: "text without explain", in: "design.json", args: []string{"-text"},
-			want: `-text needs -explain JOB; usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json`},
+			want: `-text needs -explain JOB; usage: step [-config policy.json] [-explain JOB [-text] | -forecast] < snapshot.json > decision.json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,7 +199,7 @@ func TestHelp(t *testing.T) {
 	code, stdout, stderr := runFile(t, "", "-h")
 	require.Equal(t, 0, code)
 	require.Empty(t, stdout)
-	require.Equal(t, "usage: step [-config policy.json] [-explain JOB [-text]] < snapshot.json > decision.json\n", stderr)
+	require.Equal(t, "usage: step [-config policy.json] [-explain JOB [-text] | -forecast] < snapshot.json > decision.json\n", stderr)
 }
 
 func TestExplain(t *testing.T) {
