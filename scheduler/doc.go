@@ -76,6 +76,10 @@
 //	                 job's own checks)
 //
 // [Scheduler.Explain] tells, for one job, why it is where it is.
+// [Scheduler.Forecast] estimates when every pending job starts: the
+// decision's own starts and reservations, and for every other job the
+// start conservative backfill would reserve it after them, in queue
+// order (or none, and why, when no start can be bounded).
 //
 // # Extension points
 //
@@ -119,7 +123,8 @@
 // Scheduler.Step (one Step; the host loop), Config (a policy; pack scorer;
 // domain chooser), OrderFunc and Multifactor (a wrapping order: shortest
 // job first inside each tier), AdmitFunc, VictimFunc, ReserveFunc, Wait (a
-// pending job's reason), Scheduler.Explain, Validate, DecodeSnapshot; and
+// pending job's reason), Scheduler.Explain, Scheduler.Forecast, Validate,
+// DecodeSnapshot; and
 // the programs under examples/, custompolicy among them.
 //
 // # Cost
@@ -130,4 +135,7 @@
 // shape known not to fit; a job that may be reserved one profile sweep
 // ([backfill.Profile.EarliestBy]); a job that may preempt, one victim
 // search ([preempt.Select]) unless a job alike just found none.
+// Forecast adds one profile sweep and one reservation for each pending
+// job the Step neither started nor reserved: the cost of a conservative
+// Step.
 package scheduler
