@@ -187,6 +187,7 @@ func (st *stepState) whyUnusable(p *promise) string {
 // Feitelson); every backfill mode makes it, so that a protected job
 // under EASY, too, is reserved the earliest start it has.
 func (st *stepState) improvePromises() {
+	moved := false // a reservation moved: one ahead of it may start now
 	for _, slot := range st.queue {
 		p := st.promises[slot]
 		if p == nil || !p.kept {
@@ -229,7 +230,42 @@ func (st *stepState) improvePromises() {
 		}
 		p.start, p.pl = start.At, start.Placement
 		st.reserveAt(j, p.pl, p.start, d)
+		moved = true
 	}
+	for moved {
+		moved = st.startKeptNow()
+	}
+}
+
+// startKeptNow gives each job that still holds a kept reservation, in
+// queue order, another chance to start now: a reservation behind it that
+// improvePromises moved onto other GPUs may have freed what it lacked
+// (say its own start is due later on GPUs busy now, while the moved job
+// no longer needs a GPU free now). It reports whether a job started, which
+// may free more: the caller repeats until none does, at most once per
+// kept promise.
+func (st *stepState) startKeptNow() bool {
+	started := false
+	for _, slot := range st.queue {
+		p := st.promises[slot]
+		if p == nil || !p.kept {
+			continue
+		}
+		j := st.pending[slot]
+		reqs := st.promiseRequests(j, p)
+		d := st.hold(j)
+		mark := st.unreserve(j, p, d)
+		if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
+			st.recordPlacement(j, pl)
+			p.kept, p.taken = false, true
+			started = true
+			continue
+		}
+		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+		st.profile.Restore(p.pl, p.start, d, mark)
+		st.recordReservation(j, p.pl, p.start)
+	}
+	return started
 }
 
 // promiseRequests returns the requests under which job j, holding kept
