@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,10 @@ import (
 // forecastJobs, when positive, makes TestForecastAccuracyReport replay
 // that many jobs of each trace (0: the test is skipped; -1: every job).
 var forecastJobs = flag.Int("forecast.jobs", 0, "replay this many jobs of each trace in TestForecastAccuracyReport (-1: all)")
+
+// forecastOnly, when set, limits TestForecastAccuracyReport to the traces
+// whose name contains it ("KTH", "Philly").
+var forecastOnly = flag.String("forecast.only", "", "replay only the traces whose name contains this in TestForecastAccuracyReport")
 
 // accuracy is how the forecasts made at submission compare with the
 // actual starts of a replay.
@@ -140,11 +145,16 @@ func TestForecastAccuracy(t *testing.T) {
 // of BENCHMARKS.md:
 //
 //	go test ./scheduler/sim -run TestForecastAccuracyReport -forecast.jobs=-1 -v
+//
+// -forecast.only=KTH (or Philly) replays one trace.
 func TestForecastAccuracyReport(t *testing.T) {
 	if *forecastJobs == 0 {
 		t.Skip("set -forecast.jobs=N (or -1 for whole traces) to measure forecast accuracy in replay")
 	}
 	for _, tc := range forecastTraces(t, *forecastJobs) {
+		if !strings.Contains(tc.name, *forecastOnly) {
+			continue
+		}
 		for _, mode := range []scheduler.BackfillMode{scheduler.EASY, scheduler.Conservative} {
 			a := forecastAccuracy(t, tc.cluster, tc.jobs, scheduler.Config{Backfill: mode, Order: scheduler.TierOrder{}})
 			t.Logf("%s, %v: %v", tc.name, mode, a)
