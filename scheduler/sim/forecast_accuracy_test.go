@@ -37,11 +37,12 @@ type accuracy struct {
 	noLater   float64       // share of forecast that started no later
 	exact     float64       // share of forecast that started exactly then
 	bias      time.Duration // mean actual − forecast (negative: early)
+	wait      time.Duration // mean actual start − submit over forecast
 }
 
 func (a accuracy) String() string {
-	return fmt.Sprintf("jobs %d, forecast %d (%d waited), MAE %s (waited: %s), no later %.1f%%, exact %.1f%%, mean actual−forecast %s",
-		a.jobs, a.forecast, a.waited, a.mae.Round(time.Second), a.maeWaited.Round(time.Second), 100*a.noLater, 100*a.exact, a.bias.Round(time.Second))
+	return fmt.Sprintf("jobs %d, forecast %d (%d waited), MAE %s (waited: %s), no later %.1f%%, exact %.1f%%, mean actual−forecast %s, mean wait %s",
+		a.jobs, a.forecast, a.waited, a.mae.Round(time.Second), a.maeWaited.Round(time.Second), 100*a.noLater, 100*a.exact, a.bias.Round(time.Second), a.wait.Round(time.Second))
 }
 
 // forecastAccuracy replays jobs on c under cfg and, at the first Step
@@ -80,7 +81,7 @@ func forecastAccuracy(t *testing.T, c topology.Cluster, jobs []sim.Job, cfg sche
 	require.NoError(t, ferr)
 	start := sim.DefaultStart()
 	var a accuracy
-	var sum, sumWaited, signed float64
+	var sum, sumWaited, signed, waits float64
 	noLater, exact := 0, 0
 	for i := range res.Jobs {
 		r := &res.Jobs[i]
@@ -93,6 +94,7 @@ func forecastAccuracy(t *testing.T, c topology.Cluster, jobs []sim.Job, cfg sche
 		d := start.Add(r.Start).Sub(f)
 		sum += math.Abs(d.Seconds())
 		signed += d.Seconds()
+		waits += (r.Start - r.Submit).Seconds()
 		if d <= 0 {
 			noLater++
 		}
@@ -107,6 +109,7 @@ func forecastAccuracy(t *testing.T, c topology.Cluster, jobs []sim.Job, cfg sche
 	if a.forecast > 0 {
 		a.mae = time.Duration(sum / float64(a.forecast) * float64(time.Second))
 		a.bias = time.Duration(signed / float64(a.forecast) * float64(time.Second))
+		a.wait = time.Duration(waits / float64(a.forecast) * float64(time.Second))
 		a.noLater = float64(noLater) / float64(a.forecast)
 		a.exact = float64(exact) / float64(a.forecast)
 	}
