@@ -164,6 +164,12 @@ func (w *jsonWriter) node(n *topology.Node) {
 		w.member("unhealthyGPUs")
 		w.ints(n.Unhealthy)
 	}
+	if n.CPUMillis != 0 {
+		w.intMember("cpuMillis", n.CPUMillis)
+	}
+	if n.MemoryMiB != 0 {
+		w.intMember("memoryMiB", n.MemoryMiB)
+	}
 	w.token(jsontext.EndObject)
 }
 
@@ -211,6 +217,15 @@ func (w *jsonWriter) job(j *Job) {
 	if j.MixGPUTypes {
 		w.member("mixGPUTypes")
 		w.token(jsontext.True)
+	}
+	if j.CPUMillis != 0 {
+		w.intMember("cpuMillis", j.CPUMillis)
+	}
+	if j.MemoryMiB != 0 {
+		w.intMember("memoryMiB", j.MemoryMiB)
+	}
+	if j.EligibleNodes != nil {
+		writeList(w, "eligibleNodes", j.EligibleNodes, false, func(n *string) { w.str(*n) })
 	}
 	if j.TimeLimit != 0 {
 		w.strMember("timeLimit", formatDuration(j.TimeLimit), false)

@@ -241,7 +241,7 @@ func (r *jsonReader) intList() ([]int, error) {
 }
 
 // nodeKeys are the keys of a node.
-var nodeKeys = []string{"name", "gpus", "gpuType", "domains", "state", "unhealthyGPUs"}
+var nodeKeys = []string{"name", "gpus", "gpuType", "domains", "state", "unhealthyGPUs", "cpuMillis", "memoryMiB"}
 
 // node reads one node of a cluster.
 func (r *jsonReader) node(n *topology.Node) error {
@@ -268,6 +268,10 @@ func (r *jsonReader) node(n *topology.Node) error {
 			if u, err = r.intList(); len(u) > 0 {
 				n.Unhealthy = u
 			}
+		case 6:
+			_, err = r.integer(&n.CPUMillis)
+		case 7:
+			_, err = r.integer(&n.MemoryMiB)
 		}
 		return err
 	})
@@ -366,7 +370,7 @@ const (
 // jobKeys are the keys of a job.
 var jobKeys = []string{"id", "team", "tier", "kind", "submitted", "members", "gpusPerMember", "gpuType",
 	"timeLimit", "checkpointGrace", "topology", "placement", "group", "spreadLevel", "state", "started",
-	"evictedAt", "allocation", "mixGPUTypes"}
+	"evictedAt", "allocation", "mixGPUTypes", "cpuMillis", "memoryMiB", "eligibleNodes"}
 
 // job reads one job, with the defaults of the keys it leaves out.
 func (r *jsonReader) job(j *Job) error {
@@ -427,6 +431,18 @@ func (r *jsonReader) jobValue(j *Job, f int) error {
 		j.Allocation, err = r.allocation()
 	case 18:
 		_, err = r.boolean(&j.MixGPUTypes)
+	case 19:
+		_, err = r.integer(&j.CPUMillis)
+	case 20:
+		_, err = r.integer(&j.MemoryMiB)
+	case 21:
+		var l []string
+		if l, err = r.stringList(nil); err == nil {
+			if l == nil {
+				l = []string{} // present and empty: no node, not every node
+			}
+			j.EligibleNodes = l
+		}
 	}
 	return err
 }

@@ -79,14 +79,17 @@ func TestSnapshotRoundTripGo(t *testing.T) {
 		Now: now,
 		Cluster: topology.Cluster{Levels: []string{"spine"}, Nodes: []topology.Node{
 			{Name: "n0", GPUs: 8, Domains: map[string]string{"spine": "s0"}, State: topology.Down, Unhealthy: []int{1}},
-			{Name: "n1", GPUs: 4, GPUType: "L4", Domains: map[string]string{"spine": "s1"}, State: topology.Draining},
+			{Name: "n1", GPUs: 4, GPUType: "L4", Domains: map[string]string{"spine": "s1"}, State: topology.Draining,
+				CPUMillis: 32000, MemoryMiB: 256 << 10},
 		}},
 		Teams: []Team{{Name: "a", Share: 0.5}, {Name: "b", Parent: "a", Usage: 1e9, Quota: &Quota{}}},
 		Jobs: []Job{
-			{ID: "p", Tier: P0, Kind: Inference, Members: 2, GPUsPerMember: 1, Placement: Spread, Group: "g", SpreadLevel: "spine"},
+			{ID: "p", Tier: P0, Kind: Inference, Members: 2, GPUsPerMember: 1, Placement: Spread, Group: "g", SpreadLevel: "spine",
+				CPUMillis: 1500, MemoryMiB: 4096, EligibleNodes: []string{"n1", "n0"}},
 			{ID: "r", Team: "b", Tier: P2, Members: 1, GPUsPerMember: 4, State: Evicting, CheckpointGrace: 90 * time.Second,
 				EvictedAt: now.Add(-time.Minute), Started: now.Add(-time.Hour), TimeLimit: time.Hour + time.Nanosecond,
 				Allocation: topology.Allocation{{Node: "n0", GPUs: []int{4, 5, 6, 7}}}},
+			{ID: "q", Members: 1, GPUsPerMember: 1, EligibleNodes: []string{}},
 		},
 	}
 	require.NoError(t, Validate(s))

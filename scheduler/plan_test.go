@@ -181,3 +181,39 @@ func TestPlanDecisionJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, d1.Reservations, s.Plan)
 }
+
+// TestKeptPromiseStartsWhenAMovedOneFreesItsGPUs: a world found by the
+// multi-Step preemption property. r03 and r04 hold promises for 00:02;
+// r03 cannot start now on n0[0], the one free GPU, because r04's promise
+// takes n0[0] at 00:02 and r03 has no limit. Compressing r04 moves it onto
+// n0[1,3] at the same start, which leaves n0[0] free for good: r03 must
+// then start now (work conservation), not keep waiting for 00:02.
+func TestKeptPromiseStartsWhenAMovedOneFreesItsGPUs(t *testing.T) {
+	const doc = `{"now":"2026-12-02T00:01:00Z",
+	"cluster":{"nodes":[{"name":"n0","gpus":8},{"name":"n1","gpus":4,"state":"down"},
+		{"name":"n2","gpus":4,"state":"draining"},{"name":"n3","gpus":4,"state":"draining"},
+		{"name":"n4","gpus":8,"state":"draining"}]},
+	"teams":[{"name":"a","share":1}],
+	"jobs":[
+	 {"id":"p00","team":"a","tier":0,"submitted":"2026-12-02T00:00:00Z","gpusPerMember":2,"timeLimit":"10m",
+	  "state":"running","started":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[5,6]}]},
+	 {"id":"r01","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":4,"checkpointGrace":"2m",
+	  "state":"evicting","started":"2026-12-01T23:59:00Z","evictedAt":"2026-12-02T00:00:00Z",
+	  "allocation":[{"node":"n0","gpus":[1,2,3,4]}]},
+	 {"id":"r02","team":"a","tier":0,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":1,
+	  "state":"running","started":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[7]}]},
+	 {"id":"r03","team":"a","tier":0,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":1},
+	 {"id":"r04","team":"a","tier":0,"submitted":"2026-12-01T14:00:00Z","members":2,"gpusPerMember":1}],
+	"plan":[
+	 {"job":"r03","start":"2026-12-02T00:02:00Z","allocation":[{"node":"n0","gpus":[2]}]},
+	 {"job":"r04","start":"2026-12-02T00:02:00Z","allocation":[{"node":"n0","gpus":[0,1]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	d, err := New(Config{Backfill: EASY, BackfillOrder: ShortestFirst}).Step(s)
+	require.NoError(t, err)
+	require.Len(t, d.Placements, 1, "%+v", d)
+	require.Equal(t, "r03", d.Placements[0].Job)
+	require.Equal(t, "n0[0]", d.Placements[0].Allocation.String())
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, "r04", d.Reservations[0].Job)
+}

@@ -187,7 +187,8 @@ func (st *stepState) whyUnusable(p *promise) string {
 // Feitelson); every backfill mode makes it, so that a protected job
 // under EASY, too, is reserved the earliest start it has.
 func (st *stepState) improvePromises() {
-	for _, slot := range st.queue {
+	moved := 0 // past the last reservation that moved: one ahead of it may start now
+	for at, slot := range st.queue {
 		p := st.promises[slot]
 		if p == nil || !p.kept {
 			continue
@@ -229,7 +230,60 @@ func (st *stepState) improvePromises() {
 		}
 		p.start, p.pl = start.At, start.Placement
 		st.reserveAt(j, p.pl, p.start, d)
+		moved = at + 1
 	}
+	for moved > 0 {
+		moved = st.startKeptNow(st.queue[:moved])
+	}
+}
+
+// startKeptNow gives each job of queue (a prefix of the queue) that still
+// holds a kept reservation, in order, another chance to start now: a
+// reservation behind it that improvePromises moved onto other GPUs may
+// have freed what it lacked (say its own start is due later on GPUs busy
+// now, while the moved job no longer needs a GPU free now). A job that
+// starts frees its reservation, which may let one ahead of it start: the
+// result is the length of the prefix to try again (0 when no job
+// started), so the caller's repeats end after at most one per kept
+// promise. A job without room for its members on the GPUs free now is
+// passed over without touching its reservation.
+func (st *stepState) startKeptNow(queue []int32) int {
+	again := 0
+	for at, slot := range queue {
+		p := st.promises[slot]
+		if p == nil || !p.kept {
+			continue
+		}
+		j := st.pending[slot]
+		reqs := st.promiseRequests(j, p)
+		if !st.roomNow(reqs) {
+			continue
+		}
+		d := st.hold(j)
+		mark := st.unreserve(j, p, d)
+		if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
+			st.recordPlacement(j, pl)
+			p.kept, p.taken = false, true
+			again = at
+			continue
+		}
+		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+		st.profile.Restore(p.pl, p.start, d, mark)
+		st.recordReservation(j, p.pl, p.start)
+	}
+	return again
+}
+
+// roomNow reports whether the GPUs free now have room for the members of
+// one of reqs, whatever the reservations and the topology: a necessary
+// condition for starting now. O(G) per request.
+func (st *stepState) roomNow(reqs []gang.Request) bool {
+	for _, r := range reqs {
+		if st.ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) >= r.Members {
+			return true
+		}
+	}
+	return false
 }
 
 // promiseRequests returns the requests under which job j, holding kept

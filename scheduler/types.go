@@ -136,6 +136,20 @@ type Job struct {
 	// nodes of different GPU types (JSON "mixGPUTypes": true). It has no
 	// effect on a job that names a GPUType or on a cluster of one type.
 	MixGPUTypes bool
+	// CPUMillis is the CPU each member needs on its node, in thousandths
+	// of a core (JSON "cpuMillis"); zero asks for none. A member fits a
+	// node only where its GPUs, CPU and memory all fit; a node whose
+	// CPUMillis is zero has CPU without limit.
+	CPUMillis int
+	// MemoryMiB is the memory each member needs on its node, in MiB
+	// (JSON "memoryMiB"); zero asks for none.
+	MemoryMiB int
+	// EligibleNodes, when not nil, names the only nodes the job's members
+	// may use (JSON "eligibleNodes"); a host evaluates its own selectors,
+	// affinities and taints into this list. Nil means every node; an
+	// empty, non-nil list means none. Every name must be a node of the
+	// cluster, listed once.
+	EligibleNodes []string
 	// TimeLimit, when positive, is how long the job may run. Zero means
 	// the job never ends by itself (inference).
 	TimeLimit time.Duration

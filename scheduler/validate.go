@@ -80,7 +80,11 @@ func validateTiers(s *Snapshot, tiers int) error {
 		}
 		return i, s.Cluster.Nodes[i].GPUs, true
 	}
-	if err := validateJobs(s, tiers, node, make([]topology.GPUSet, len(s.Cluster.Nodes))); err != nil {
+	known := func(n string) bool {
+		_, ok := nodes[n]
+		return ok
+	}
+	if err := validateJobs(s, tiers, node, known, make([]topology.GPUSet, len(s.Cluster.Nodes))); err != nil {
 		return err
 	}
 	return validatePlan(s.Plan)
@@ -115,6 +119,9 @@ func validate(s *Snapshot, tiers int) (checked, error) {
 		}
 		c.nodes = append(c.nodes, id)
 		return int(id), ix.GPUs(id), true
+	}, func(n string) bool {
+		_, ok := ix.Lookup(n)
+		return ok
 	}, c.held)
 	if err == nil {
 		err = validatePlan(s.Plan)
@@ -190,7 +197,7 @@ func planField(i int, r *Reservation) string { return fmt.Sprintf("plan[%d] %q",
 // holds the GPUs the allocations hold. The error names the first field
 // at fault, in input order: teams first, then each job's ID, fields and
 // allocation.
-func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool), claimed []topology.GPUSet) error {
+func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool), known func(name string) bool, claimed []topology.GPUSet) error {
 	if err := validateTeams(s.Teams); err != nil {
 		return err
 	}
@@ -203,6 +210,9 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 		if err := checkJobFields(s.Cluster.Levels, tiers, i, j); err != nil {
 			return err
 		}
+		if err := checkEligible(i, j, known); err != nil {
+			return err
+		}
 		if j.State == Pending {
 			if len(j.Allocation) > 0 {
 				return verr(jobField(i, j)+": allocation", "a pending job holds no allocation")
@@ -212,6 +222,26 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 		if err := checkAllocation(s, i, node, claimed); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkEligible checks job i's EligibleNodes: every name a node that
+// known reports, none listed twice. O(E) expected for E names.
+func checkEligible(i int, j *Job, known func(name string) bool) error {
+	if len(j.EligibleNodes) == 0 {
+		return nil
+	}
+	seen := make(map[string]int, len(j.EligibleNodes))
+	for k, n := range j.EligibleNodes {
+		field := fmt.Sprintf("%s: eligibleNodes[%d]", jobField(i, j), k)
+		if !known(n) {
+			return verr(field, "unknown node %q", clip(n))
+		}
+		if p, dup := seen[n]; dup {
+			return verr(field, "node %q listed twice (also eligibleNodes[%d])", clip(n), p)
+		}
+		seen[n] = k
 	}
 	return nil
 }
@@ -311,6 +341,10 @@ func checkJobFields(levels []string, tiers int, i int, j *Job) error {
 		return verr(f()+": timeLimit", "must be >= 0, got %s", j.TimeLimit)
 	case j.CheckpointGrace < 0:
 		return verr(f()+": checkpointGrace", "must be >= 0, got %s", j.CheckpointGrace)
+	case j.CPUMillis < 0:
+		return verr(f()+": cpuMillis", "must be >= 0, got %d", j.CPUMillis)
+	case j.MemoryMiB < 0:
+		return verr(f()+": memoryMiB", "must be >= 0, got %d", j.MemoryMiB)
 	}
 	req, pref := -1, -1
 	if l := j.Topology.Required; l != "" {

@@ -381,3 +381,39 @@ func TestValidateWithPolicyTiers(t *testing.T) {
 		require.EqualError(t, err, `snapshot: jobs[0] "a": tier must be in 0..5, got 6`)
 	}
 }
+
+func TestValidateResourcesAndEligibleNodes(t *testing.T) {
+	base := func() *Snapshot {
+		return &Snapshot{
+			Now:     time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC),
+			Cluster: topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 8}, {Name: "n1", GPUs: 8}}},
+			Jobs:    []Job{{ID: "a", Tier: P3, Members: 1, GPUsPerMember: 1}},
+		}
+	}
+	for _, c := range []struct {
+		name string
+		edit func(s *Snapshot)
+		want string
+	}{
+		{"node cpu", func(s *Snapshot) { s.Cluster.Nodes[1].CPUMillis = -1 }, `cluster: nodes[1] "n1": cpuMillis must be >= 0, got -1`},
+		{"node memory", func(s *Snapshot) { s.Cluster.Nodes[0].MemoryMiB = -2 }, `cluster: nodes[0] "n0": memoryMiB must be >= 0, got -2`},
+		{"job cpu", func(s *Snapshot) { s.Jobs[0].CPUMillis = -3 }, `jobs[0] "a": cpuMillis must be >= 0, got -3`},
+		{"job memory", func(s *Snapshot) { s.Jobs[0].MemoryMiB = -4 }, `jobs[0] "a": memoryMiB must be >= 0, got -4`},
+		{"unknown node", func(s *Snapshot) { s.Jobs[0].EligibleNodes = []string{"n1", "n9"} }, `jobs[0] "a": eligibleNodes[1]: unknown node "n9"`},
+		{"repeated node", func(s *Snapshot) { s.Jobs[0].EligibleNodes = []string{"n1", "n0", "n1"} },
+			`jobs[0] "a": eligibleNodes[2]: node "n1" listed twice (also eligibleNodes[0])`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := base()
+			c.edit(s)
+			err := Validate(s)
+			require.EqualError(t, err, "snapshot: "+c.want)
+			// Step validates alike.
+			_, err = New(Config{}).Step(s)
+			require.EqualError(t, err, "snapshot: "+c.want)
+		})
+	}
+	s := base()
+	s.Jobs[0].EligibleNodes = []string{}
+	require.NoError(t, Validate(s), "an empty list is valid: the job may use no node")
+}

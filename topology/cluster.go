@@ -64,6 +64,13 @@ type Node struct {
 	State NodeState
 	// Unhealthy lists GPU indices that must never be allocated.
 	Unhealthy []int
+	// CPUMillis is the node's CPU capacity in thousandths of a core, for
+	// the members that run on it; zero means CPU is not limited, so a
+	// cluster described by GPUs alone keeps its meaning.
+	CPUMillis int
+	// MemoryMiB is the node's memory capacity in MiB; zero means memory
+	// is not limited.
+	MemoryMiB int
 }
 
 // Cluster is the static description of the machines: its topology levels,
@@ -149,6 +156,12 @@ func (c *Cluster) validate(order []int) ([]string, error) {
 		}
 		if n.State > Down {
 			return nil, fmt.Errorf("%s: state: unknown node state %d", where(), n.State)
+		}
+		if n.CPUMillis < 0 {
+			return nil, fmt.Errorf("%s: cpuMillis must be >= 0, got %d", where(), n.CPUMillis)
+		}
+		if n.MemoryMiB < 0 {
+			return nil, fmt.Errorf("%s: memoryMiB must be >= 0, got %d", where(), n.MemoryMiB)
 		}
 		if !slices.Contains(types, n.GPUType) {
 			if len(types) == MaxGPUTypes {
