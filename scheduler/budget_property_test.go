@@ -188,7 +188,7 @@ func budgetOverSteps(t *testing.T, once bool) {
 				k := [2]string{e.Job, e.By}
 				v, p := s.Jobs[slices.IndexFunc(s.Jobs, func(j scheduler.Job) bool { return j.ID == e.Job })],
 					s.Jobs[slices.IndexFunc(s.Jobs, func(j scheduler.Job) bool { return j.ID == e.By })]
-				if v.Tier < p.Tier {
+				if v.Tier.Level(scheduler.DefaultTiers) < p.Tier.Level(scheduler.DefaultTiers) {
 					// A matrix may let a tier preempt a higher one: the
 					// victim, requeued, then starts ahead of its preemptor
 					// (a job of a higher tier took the GPUs).

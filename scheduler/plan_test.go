@@ -77,7 +77,7 @@ func TestPlanIgnoredEntries(t *testing.T) {
 func TestPlanRoundTrip(t *testing.T) {
 	s := &Snapshot{Now: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC),
 		Cluster: topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 4}}},
-		Jobs:    []Job{{ID: "A", Tier: 3, Members: 1, GPUsPerMember: 2, State: Pending}},
+		Jobs:    []Job{{ID: "A", Tier: P3, Members: 1, GPUsPerMember: 2, State: Pending}},
 		Plan: []Reservation{{Job: "A", Start: time.Date(2026, 12, 2, 1, 0, 0, 5, time.UTC),
 			Allocation: topology.Allocation{{Node: "n0", GPUs: []int{0, 1}}}}}}
 	var buf bytes.Buffer
