@@ -35,7 +35,7 @@ func preemptSnapshot(nodes, pending int) *Snapshot {
 	busy := nodes * 9 / 10
 	id := 0
 	for n := 0; n < busy; {
-		j := Job{ID: fmt.Sprintf("r%07d", id), Team: teams[rng.IntN(len(teams))], Tier: 1 + rng.IntN(3), State: Running,
+		j := Job{ID: fmt.Sprintf("r%07d", id), Team: teams[rng.IntN(len(teams))], Tier: TierN(1 + rng.IntN(3)), State: Running,
 			Started: now.Add(-time.Duration(rng.IntN(600)) * time.Minute), TimeLimit: time.Duration(30+rng.IntN(571)) * time.Minute}
 		if j.Started.Add(j.TimeLimit).Before(now.Add(time.Minute)) {
 			j.Started = now.Add(-time.Minute)
@@ -52,7 +52,7 @@ func preemptSnapshot(nodes, pending int) *Snapshot {
 			j.Members, j.GPUsPerMember = 1, 4
 			j.Allocation = topology.Allocation{{Node: s.Cluster.Nodes[n].Name, GPUs: []int{0, 1, 2, 3}}}
 			k := j
-			k.ID, k.Tier = fmt.Sprintf("r%07d", id), 1+rng.IntN(3)
+			k.ID, k.Tier = fmt.Sprintf("r%07d", id), TierN(1+rng.IntN(3))
 			id++
 			k.Allocation = topology.Allocation{{Node: s.Cluster.Nodes[n].Name, GPUs: []int{4, 5, 6, 7}}}
 			s.Jobs = append(s.Jobs, k)

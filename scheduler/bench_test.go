@@ -33,7 +33,7 @@ func benchSnapshot(nodes, pending int) *Snapshot {
 	// whole-node members and pods.
 	id := 0
 	for n := 0; n < nodes*7/10; {
-		j := Job{ID: fmt.Sprintf("r%07d", id), Team: teams[id%3], Tier: id % 4, State: Running,
+		j := Job{ID: fmt.Sprintf("r%07d", id), Team: teams[id%3], Tier: TierN(id % 4), State: Running,
 			Started: now.Add(-time.Duration(rng.IntN(600)) * time.Minute), TimeLimit: time.Duration(30+rng.IntN(571)) * time.Minute}
 		if j.Started.Add(j.TimeLimit).Before(now.Add(time.Minute)) {
 			j.Started = now.Add(-time.Minute)
@@ -72,7 +72,7 @@ func benchSnapshot(nodes, pending int) *Snapshot {
 // up, a quarter of those bound to one spine).
 func benchPendingJob(rng *rand.Rand, i int, teams []string, now time.Time) Job {
 	pods := [...]int{1, 1, 1, 1, 2, 2, 4, 8}
-	j := Job{ID: fmt.Sprintf("p%07d", i), Team: teams[rng.IntN(len(teams))], Tier: rng.IntN(4),
+	j := Job{ID: fmt.Sprintf("p%07d", i), Team: teams[rng.IntN(len(teams))], Tier: TierN(rng.IntN(4)),
 		Submitted: now.Add(-time.Duration(rng.IntN(10000)) * time.Second),
 		TimeLimit: time.Duration(30+rng.IntN(571)) * time.Minute}
 	if rng.IntN(2) == 0 {

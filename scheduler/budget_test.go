@@ -19,9 +19,9 @@ func budgetSnapshot() *Snapshot {
 	w.TimeLimit = 2 * time.Hour
 	return &Snapshot{Now: quotaNow, Cluster: uniformCluster(3, 8, 1),
 		Jobs: []Job{runningWhole("V1", "t", 3, "n00", 3*time.Hour), runningWhole("V2", "t", 3, "n01", time.Hour), w,
-			{ID: "Z", Team: "t", Tier: 0, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: quotaNow},
-			{ID: "A", Team: "t", Tier: 1, Members: 1, GPUsPerMember: 8, TimeLimit: 10 * time.Hour, Submitted: quotaNow},
-			{ID: "B", Team: "t", Tier: 2, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: quotaNow}}}
+			{ID: "Z", Team: "t", Tier: P0, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: quotaNow},
+			{ID: "A", Team: "t", Tier: P1, Members: 1, GPUsPerMember: 8, TimeLimit: 10 * time.Hour, Submitted: quotaNow},
+			{ID: "B", Team: "t", Tier: P2, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: quotaNow}}}
 }
 
 // noTier0 lets tiers 1 and 2 preempt tier 3, and tier 0 nobody.

@@ -83,14 +83,17 @@ func (f OrderFunc) Order(s *Snapshot, jobs []*Job) { f(s, jobs) }
 // come, first served within a tier).
 type TierOrder struct{}
 
-// Order sorts jobs by tier, then submit time, then ID. O(n log n).
+// Order sorts jobs by tier, then submit time, then ID. O(n log n). An
+// unset tier counts as the lowest of the default policy
+// (DefaultTiers - 1); Step uses the policy's own number of tiers.
 func (TierOrder) Order(_ *Snapshot, jobs []*Job) {
-	slices.SortStableFunc(jobs, compareTierOrder)
+	slices.SortStableFunc(jobs, func(a, b *Job) int { return compareTierOrder(a, b, DefaultTiers) })
 }
 
-// compareTierOrder compares two jobs in TierOrder.
-func compareTierOrder(a, b *Job) int {
-	if c := cmp.Compare(a.Tier, b.Tier); c != 0 {
+// compareTierOrder compares two jobs in TierOrder, an unset tier counting
+// as the lowest of tiers.
+func compareTierOrder(a, b *Job, tiers int) int {
+	if c := cmp.Compare(a.Tier.Level(tiers), b.Tier.Level(tiers)); c != 0 {
 		return c
 	}
 	if c := a.Submitted.Compare(b.Submitted); c != 0 {

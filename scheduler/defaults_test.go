@@ -59,7 +59,7 @@ func TestPropertyDefaultOrderIsSubmissionOrder(t *testing.T) {
 			// Ages from the future to beyond AgeMax, some equal.
 			age := time.Duration(rapid.IntRange(-2, 400).Draw(rt, "ageHours")) * time.Hour / 2
 			s.Jobs = append(s.Jobs, Job{
-				ID: string(rune('A' + i)), Team: "t", Tier: 2,
+				ID: string(rune('A' + i)), Team: "t", Tier: P2,
 				Members: rapid.IntRange(1, 64).Draw(rt, "members"), GPUsPerMember: rapid.IntRange(1, 8).Draw(rt, "gpus"),
 				Submitted: now.Add(-age),
 			})

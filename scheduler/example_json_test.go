@@ -78,8 +78,8 @@ func ExampleDecodeSnapshot() {
 func ExampleValidate() {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	snap := &scheduler.Snapshot{Now: now, Cluster: topology.Uniform(2, 8, "H100"), Jobs: []scheduler.Job{
-		{ID: "ok", Tier: 1, Members: 1, GPUsPerMember: 8, Submitted: now},
-		{ID: "no-members", Tier: 1, GPUsPerMember: 8, Submitted: now},
+		{ID: "ok", Tier: scheduler.P1, Members: 1, GPUsPerMember: 8, Submitted: now},
+		{ID: "no-members", Tier: scheduler.P1, GPUsPerMember: 8, Submitted: now},
 	}}
 	err := scheduler.Validate(snap)
 	fmt.Println(err)

@@ -19,11 +19,11 @@ func pendingSnapshot() *scheduler.Snapshot {
 			Domains: map[string]string{"leaf": leaf}})
 	}
 	job := func(id, team string, members, gpus int) scheduler.Job {
-		return scheduler.Job{ID: id, Team: team, Tier: 2, Members: members, GPUsPerMember: gpus,
+		return scheduler.Job{ID: id, Team: team, Tier: scheduler.P2, Members: members, GPUsPerMember: gpus,
 			TimeLimit: time.Hour, Submitted: now.Add(-time.Hour)}
 	}
 	run := job("run", "prod", 1, 8)
-	run.Tier, run.TimeLimit = 0, 3*time.Hour
+	run.Tier, run.TimeLimit = scheduler.P0, 3*time.Hour
 	run.State, run.Started = scheduler.Running, now.Add(-time.Hour)
 	run.Allocation = topology.Allocation{{Node: "n0", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}
 

@@ -23,7 +23,7 @@ func policyCluster(n int) topology.Cluster { return topology.Uniform(n, 8, "H100
 
 // polPending is a pending gang of members × 8 GPUs submitted age ago.
 func polPending(id, team string, tier, members int, limit, age time.Duration) scheduler.Job {
-	return scheduler.Job{ID: id, Team: team, Tier: tier, Members: members, GPUsPerMember: 8,
+	return scheduler.Job{ID: id, Team: team, Tier: scheduler.TierN(tier), Members: members, GPUsPerMember: 8,
 		TimeLimit: limit, Submitted: policyNow.Add(-age)}
 }
 
@@ -81,7 +81,7 @@ func polPendingPtrs(s *scheduler.Snapshot) []*scheduler.Job {
 func ExampleOrderFunc() {
 	biggestFirst := scheduler.OrderFunc(func(_ *scheduler.Snapshot, jobs []*scheduler.Job) {
 		slices.SortStableFunc(jobs, func(a, b *scheduler.Job) int {
-			return cmp.Or(cmp.Compare(a.Tier, b.Tier), cmp.Compare(b.GPUs(), a.GPUs()), strings.Compare(a.ID, b.ID))
+			return cmp.Or(cmp.Compare(a.Tier.Level(scheduler.DefaultTiers), b.Tier.Level(scheduler.DefaultTiers)), cmp.Compare(b.GPUs(), a.GPUs()), strings.Compare(a.ID, b.ID))
 		})
 	})
 	small := func(id string, age time.Duration) scheduler.Job {
@@ -246,7 +246,7 @@ func ExampleMultifactor_sjfInsideTier() {
 	sjf := scheduler.OrderFunc(func(s *scheduler.Snapshot, jobs []*scheduler.Job) {
 		scheduler.Multifactor{}.Order(s, jobs)
 		slices.SortStableFunc(jobs, func(a, b *scheduler.Job) int {
-			return cmp.Or(cmp.Compare(a.Tier, b.Tier), cmp.Compare(requested(a), requested(b)))
+			return cmp.Or(cmp.Compare(a.Tier.Level(scheduler.DefaultTiers), b.Tier.Level(scheduler.DefaultTiers)), cmp.Compare(requested(a), requested(b)))
 		})
 	})
 	snap := &scheduler.Snapshot{Now: policyNow, Cluster: policyCluster(4),

@@ -15,7 +15,7 @@ func ExampleScheduler_Step() {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	c := topology.Uniform(16, 8, "H100")
 	job := func(id string, members int, limit time.Duration, age time.Duration) scheduler.Job {
-		return scheduler.Job{ID: id, Team: "research", Tier: 1, Members: members, GPUsPerMember: 8,
+		return scheduler.Job{ID: id, Team: "research", Tier: scheduler.P1, Members: members, GPUsPerMember: 8,
 			TimeLimit: limit, Submitted: now.Add(-age)}
 	}
 	snap := &scheduler.Snapshot{Now: now, Cluster: c, Jobs: []scheduler.Job{
@@ -53,7 +53,7 @@ func ExampleScheduler_Step() {
 func ExampleScheduler_Step_hostLoop() {
 	at := func(h, m int) time.Time { return time.Date(2026, 12, 2, h, m, 0, 0, time.UTC) }
 	snap := &scheduler.Snapshot{Now: at(9, 0), Cluster: topology.Uniform(2, 8, "H100"), Jobs: []scheduler.Job{
-		{ID: "batch", Tier: 3, Members: 2, GPUsPerMember: 8, TimeLimit: 12 * time.Hour,
+		{ID: "batch", Tier: scheduler.P3, Members: 2, GPUsPerMember: 8, TimeLimit: 12 * time.Hour,
 			CheckpointGrace: 5 * time.Minute, Submitted: at(8, 0)},
 	}}
 	s := scheduler.New(scheduler.Config{})
@@ -93,7 +93,7 @@ func ExampleScheduler_Step_hostLoop() {
 	step()
 
 	snap.Now = at(10, 0)
-	snap.Jobs = append(snap.Jobs, scheduler.Job{ID: "urgent", Tier: 1, Members: 1, GPUsPerMember: 8,
+	snap.Jobs = append(snap.Jobs, scheduler.Job{ID: "urgent", Tier: scheduler.P1, Members: 1, GPUsPerMember: 8,
 		TimeLimit: time.Hour, Submitted: snap.Now})
 	step()
 

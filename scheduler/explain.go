@@ -77,7 +77,8 @@ type Explanation struct {
 // PriorityFactors are the inputs and result of the default multifactor
 // priority for one job.
 type PriorityFactors struct {
-	// Tier is the job's tier; it ranks before Priority.
+	// Tier is the job's tier number under the policy (an unset tier
+	// resolved to the lowest); it ranks before Priority.
 	Tier int `json:"tier"`
 	// FairShare is the team's fair-share factor, in [0,1].
 	FairShare float64 `json:"fairShare"`
@@ -182,9 +183,9 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 		}
 		switch o := s.cfg.order().(type) {
 		case Multifactor:
-			e.Priority = factors(snap, j, o)
+			e.Priority = factors(snap, j, o, st.tiers)
 		case *Multifactor: // not nil: order() turns that into the default
-			e.Priority = factors(snap, j, *o)
+			e.Priority = factors(snap, j, *o, st.tiers)
 		}
 	}
 	req, ok := st.request(j)
@@ -204,17 +205,18 @@ func (s *Scheduler) Explain(snap *Snapshot, job string) (*Explanation, error) {
 	return e, nil
 }
 
-// factors recomputes the multifactor priority of j under m.
-func factors(snap *Snapshot, j *Job, m Multifactor) *PriorityFactors {
+// factors recomputes the multifactor priority of j under m, with tiers
+// tiers in the policy.
+func factors(snap *Snapshot, j *Job, m Multifactor, tiers int) *PriorityFactors {
 	fs := Factors(snap)
 	total := 0
 	for _, n := range snap.Cluster.Nodes {
 		total += n.GPUs
 	}
 	w := m.Weights
-	jf := fairshare.JobFactors{Tier: j.Tier, FairShare: fs.Value(j.Team, m.Algorithm),
+	jf := fairshare.JobFactors{Tier: j.Tier.Level(tiers), FairShare: fs.Value(j.Team, m.Algorithm),
 		Age: snap.Now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: total}
-	return &PriorityFactors{Tier: j.Tier, FairShare: jf.FairShare, Age: fairshare.AgeFactor(jf.Age, w.Resolved().AgeMax),
+	return &PriorityFactors{Tier: jf.Tier, FairShare: jf.FairShare, Age: fairshare.AgeFactor(jf.Age, w.Resolved().AgeMax),
 		Size: fairshare.SizeFactor(jf.GPUs, jf.ClusterGPUs), Priority: w.Priority(jf)}
 }
 

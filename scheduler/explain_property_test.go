@@ -167,19 +167,19 @@ func staggered(t *rapid.T) *scheduler.Snapshot {
 		for k := range gpus {
 			gpus[k] = k
 		}
-		s.Jobs = append(s.Jobs, scheduler.Job{ID: fmt.Sprintf("r%d", i), State: scheduler.Running, Tier: 1, Members: 1, GPUsPerMember: g,
+		s.Jobs = append(s.Jobs, scheduler.Job{ID: fmt.Sprintf("r%d", i), State: scheduler.Running, Tier: scheduler.P1, Members: 1, GPUsPerMember: g,
 			Started: now.Add(-time.Hour), TimeLimit: time.Hour + time.Duration(rapid.IntRange(1, 12).Draw(t, "rleft"))*10*time.Minute,
 			Allocation: topology.Allocation{{Node: s.Cluster.Nodes[i].Name, GPUs: gpus}}})
 	}
 	big := nodes + rapid.IntRange(-1, 3).Draw(t, "big")
 	for i := range big + rapid.IntRange(1, 4).Draw(t, "small") {
-		j := scheduler.Job{ID: fmt.Sprintf("p%02d", i), Tier: rapid.IntRange(1, 2).Draw(t, "tier"),
+		j := scheduler.Job{ID: fmt.Sprintf("p%02d", i), Tier: scheduler.TierN(rapid.IntRange(1, 2).Draw(t, "tier")),
 			Members: 1, GPUsPerMember: 8, TimeLimit: time.Duration(rapid.IntRange(1, 10).Draw(t, "limit")) * time.Hour,
 			Submitted: now.Add(-time.Duration(i) * time.Minute)}
 		if i >= big {
 			// Of a lower tier: tried after the whole-node jobs.
 			j.GPUsPerMember = rapid.SampledFrom([]int{1, 2}).Draw(t, "gpus")
-			j.Tier = 3
+			j.Tier = scheduler.P3
 		}
 		s.Jobs = append(s.Jobs, j)
 	}
@@ -617,8 +617,8 @@ func checkRanks(t *rapid.T, x *explainRef, sch *scheduler.Scheduler, s *schedule
 			w := x.mf.Weights.Resolved()
 			age := fairshare.AgeFactor(s.Now.Sub(pj.Submitted), w.AgeMax)
 			size := min(float64(pj.GPUs())/float64(total), 1)
-			if p.Tier != pj.Tier || p.FairShare < 0 || p.FairShare > 1 || p.Age != age || !near(p.Size, size) {
-				t.Fatalf("Explain(%s): factors %+v, want tier %d, age %v, size %v", pj.ID, *p, pj.Tier, age, size)
+			if tier := pj.Tier.Level(scheduler.DefaultTiers); p.Tier != tier || p.FairShare < 0 || p.FairShare > 1 || p.Age != age || !near(p.Size, size) {
+				t.Fatalf("Explain(%s): factors %+v, want tier %d, age %v, size %v", pj.ID, *p, tier, age, size)
 			}
 			if want := w.FairShare*p.FairShare + w.Age*p.Age + w.Size*p.Size; !near(p.Priority, want) {
 				t.Fatalf("Explain(%s): priority %v, want %v from %+v", pj.ID, p.Priority, want, *p)

@@ -62,7 +62,7 @@ func TestExplain(t *testing.T) {
 	e, err = New(Config{}).Explain(snap, "big")
 	require.NoError(t, err)
 	require.NotNil(t, e.Priority)
-	require.Equal(t, 0, e.Priority.Tier)
+	require.Equal(t, 3, e.Priority.Tier, "an unset tier is the lowest")
 	require.Greater(t, e.Priority.Priority, 0.0)
 
 	e, err = s.Explain(snap, "run")
@@ -99,8 +99,8 @@ func TestExplainZeroQuotaIsNoQuota(t *testing.T) {
 	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(2, 8, 1),
 		Teams: []Team{{Name: "z", Share: 1, Quota: &Quota{}}, {Name: "q", Share: 1, Quota: &Quota{BorrowLimit: 8}}},
 		Jobs: []Job{runningWhole("r", "z", 3, "n00", time.Hour),
-			{ID: "p", Team: "z", Tier: 3, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
-			{ID: "b", Team: "q", Tier: 3, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
+			{ID: "p", Team: "z", Tier: P3, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
+			{ID: "b", Team: "q", Tier: P3, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
 	for _, id := range []string{"r", "p"} {
 		e, err := New(Config{}).Explain(snap, id)
 		require.NoError(t, err)

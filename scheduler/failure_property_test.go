@@ -202,7 +202,7 @@ func failureSteps(t *rapid.T) (*host.Host, scheduler.Config) {
 			fit = max(fit, perType[n.GPUType])
 		}
 		j := scheduler.Job{ID: fmt.Sprintf("q%02d", i), Team: rapid.SampledFrom(gen.Teams).Draw(t, "team"),
-			Tier: rapid.IntRange(0, 3).Draw(t, "tier"), Members: rapid.IntRange(1, max(1, min(3, fit))).Draw(t, "members"),
+			Tier: scheduler.TierN(rapid.IntRange(0, 3).Draw(t, "tier")), Members: rapid.IntRange(1, max(1, min(3, fit))).Draw(t, "members"),
 			GPUsPerMember: g, Submitted: gen.Now.Add(-time.Duration(rapid.IntRange(0, 60).Draw(t, "age")) * time.Minute),
 			TimeLimit:       time.Duration(rapid.IntRange(1, 8).Draw(t, "limit")) * 30 * time.Minute,
 			CheckpointGrace: time.Duration(rapid.IntRange(0, 3).Draw(t, "grace")) * 5 * time.Minute}

@@ -30,12 +30,12 @@ func TestHeldAcrossFailuresDocumented(t *testing.T) {
 		{Name: "nostart", GPUs: 2},
 	}}
 	jobs := []scheduler.Job{
-		{ID: "S", Tier: 0, Members: 1, GPUsPerMember: 2, State: scheduler.Running, Started: now.Add(-2 * time.Hour), TimeLimit: 3 * time.Hour, Allocation: one("sick", 0, 1)},
-		{ID: "D", Tier: 0, Members: 1, GPUsPerMember: 2, State: scheduler.Running, Started: now.Add(-2 * time.Hour), TimeLimit: 3 * time.Hour, Allocation: one("drain", 0, 1)},
-		{ID: "E", Tier: 0, Members: 1, GPUsPerMember: 2, State: scheduler.Evicting, EvictedAt: now.Add(-time.Minute), CheckpointGrace: time.Hour, Allocation: one("down", 0, 1)},
-		{ID: "F", Tier: 0, Members: 1, GPUsPerMember: 2, State: scheduler.Evicting, EvictedAt: now.Add(time.Hour), CheckpointGrace: 10 * time.Minute, Allocation: one("late", 0, 1)},
-		{ID: "N", Tier: 0, Members: 1, GPUsPerMember: 2, State: scheduler.Running, TimeLimit: 2 * time.Hour, CheckpointGrace: 5 * time.Minute, Allocation: one("nostart", 0, 1)},
-		{ID: "P", Tier: 0, Members: 1, GPUsPerMember: 2, Submitted: now, TimeLimit: time.Hour},
+		{ID: "S", Tier: scheduler.P0, Members: 1, GPUsPerMember: 2, State: scheduler.Running, Started: now.Add(-2 * time.Hour), TimeLimit: 3 * time.Hour, Allocation: one("sick", 0, 1)},
+		{ID: "D", Tier: scheduler.P0, Members: 1, GPUsPerMember: 2, State: scheduler.Running, Started: now.Add(-2 * time.Hour), TimeLimit: 3 * time.Hour, Allocation: one("drain", 0, 1)},
+		{ID: "E", Tier: scheduler.P0, Members: 1, GPUsPerMember: 2, State: scheduler.Evicting, EvictedAt: now.Add(-time.Minute), CheckpointGrace: time.Hour, Allocation: one("down", 0, 1)},
+		{ID: "F", Tier: scheduler.P0, Members: 1, GPUsPerMember: 2, State: scheduler.Evicting, EvictedAt: now.Add(time.Hour), CheckpointGrace: 10 * time.Minute, Allocation: one("late", 0, 1)},
+		{ID: "N", Tier: scheduler.P0, Members: 1, GPUsPerMember: 2, State: scheduler.Running, TimeLimit: 2 * time.Hour, CheckpointGrace: 5 * time.Minute, Allocation: one("nostart", 0, 1)},
+		{ID: "P", Tier: scheduler.P0, Members: 1, GPUsPerMember: 2, Submitted: now, TimeLimit: time.Hour},
 	}
 	s := &scheduler.Snapshot{Now: now, Cluster: c, Jobs: jobs}
 	require.NoError(t, scheduler.Validate(s))

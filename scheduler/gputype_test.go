@@ -20,7 +20,7 @@ func twoTypes(js ...Job) *Snapshot {
 		s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: n, GPUs: 8, GPUType: strings.ToUpper(n[:4])})
 	}
 	for _, n := range []string{"h100-0", "h200-0"} {
-		s.Jobs = append(s.Jobs, Job{ID: "run-" + n, Tier: 0, Members: 1, GPUsPerMember: 4, State: Running,
+		s.Jobs = append(s.Jobs, Job{ID: "run-" + n, Tier: P0, Members: 1, GPUsPerMember: 4, State: Running,
 			TimeLimit: time.Hour, Started: now, Allocation: topology.Allocation{{Node: n, GPUs: []int{0, 1, 2, 3}}}})
 	}
 	for _, j := range js {
@@ -47,7 +47,7 @@ func nodeTypes(s *Snapshot, a topology.Allocation) []string {
 // running jobs end; with MixGPUTypes it starts now across both.
 func TestUntypedGangOnOneType(t *testing.T) {
 	for _, mode := range []BackfillMode{EASY, Conservative} {
-		s := twoTypes(Job{ID: "train", Tier: 3, Members: 2, GPUsPerMember: 8, TimeLimit: 2 * time.Hour})
+		s := twoTypes(Job{ID: "train", Tier: P3, Members: 2, GPUsPerMember: 8, TimeLimit: 2 * time.Hour})
 		d, err := New(Config{Backfill: mode}).Step(s)
 		require.NoError(t, err)
 		require.Empty(t, d.Placements)
@@ -68,9 +68,9 @@ func TestUntypedGangOnOneType(t *testing.T) {
 // busy too, H100 has 12 free and H200 8, so a 2×2 gang goes to the H200s,
 // and then a 2×4 gang, which only H100 now holds, to an H100 node.
 func TestUntypedGangBestFitType(t *testing.T) {
-	s := twoTypes(Job{ID: "then-big", Tier: 3, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour},
-		Job{ID: "small", Tier: 3, Members: 2, GPUsPerMember: 2, TimeLimit: time.Hour})
-	s.Jobs = append(s.Jobs, Job{ID: "run-h200-1", Tier: 0, Members: 1, GPUsPerMember: 4, State: Running,
+	s := twoTypes(Job{ID: "then-big", Tier: P3, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour},
+		Job{ID: "small", Tier: P3, Members: 2, GPUsPerMember: 2, TimeLimit: time.Hour})
+	s.Jobs = append(s.Jobs, Job{ID: "run-h200-1", Tier: P0, Members: 1, GPUsPerMember: 4, State: Running,
 		TimeLimit: time.Hour, Started: s.Now, Allocation: topology.Allocation{{Node: "h200-1", GPUs: []int{0, 1, 2, 3}}}})
 	d, err := New(Config{}).Step(s)
 	require.NoError(t, err)
@@ -85,14 +85,14 @@ func TestUntypedGangBestFitType(t *testing.T) {
 // A gang that no single type could ever hold is unsatisfiable unless it
 // mixes types; one that waits says which type came closest.
 func TestUntypedGangReasons(t *testing.T) {
-	s := twoTypes(Job{ID: "huge", Tier: 3, Members: 3, GPUsPerMember: 8, TimeLimit: time.Hour})
+	s := twoTypes(Job{ID: "huge", Tier: P3, Members: 3, GPUsPerMember: 8, TimeLimit: time.Hour})
 	d, err := New(Config{}).Step(s)
 	require.NoError(t, err)
 	require.Equal(t, []Wait{{Job: "huge", Reason: ReasonUnsatisfiable,
 		Message: "needs 3×8 same-type GPUs; this cluster holds at most 2 such members"}}, d.Pending)
 
 	// The running jobs never end, so no start can be promised.
-	s = twoTypes(Job{ID: "pair", Tier: 3, Members: 2, GPUsPerMember: 8, TimeLimit: time.Hour})
+	s = twoTypes(Job{ID: "pair", Tier: P3, Members: 2, GPUsPerMember: 8, TimeLimit: time.Hour})
 	s.Jobs[0].TimeLimit, s.Jobs[1].TimeLimit = 0, 0
 	d, err = New(Config{}).Step(s)
 	require.NoError(t, err)
@@ -130,10 +130,10 @@ func TestUntypedGangTightestLevelFirst(t *testing.T) {
 		s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: n.name, GPUs: 8, GPUType: n.typ, Domains: map[string]string{"leaf": n.leaf}})
 	}
 	for _, n := range []string{"h100-a", "h100-b"} {
-		s.Jobs = append(s.Jobs, Job{ID: "run-" + n, Tier: 0, Members: 1, GPUsPerMember: 4, State: Running,
+		s.Jobs = append(s.Jobs, Job{ID: "run-" + n, Tier: P0, Members: 1, GPUsPerMember: 4, State: Running,
 			TimeLimit: time.Hour, Started: now, Allocation: topology.Allocation{{Node: n, GPUs: []int{0, 1, 2, 3}}}})
 	}
-	s.Jobs = append(s.Jobs, Job{ID: "g", Tier: 3, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour,
+	s.Jobs = append(s.Jobs, Job{ID: "g", Tier: P3, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour,
 		Topology: TopologySpec{Preferred: "leaf"}, Submitted: now})
 	d, err := New(Config{}).Step(s)
 	require.NoError(t, err)

@@ -134,7 +134,7 @@ func fingerprint(seed maphash.Seed, s *Snapshot) uint64 {
 		if j.MixGPUTypes {
 			mix = 1
 		}
-		i64(int64(j.Tier) | int64(j.Kind)<<16 | int64(j.State)<<24 | int64(j.Placement)<<32 | mix<<40)
+		i64(int64(j.Tier.n) | int64(j.Kind)<<16 | int64(j.State)<<24 | int64(j.Placement)<<32 | mix<<40)
 		i64(int64(j.Members)<<32 | int64(j.GPUsPerMember))
 		i64(int64(j.TimeLimit))
 		i64(int64(j.CheckpointGrace))

@@ -78,10 +78,10 @@ func TestReadOnlyPolicyPasses(t *testing.T) {
 func TestPolicyThatGrowsAnAllocationIsCaught(t *testing.T) {
 	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
 	snap := &Snapshot{Now: spreadNow, Cluster: uniformCluster(2, 8, 1), Jobs: []Job{
-		{ID: "hi", Tier: 0, Members: 1, GPUsPerMember: 8, Submitted: spreadNow},
-		{ID: "lo", Tier: 3, Members: 1, GPUsPerMember: 8, State: Running, Started: spreadNow,
+		{ID: "hi", Tier: P0, Members: 1, GPUsPerMember: 8, Submitted: spreadNow},
+		{ID: "lo", Tier: P3, Members: 1, GPUsPerMember: 8, State: Running, Started: spreadNow,
 			Allocation: topology.Allocation{{Node: "n00", GPUs: all}}},
-		{ID: "lo2", Tier: 3, Members: 1, GPUsPerMember: 8, State: Running, Started: spreadNow,
+		{ID: "lo2", Tier: P3, Members: 1, GPUsPerMember: 8, State: Running, Started: spreadNow,
 			Allocation: topology.Allocation{{Node: "n01", GPUs: all}}},
 	}}
 	grow := OrderFunc(func(s *Snapshot, _ []*Job) {

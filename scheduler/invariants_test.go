@@ -615,7 +615,7 @@ func TestFittingJobIsPlaced(t *testing.T) {
 	now := gen.Now
 	node := func(name string, gpus int) topology.Node { return topology.Node{Name: name, GPUs: gpus} }
 	job := func(id string, tier, members, gpus int, limit time.Duration, age int) scheduler.Job {
-		return scheduler.Job{ID: id, Tier: tier, Members: members, GPUsPerMember: gpus, TimeLimit: limit,
+		return scheduler.Job{ID: id, Tier: scheduler.TierN(tier), Members: members, GPUsPerMember: gpus, TimeLimit: limit,
 			Submitted: now.Add(-time.Duration(age) * time.Minute)}
 	}
 	r := job("R", 0, 1, 2, time.Hour, 100)

@@ -199,13 +199,16 @@ func (w *jsonWriter) team(t *Team) {
 	w.token(jsontext.EndObject)
 }
 
-// job writes a job: its enums, tier and members always, its times and
+// job writes a job: its enums and members always, its tier when set (an
+// unset tier is left out, which decodes back to unset), its times and
 // durations when not zero.
 func (w *jsonWriter) job(j *Job) {
 	w.token(jsontext.BeginObject)
 	w.strMember("id", j.ID, false)
 	w.strMember("team", j.Team, true)
-	w.intMember("tier", j.Tier)
+	if j.Tier.IsSet() {
+		w.intMember("tier", j.Tier.Level(0))
+	}
 	w.strMember("kind", enumName(kindNames, int(j.Kind)), false)
 	w.strMember("submitted", formatTime(j.Submitted, time.RFC3339Nano), true)
 	w.intMember("members", j.Members)

@@ -118,12 +118,15 @@ func encodeSnapshotOracle(w io.Writer, s *Snapshot) error {
 
 func outJob(j *Job) wireJob {
 	ptr := func(s string) *string { return &s }
-	tier, members := j.Tier, j.Members
-	w := wireJob{ID: j.ID, Team: j.Team, Tier: &tier, Members: &members, GPUsPerMember: j.GPUsPerMember,
+	tier, members := j.Tier.Level(0), j.Members
+	w := wireJob{ID: j.ID, Team: j.Team, Members: &members, GPUsPerMember: j.GPUsPerMember,
 		GPUType: j.GPUType, MixGPUTypes: j.MixGPUTypes, Group: j.Group, SpreadLevel: j.SpreadLevel,
 		Kind:      ptr(enumName(kindNames, int(j.Kind))),
 		State:     ptr(enumName(stateNames, int(j.State))),
 		Placement: ptr(enumName(placementNames, int(j.Placement))),
+	}
+	if j.Tier.IsSet() {
+		w.Tier = &tier
 	}
 	if j.Topology != (TopologySpec{}) {
 		w.Topology = &wireTopology{Required: j.Topology.Required, Preferred: j.Topology.Preferred}
@@ -311,7 +314,7 @@ func TestEncodeMatchesOracle(t *testing.T) {
 			s.Teams = append(s.Teams, tm)
 		}
 		for range rapid.IntRange(0, 2).Draw(rt, "jobs") {
-			s.Jobs = append(s.Jobs, Job{ID: str.Draw(rt, "id"), Team: str.Draw(rt, "jteam"), Tier: rapid.Int().Draw(rt, "tier"),
+			s.Jobs = append(s.Jobs, Job{ID: str.Draw(rt, "id"), Team: str.Draw(rt, "jteam"), Tier: TierN(rapid.Int().Draw(rt, "tier")),
 				Kind: Kind(rapid.IntRange(0, 2).Draw(rt, "kind")), Submitted: tm.Draw(rt, "submitted"), Members: rapid.Int().Draw(rt, "members"),
 				GPUsPerMember: rapid.Int().Draw(rt, "per"), GPUType: str.Draw(rt, "jtype"), MixGPUTypes: rapid.Bool().Draw(rt, "mix"),
 				TimeLimit: time.Duration(rapid.Int64().Draw(rt, "limit")), CheckpointGrace: time.Duration(rapid.Int64().Draw(rt, "grace")),

@@ -374,7 +374,7 @@ var jobKeys = []string{"id", "team", "tier", "kind", "submitted", "members", "gp
 
 // job reads one job, with the defaults of the keys it leaves out.
 func (r *jsonReader) job(j *Job) error {
-	*j = Job{Tier: 3, Members: 1, Kind: Training, State: Pending, Placement: Pack}
+	*j = Job{Members: 1, Kind: Training, State: Pending, Placement: Pack}
 	_, err := r.object(jobKeys, func(f int) error { return r.jobValue(j, f) })
 	return r.partEnd(err)
 }
@@ -390,7 +390,9 @@ func (r *jsonReader) jobValue(j *Job, f int) error {
 	case 1:
 		_, err = r.internedStr(&j.Team)
 	case 2:
-		_, err = r.integer(&j.Tier)
+		var k int
+		_, err = r.integer(&k)
+		j.Tier = TierN(k)
 	case 3:
 		if i, ok, err = r.enum(jobKind, "kind", kindNames); ok {
 			j.Kind = Kind(i)

@@ -41,14 +41,14 @@ func TestDecodeDesignExample(t *testing.T) {
 		Domains: map[string]string{"spine": "s0", "leaf": "l0"}, State: topology.Ready, Unhealthy: []int{7}}, s.Cluster.Nodes[0])
 	require.Equal(t, []Team{{Name: "team-a", Share: 40, Usage: 86400, Quota: &Quota{GPUs: 100, BorrowLimit: 20}}}, s.Teams)
 	require.Len(t, s.Jobs, 2)
-	require.Equal(t, Job{ID: "C", Team: "team-a", Tier: 1, Kind: Training,
+	require.Equal(t, Job{ID: "C", Team: "team-a", Tier: P1, Kind: Training,
 		Submitted: time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC), Members: 12, GPUsPerMember: 8, GPUType: "H100",
 		TimeLimit: 24 * time.Hour, CheckpointGrace: 5 * time.Minute,
 		Topology: TopologySpec{Required: "spine", Preferred: "leaf"}, Placement: Pack, State: Pending}, s.Jobs[0])
 	a := s.Jobs[1]
 	require.Equal(t, "A", a.ID)
 	require.Equal(t, "team-b", a.Team)
-	require.Equal(t, 1, a.Tier)
+	require.Equal(t, P1, a.Tier)
 	require.Equal(t, Running, a.State)
 	require.Equal(t, 12*time.Hour, a.TimeLimit)
 	require.Zero(t, a.CheckpointGrace)
@@ -84,9 +84,9 @@ func TestSnapshotRoundTripGo(t *testing.T) {
 		}},
 		Teams: []Team{{Name: "a", Share: 0.5}, {Name: "b", Parent: "a", Usage: 1e9, Quota: &Quota{}}},
 		Jobs: []Job{
-			{ID: "p", Tier: 0, Kind: Inference, Members: 2, GPUsPerMember: 1, Placement: Spread, Group: "g", SpreadLevel: "spine",
+			{ID: "p", Tier: P0, Kind: Inference, Members: 2, GPUsPerMember: 1, Placement: Spread, Group: "g", SpreadLevel: "spine",
 				CPUMillis: 1500, MemoryMiB: 4096, EligibleNodes: []string{"n1", "n0"}},
-			{ID: "r", Team: "b", Tier: 2, Members: 1, GPUsPerMember: 4, State: Evicting, CheckpointGrace: 90 * time.Second,
+			{ID: "r", Team: "b", Tier: P2, Members: 1, GPUsPerMember: 4, State: Evicting, CheckpointGrace: 90 * time.Second,
 				EvictedAt: now.Add(-time.Minute), Started: now.Add(-time.Hour), TimeLimit: time.Hour + time.Nanosecond,
 				Allocation: topology.Allocation{{Node: "n0", GPUs: []int{4, 5, 6, 7}}}},
 			{ID: "q", Members: 1, GPUsPerMember: 1, EligibleNodes: []string{}},
@@ -111,7 +111,7 @@ func TestDecodeDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, topology.Ready, s.Cluster.Nodes[0].State)
 	require.Nil(t, s.Teams)
-	require.Equal(t, Job{ID: "A", Members: 1, GPUsPerMember: 2, Tier: 3, Kind: Training, State: Pending, Placement: Pack}, s.Jobs[0])
+	require.Equal(t, Job{ID: "A", Members: 1, GPUsPerMember: 2, Kind: Training, State: Pending, Placement: Pack}, s.Jobs[0])
 	require.Equal(t, time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC), s.Now.UTC())
 }
 
@@ -138,12 +138,12 @@ func TestDecodeExplicitValues(t *testing.T) {
 	)))
 	require.NoError(t, err)
 	a, b := s.Jobs[0], s.Jobs[1]
-	require.Equal(t, 0, a.Tier, "an explicit tier 0 stays 0")
+	require.Equal(t, P0, a.Tier, "an explicit tier 0 stays 0")
 	require.Equal(t, Inference, a.Kind)
 	require.Equal(t, Spread, a.Placement)
 	require.Equal(t, 3, a.Members)
 	require.Zero(t, a.TimeLimit)
-	require.Equal(t, 2, b.Tier)
+	require.Equal(t, P2, b.Tier)
 	require.Equal(t, 90*time.Minute, b.TimeLimit)
 	require.Equal(t, 90*time.Second, b.CheckpointGrace)
 	require.Equal(t, 250*time.Millisecond, time.Duration(b.Submitted.Nanosecond()))
@@ -403,7 +403,7 @@ func TestIntRangeAndWholeNumber(t *testing.T) {
 func TestEncodeKeepsInstantOfSecondsOffset(t *testing.T) {
 	for _, loc := range []*time.Location{time.FixedZone("lmt", 9*60+21), time.FixedZone("west", -(9*60 + 21))} {
 		now := time.Date(2026, 12, 2, 0, 0, 0, 7, loc)
-		s := &Snapshot{Now: now, Jobs: []Job{{ID: "a", Tier: 3, Members: 1, GPUsPerMember: 1, Submitted: now.Add(-time.Hour)}}}
+		s := &Snapshot{Now: now, Jobs: []Job{{ID: "a", Tier: P3, Members: 1, GPUsPerMember: 1, Submitted: now.Add(-time.Hour)}}}
 		var buf bytes.Buffer
 		require.NoError(t, EncodeSnapshot(&buf, s))
 		again, err := DecodeSnapshot(&buf)

@@ -95,7 +95,7 @@ func crowded(t *rapid.T) *scheduler.Snapshot {
 				gpus[k] = lo + k
 			}
 			lo += g
-			j := scheduler.Job{ID: fmt.Sprintf("r%02d", id), Tier: rapid.IntRange(0, 3).Draw(t, "rtier"), State: scheduler.Running,
+			j := scheduler.Job{ID: fmt.Sprintf("r%02d", id), Tier: scheduler.TierN(rapid.IntRange(0, 3).Draw(t, "rtier")), State: scheduler.Running,
 				Members: 1, GPUsPerMember: g, Submitted: now.Add(-10 * time.Hour),
 				Started:         now.Add(-time.Duration(rapid.IntRange(1, 120).Draw(t, "rago")) * time.Minute),
 				CheckpointGrace: time.Duration(rapid.SampledFrom([]int{0, 2, 5, 10}).Draw(t, "rgrace")) * time.Minute,
@@ -127,7 +127,7 @@ func crowded(t *rapid.T) *scheduler.Snapshot {
 	}
 	for i := range rapid.IntRange(1, 8).Draw(t, "pending") {
 		sh := rapid.SampledFrom(shapes).Draw(t, "shape")
-		j := scheduler.Job{ID: fmt.Sprintf("p%02d", i), Tier: rapid.SampledFrom([]int{0, 0, 1, 2, 3}).Draw(t, "tier"),
+		j := scheduler.Job{ID: fmt.Sprintf("p%02d", i), Tier: scheduler.TierN(rapid.SampledFrom([]int{0, 0, 1, 2, 3}).Draw(t, "tier")),
 			Members: sh.members, GPUsPerMember: sh.gpus, TimeLimit: sh.limit,
 			Submitted: now.Add(-time.Duration(rapid.IntRange(0, 60).Draw(t, "submit")) * time.Minute)}
 		if rapid.IntRange(0, 3).Draw(t, "more") == 0 {

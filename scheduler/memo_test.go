@@ -22,7 +22,7 @@ func TestPreemptionMemoKeepsRunLength(t *testing.T) {
 	now := spreadNow
 	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 4}, {Name: "n1", GPUs: 4}}}
 	job := func(id string, tier int, members int, limit time.Duration, age time.Duration) Job {
-		return Job{ID: id, Tier: tier, Members: members, GPUsPerMember: 4, TimeLimit: limit, Submitted: now.Add(-age)}
+		return Job{ID: id, Tier: TierN(tier), Members: members, GPUsPerMember: 4, TimeLimit: limit, Submitted: now.Add(-age)}
 	}
 	jobs := []Job{
 		runningOn("V", 2, "n0", 4, now.Add(-time.Hour), 6*time.Hour, 0),
@@ -53,7 +53,7 @@ func TestBehindReservationNamesOnlyItsOwn(t *testing.T) {
 		jobs = append(jobs, runningOn("run-"+n.name, 0, n.name, 1, now, time.Hour, 0))
 	}
 	pend := func(id, typ string, g int, limit time.Duration, age time.Duration) Job {
-		return Job{ID: id, Tier: 1, Members: 1, GPUsPerMember: g, GPUType: typ, TimeLimit: limit, Submitted: now.Add(-age)}
+		return Job{ID: id, Tier: P1, Members: 1, GPUsPerMember: g, GPUType: typ, TimeLimit: limit, Submitted: now.Add(-age)}
 	}
 	jobs = append(jobs, pend("B1", "A100", 2, time.Hour, 5*time.Minute), pend("B2", "A100", 2, time.Hour, 4*time.Minute),
 		pend("B3", "A100", 2, time.Hour, 3*time.Minute), pend("H", "H100", 2, time.Hour, 2*time.Minute),
@@ -86,9 +86,9 @@ func TestExplainSeesTheJobsTurn(t *testing.T) {
 	jobs := []Job{
 		runningOn("R0", 0, "n0", 1, now, time.Hour, 0),
 		runningOn("R1", 0, "n1", 2, now, 90*time.Minute, 0),
-		{ID: "A", Tier: 1, Team: "t", Members: 1, GPUsPerMember: 2, TimeLimit: time.Hour, Submitted: now.Add(-3 * time.Minute)},
-		{ID: "J", Tier: 1, Team: "t", Members: 1, GPUsPerMember: 1, TimeLimit: 2 * time.Hour, Submitted: now.Add(-2 * time.Minute)},
-		{ID: "L", Tier: 1, Team: "t", Members: 1, GPUsPerMember: 2, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+		{ID: "A", Tier: P1, Team: "t", Members: 1, GPUsPerMember: 2, TimeLimit: time.Hour, Submitted: now.Add(-3 * time.Minute)},
+		{ID: "J", Tier: P1, Team: "t", Members: 1, GPUsPerMember: 1, TimeLimit: 2 * time.Hour, Submitted: now.Add(-2 * time.Minute)},
+		{ID: "L", Tier: P1, Team: "t", Members: 1, GPUsPerMember: 2, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
 	}
 	snap := &Snapshot{Now: now, Cluster: c, Jobs: jobs, Teams: []Team{{Name: "t", Quota: &Quota{GPUs: 100}}}}
 	s := New(Config{Order: TierOrder{}, Reserve: ReserveFunc(func(j *Job, _ int) bool { return j.GPUs() >= 2 })})
@@ -120,7 +120,7 @@ func TestPreemptionMemoKeepsPlacementMode(t *testing.T) {
 	e := runningOn("E", 3, "n2", 8, now.Add(-time.Hour), 0, 10*time.Minute)
 	e.State, e.EvictedAt = Evicting, now
 	job := func(id string, mode PlacementMode, age time.Duration) Job {
-		return Job{ID: id, Tier: 0, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Placement: mode, Submitted: now.Add(-age)}
+		return Job{ID: id, Tier: P0, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Placement: mode, Submitted: now.Add(-age)}
 	}
 	snap := &Snapshot{Now: now, Cluster: c, Jobs: []Job{a, b, e, job("P", Pack, 2*time.Minute), job("S", Spread, time.Minute)}}
 	requireWaitsThenClaims(t, snap, "P", "S")
@@ -157,7 +157,7 @@ func TestBehindReservationKeepsMemberSize(t *testing.T) {
 	h1 := runningOn("H1", 0, "n1", 2, now.Add(-time.Hour), time.Hour+40*time.Minute, 0)
 	h1.Allocation[0].GPUs = []int{2, 3}
 	job := func(id string, g int, age time.Duration) Job {
-		return Job{ID: id, Tier: 0, Members: 1, GPUsPerMember: g, TimeLimit: 2 * time.Hour, Submitted: now.Add(-age)}
+		return Job{ID: id, Tier: P0, Members: 1, GPUsPerMember: g, TimeLimit: 2 * time.Hour, Submitted: now.Add(-age)}
 	}
 	const both, x2 = `"X1" at 2026-12-02T00:30:00Z, "X2" at 2026-12-02T00:40:00Z`, `"X2" at 2026-12-02T00:40:00Z`
 	for _, first := range []int{1, 2} {
@@ -197,7 +197,7 @@ func TestPreemptionMemoKeepsSpreadLevel(t *testing.T) {
 	e := runningOn("E", 3, "n3", 8, now.Add(-time.Hour), 0, 10*time.Minute)
 	e.State, e.EvictedAt = Evicting, now
 	job := func(id, level string, age time.Duration) Job {
-		j := Job{ID: id, Tier: 0, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Placement: Spread, Submitted: now.Add(-age)}
+		j := Job{ID: id, Tier: P0, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Placement: Spread, Submitted: now.Add(-age)}
 		j.SpreadLevel = level
 		return j
 	}
@@ -216,7 +216,7 @@ func TestPreemptionMemoAsksCustomSelector(t *testing.T) {
 	now := spreadNow
 	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 8}, {Name: "n1", GPUs: 8}}}
 	job := func(id string, members int, age time.Duration) Job {
-		return Job{ID: id, Tier: 1, Members: members, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-age)}
+		return Job{ID: id, Tier: P1, Members: members, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-age)}
 	}
 	gangsOnly := VictimFunc(func(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
 		if r.Members < 2 {

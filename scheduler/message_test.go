@@ -16,7 +16,7 @@ import (
 func TestWaitMessages(t *testing.T) {
 	now := quotaNow
 	held := func(id, node string, k int) Job {
-		j := Job{ID: id, Tier: 0, Members: 1, GPUsPerMember: k, State: Running, Started: now.Add(-time.Hour),
+		j := Job{ID: id, Tier: P0, Members: 1, GPUsPerMember: k, State: Running, Started: now.Add(-time.Hour),
 			Allocation: topology.Allocation{{Node: node}}}
 		for g := range k {
 			j.Allocation[0].GPUs = append(j.Allocation[0].GPUs, g)
@@ -27,7 +27,7 @@ func TestWaitMessages(t *testing.T) {
 		{Name: "n0", GPUs: 8, GPUType: "H100"}, {Name: "n1", GPUs: 8, GPUType: "H100"},
 		{Name: "n2", GPUs: 8, GPUType: "H100"}, {Name: "a0", GPUs: 8, GPUType: "A100"}}}
 	pending := func(id string, m, g int, typ string) Job {
-		return Job{ID: id, Tier: 3, Members: m, GPUsPerMember: g, GPUType: typ, Submitted: now}
+		return Job{ID: id, Tier: P3, Members: m, GPUsPerMember: g, GPUType: typ, Submitted: now}
 	}
 	messages := func(used [3]int, jobs ...Job) map[string]string {
 		all := []Job{held("ra", "a0", 8)}

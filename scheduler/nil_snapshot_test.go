@@ -30,7 +30,7 @@ func TestNilSnapshotIsAnError(t *testing.T) {
 	f := Factors(nil)
 	require.NotNil(t, f)
 	require.Equal(t, Factors(&Snapshot{}), f)
-	jobs := []*Job{{ID: "b", Tier: 1}, {ID: "a", Tier: 1}, {ID: "c", Tier: 0}}
+	jobs := []*Job{{ID: "b", Tier: P1}, {ID: "a", Tier: P1}, {ID: "c", Tier: P0}}
 	Multifactor{}.Order(nil, jobs)
 	require.Equal(t, []string{"c", "a", "b"}, []string{jobs[0].ID, jobs[1].ID, jobs[2].ID})
 	ok, why := QuotaAdmitter{}.Admit(nil, &Job{ID: "a", Team: "t", Members: 1, GPUsPerMember: 8}, Usage{})
@@ -42,7 +42,7 @@ func TestNilSnapshotIsAnError(t *testing.T) {
 // silence.
 func TestUnknownModesAreErrors(t *testing.T) {
 	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(1, 8, 1),
-		Jobs: []Job{{ID: "a", Tier: 3, Members: 1, GPUsPerMember: 1, Submitted: quotaNow}}}
+		Jobs: []Job{{ID: "a", Tier: P3, Members: 1, GPUsPerMember: 1, Submitted: quotaNow}}}
 	for _, tc := range []struct {
 		cfg  Config
 		want string

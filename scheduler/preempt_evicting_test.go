@@ -30,10 +30,10 @@ func TestPreemptionIgnoresUnrelatedEvictions(t *testing.T) {
 	// the time any preemption takes.)
 	t.Run("elsewhere", func(t *testing.T) {
 		snap := &scheduler.Snapshot{Now: now, Cluster: cluster, Jobs: []scheduler.Job{
-			{ID: "E", Tier: 3, Members: 1, GPUsPerMember: 4, State: scheduler.Evicting, EvictedAt: now, CheckpointGrace: time.Hour, Allocation: one("gone")},
-			{ID: "P", Tier: 0, Members: 1, GPUsPerMember: 4, Submitted: now},
-			{ID: "U", Tier: 0, Members: 1, GPUsPerMember: 4, State: scheduler.Running, Started: now.Add(-time.Hour), Allocation: one("b")},
-			{ID: "V", Tier: 3, Members: 1, GPUsPerMember: 4, State: scheduler.Running, Started: now.Add(-time.Hour), TimeLimit: 90 * time.Minute, Allocation: one("a")},
+			{ID: "E", Tier: scheduler.P3, Members: 1, GPUsPerMember: 4, State: scheduler.Evicting, EvictedAt: now, CheckpointGrace: time.Hour, Allocation: one("gone")},
+			{ID: "P", Tier: scheduler.P0, Members: 1, GPUsPerMember: 4, Submitted: now},
+			{ID: "U", Tier: scheduler.P0, Members: 1, GPUsPerMember: 4, State: scheduler.Running, Started: now.Add(-time.Hour), Allocation: one("b")},
+			{ID: "V", Tier: scheduler.P3, Members: 1, GPUsPerMember: 4, State: scheduler.Running, Started: now.Add(-time.Hour), TimeLimit: 90 * time.Minute, Allocation: one("a")},
 		}}
 		for _, mode := range modes {
 			d, err := scheduler.New(scheduler.Config{Backfill: mode}).Step(snap)
@@ -49,9 +49,9 @@ func TestPreemptionIgnoresUnrelatedEvictions(t *testing.T) {
 	// would stop a second job for the same gang.
 	t.Run("own victims", func(t *testing.T) {
 		snap := &scheduler.Snapshot{Now: now, Cluster: cluster, Jobs: []scheduler.Job{
-			{ID: "P", Tier: 0, Members: 1, GPUsPerMember: 4, Submitted: now.Add(-time.Minute)},
-			{ID: "V", Tier: 3, Members: 1, GPUsPerMember: 4, State: scheduler.Evicting, EvictedAt: now.Add(-time.Minute), CheckpointGrace: 11 * time.Minute, Started: now.Add(-time.Hour), Allocation: one("a")},
-			{ID: "W", Tier: 3, Members: 1, GPUsPerMember: 4, State: scheduler.Running, Started: now.Add(-time.Hour), Allocation: one("b")},
+			{ID: "P", Tier: scheduler.P0, Members: 1, GPUsPerMember: 4, Submitted: now.Add(-time.Minute)},
+			{ID: "V", Tier: scheduler.P3, Members: 1, GPUsPerMember: 4, State: scheduler.Evicting, EvictedAt: now.Add(-time.Minute), CheckpointGrace: 11 * time.Minute, Started: now.Add(-time.Hour), Allocation: one("a")},
+			{ID: "W", Tier: scheduler.P3, Members: 1, GPUsPerMember: 4, State: scheduler.Running, Started: now.Add(-time.Hour), Allocation: one("b")},
 		}}
 		for _, mode := range modes {
 			d, err := scheduler.New(scheduler.Config{Backfill: mode}).Step(snap)

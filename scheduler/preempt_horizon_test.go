@@ -22,12 +22,12 @@ import (
 func TestClaimBeyondHorizonWhileVictimsCheckpoint(t *testing.T) {
 	now := gen.Now
 	run := func(id string, gpus []int, grace time.Duration) scheduler.Job {
-		return scheduler.Job{ID: id, Tier: 3, Members: 1, GPUsPerMember: len(gpus), State: scheduler.Running,
+		return scheduler.Job{ID: id, Tier: scheduler.P3, Members: 1, GPUsPerMember: len(gpus), State: scheduler.Running,
 			Started: now.Add(-time.Hour), CheckpointGrace: grace, Allocation: topology.Allocation{{Node: "n0", GPUs: gpus}}}
 	}
 	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 4}}}
 	h := host.New(c, run("R", []int{0, 1}, 0), run("V", []int{2, 3}, 5*time.Minute),
-		scheduler.Job{ID: "P", Tier: 0, Members: 1, GPUsPerMember: 4, Submitted: now.Add(-time.Minute)})
+		scheduler.Job{ID: "P", Tier: scheduler.P0, Members: 1, GPUsPerMember: 4, Submitted: now.Add(-time.Minute)})
 	for _, mode := range []scheduler.BackfillMode{scheduler.EASY, scheduler.Conservative} {
 		cfg := scheduler.Config{Backfill: mode, Order: scheduler.TierOrder{}, Horizon: time.Minute}
 		s := h.Snapshot(now)

@@ -76,7 +76,7 @@ func preemptWorld(t *rapid.T) (*scheduler.Snapshot, scheduler.Config) {
 				continue
 			}
 			j := scheduler.Job{ID: fmt.Sprintf("r%02d", id), Team: rapid.SampledFrom(teams).Draw(t, "rteam"),
-				Tier: rapid.IntRange(0, 3).Draw(t, "rtier"), State: scheduler.Running, Members: 1, GPUsPerMember: g,
+				Tier: scheduler.TierN(rapid.IntRange(0, 3).Draw(t, "rtier")), State: scheduler.Running, Members: 1, GPUsPerMember: g,
 				Submitted:       now.Add(-10 * time.Hour),
 				Started:         now.Add(-time.Duration(rapid.IntRange(1, 120).Draw(t, "rago")) * time.Minute),
 				CheckpointGrace: time.Duration(rapid.SampledFrom([]int{0, 2, 5, 10, 30}).Draw(t, "rgrace")) * time.Minute,
@@ -118,7 +118,7 @@ func preemptWorld(t *rapid.T) (*scheduler.Snapshot, scheduler.Config) {
 	for i := range rapid.IntRange(1, 8).Draw(t, "pending") {
 		sh := rapid.SampledFrom(shapes).Draw(t, "shape")
 		j := scheduler.Job{ID: fmt.Sprintf("p%02d", i), Team: rapid.SampledFrom(teams).Draw(t, "team"),
-			Tier:    rapid.SampledFrom([]int{0, 0, 1, 1, 2, 3}).Draw(t, "tier"),
+			Tier:    scheduler.TierN(rapid.SampledFrom([]int{0, 0, 1, 1, 2, 3}).Draw(t, "tier")),
 			Members: sh.members, GPUsPerMember: sh.gpus, TimeLimit: sh.limit, GPUType: sh.typ,
 			Topology:        scheduler.TopologySpec{Required: sh.req},
 			CheckpointGrace: time.Duration(rapid.IntRange(0, 10).Draw(t, "grace")) * time.Minute,
@@ -155,6 +155,9 @@ func preemptWorld(t *rapid.T) (*scheduler.Snapshot, scheduler.Config) {
 			for v := 1; v < 4; v++ {
 				if p != v && !m[v][p] && rapid.Bool().Draw(t, "cell") {
 					m[p][v] = true
+					if m.Validate() != nil {
+						m[p][v] = false // it would close a circle of preemption
+					}
 				}
 			}
 		}
@@ -199,8 +202,9 @@ func checkPreemptions(w *world) error {
 		if p == nil || p.State != scheduler.Pending {
 			return fmt.Errorf("%s preempted by %q, not a pending job", e.Job, e.By)
 		}
-		if v.Tier == 0 || !m.CanPreempt(p.Tier, v.Tier) {
-			return fmt.Errorf("tier %d %s preempted by tier %d %s", v.Tier, v.ID, p.Tier, p.ID)
+		vt, pt := v.Tier.Level(m.Tiers()), p.Tier.Level(m.Tiers())
+		if vt == 0 || !m.CanPreempt(pt, vt) {
+			return fmt.Errorf("tier %d %s preempted by tier %d %s", vt, v.ID, pt, p.ID)
 		}
 		if e.Grace != v.CheckpointGrace || !e.Requeue {
 			return fmt.Errorf("eviction of %s: grace %s requeue %v, want %s and true", v.ID, e.Grace, e.Requeue, v.CheckpointGrace)

@@ -31,15 +31,15 @@ func TestVictimCostCountsReservedGPUs(t *testing.T) {
 		return a
 	}
 	running := func(id string, limit time.Duration, on ...string) scheduler.Job {
-		return scheduler.Job{ID: id, Tier: 3, Members: len(on), GPUsPerMember: 8, State: scheduler.Running,
+		return scheduler.Job{ID: id, Tier: scheduler.P3, Members: len(on), GPUsPerMember: 8, State: scheduler.Running,
 			Started: now.Add(-time.Hour), TimeLimit: limit, Allocation: nodes(on...)}
 	}
 	snap := &scheduler.Snapshot{
 		Now:     now,
 		Cluster: topology.Uniform(3, 8, ""),
 		Jobs: []scheduler.Job{
-			{ID: "A", Tier: 3, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now},
-			{ID: "P", Tier: 1, Members: 1, GPUsPerMember: 8, TimeLimit: 4 * time.Hour, Submitted: now},
+			{ID: "A", Tier: scheduler.P3, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now},
+			{ID: "P", Tier: scheduler.P1, Members: 1, GPUsPerMember: 8, TimeLimit: 4 * time.Hour, Submitted: now},
 			running("X", 2*time.Hour, "n00", "n01"),
 			running("Y", 4*time.Hour, "n02"),
 		},

@@ -147,8 +147,9 @@ func preemptionOverSteps(t *testing.T, draw func(t *rapid.T) (*scheduler.Snapsho
 					if p.State != scheduler.Pending {
 						t.Fatalf("step %d: %s preempted by %q, which is not pending", step, e.Job, e.By)
 					}
-					if v.Tier == 0 || !m.CanPreempt(p.Tier, v.Tier) {
-						t.Fatalf("step %d: tier %d job %s preempted by tier %d job %s", step, v.Tier, v.ID, p.Tier, p.ID)
+					vt, pt := v.Tier.Level(m.Tiers()), p.Tier.Level(m.Tiers())
+					if vt == 0 || !m.CanPreempt(pt, vt) {
+						t.Fatalf("step %d: tier %d job %s preempted by tier %d job %s", step, vt, v.ID, pt, p.ID)
 					}
 					if placed[p.ID] || !reserved[p.ID] {
 						t.Fatalf("step %d: preemptor %s placed=%v reserved=%v; want a reservation only", step, p.ID, placed[p.ID], reserved[p.ID])
@@ -262,8 +263,8 @@ func (g gpus) overlaps(a topology.Allocation) bool {
 
 // before reports whether a comes before b in TierOrder.
 func before(a, b scheduler.Job) bool {
-	if a.Tier != b.Tier {
-		return a.Tier < b.Tier
+	if at, bt := a.Tier.Level(scheduler.DefaultTiers), b.Tier.Level(scheduler.DefaultTiers); at != bt {
+		return at < bt
 	}
 	if !a.Submitted.Equal(b.Submitted) {
 		return a.Submitted.Before(b.Submitted)

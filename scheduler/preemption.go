@@ -69,6 +69,10 @@ type candidatePool struct {
 	selector    preempt.Selector
 }
 
+// tier is j's tier under the policy in force: an unset tier is the
+// lowest.
+func (st *stepState) tier(j *Job) int { return j.Tier.Level(st.tiers) }
+
 // preempts reports whether j's tier may preempt any tier at all.
 func (st *stepState) preempts(j *Job) bool {
 	if st.cfg.DisablePreemption {
@@ -76,7 +80,7 @@ func (st *stepState) preempts(j *Job) bool {
 	}
 	m := st.matrix
 	for v := range m.Tiers() {
-		if m.CanPreempt(j.Tier, v) {
+		if m.CanPreempt(st.tier(j), v) {
 			return true
 		}
 	}
@@ -99,16 +103,16 @@ func (st *stepState) preempt(j *Job, req gang.Request, d time.Duration, mayReser
 	if !st.preempts(j) {
 		return status{}
 	}
-	st.wake.preemptor(j.Tier)
+	st.wake.preemptor(st.tier(j))
 	st.buildCandidates()
 	// The relative instants that the stages below compare with absolute
 	// ones (for nextWake): j's run, its window, the victims' grace.
-	grace := st.victimGrace(j.Tier)
+	grace := st.victimGrace(st.tier(j))
 	st.wake.from(d)
 	st.wake.from(grace)
 	st.wake.from(addDur(d, grace))
 	key := preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
-		mode: int32(j.Placement), spread: req.SpreadLevel}, tier: j.Tier}
+		mode: int32(j.Placement), spread: req.SpreadLevel}, tier: st.tier(j)}
 	alike := waitKey{preemptKey: key, members: j.Members, hold: d}
 	if starts := st.reservations.starts; len(starts) == 0 || d > starts[len(starts)-1] {
 		// A run from t >= 0 of d, or of d plus a grace, meets every
@@ -150,7 +154,7 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 	// The reservation made below runs from the victims' grace for d;
 	// GPUs reserved for others within that window are not the victims'
 	// to give.
-	longestGrace := st.victimGrace(j.Tier)
+	longestGrace := st.victimGrace(st.tier(j))
 	window := addDur(d, longestGrace)
 	// Only the default selector is known to find none for more members
 	// or a longer window once it found none: a custom one may answer each
@@ -231,10 +235,10 @@ func (st *stepState) buildCandidates() {
 			continue
 		}
 		if st.tooYoung(j) {
-			st.wake.matured(j.Tier, st.matures(j))
+			st.wake.matured(st.tier(j), st.matures(j))
 			continue
 		}
-		c := preempt.Candidate{ID: j.ID, Tier: j.Tier, Grace: j.CheckpointGrace,
+		c := preempt.Candidate{ID: j.ID, Tier: st.tier(j), Grace: j.CheckpointGrace,
 			WorkLost: preempt.WorkSince(st.snap.Now, j.Started, time.Time{}),
 			Ran:      preempt.WorkSince(st.snap.Now, j.Started, time.Time{})}
 		c.Borrowed = st.borrowing(j.Team)
@@ -324,7 +328,7 @@ func (st *stepState) victimGrace(tier int) time.Duration {
 // names only victims that free nothing the placement uses.
 func (st *stepState) searchVictims(j *Job, req gang.Request, scorer binpack.Scorer, window time.Duration) ([]int, gang.Placement, bool) {
 	pool := &st.pool
-	idx, sub := st.searchable(j.Tier, window, pool.searchIdx[:0], pool.searchCands[:0])
+	idx, sub := st.searchable(st.tier(j), window, pool.searchIdx[:0], pool.searchCands[:0])
 	defer func() { pool.searchIdx, pool.searchCands = idx[:0], sub[:0] }()
 	var victims []int
 	var pl gang.Placement

@@ -64,9 +64,10 @@ func Factors(s *Snapshot) *fairshare.Factors {
 // Order sorts jobs by tier, then multifactor priority, then submit time,
 // then ID (jobs that share an ID keep their order). O(T log T + n), plus
 // O(k log k) for each run of k jobs equal in tier and priority. A nil
-// snapshot is taken as an empty one.
+// snapshot is taken as an empty one. An unset tier counts as the lowest
+// of the default policy (DefaultTiers - 1); Step uses the policy's own.
 func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
-	ks := m.orderKeys(s, jobs)
+	ks := m.orderKeys(s, jobs, DefaultTiers)
 	orig := slices.Clone(jobs)
 	for i := range ks {
 		jobs[i] = orig[ks[i].i]
@@ -74,8 +75,9 @@ func (m Multifactor) Order(s *Snapshot, jobs []*Job) {
 }
 
 // orderKeys returns the keys of jobs in m's order, each naming its job by its
-// index in jobs; it does not change jobs.
-func (m Multifactor) orderKeys(s *Snapshot, jobs []*Job) []keyed {
+// index in jobs, an unset tier counting as the lowest of tiers; it does
+// not change jobs.
+func (m Multifactor) orderKeys(s *Snapshot, jobs []*Job, tiers int) []keyed {
 	if s == nil {
 		s = &Snapshot{}
 	}
@@ -98,7 +100,7 @@ func (m Multifactor) orderKeys(s *Snapshot, jobs []*Job) []keyed {
 			byTeam[j.Team] = f
 		}
 		p := m.Weights.Priority(fairshare.JobFactors{
-			Tier: j.Tier, FairShare: f, Age: s.Now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: total,
+			Tier: j.Tier.Level(tiers), FairShare: f, Age: s.Now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: total,
 		})
 		// Priority is finite and >= 0 (see fairshare.Weights.Priority),
 		// so its bits order as it does; complemented, they put the
@@ -107,7 +109,7 @@ func (m Multifactor) orderKeys(s *Snapshot, jobs []*Job) []keyed {
 		if p == 0 {
 			p = 0
 		}
-		ks[i] = keyed{p: ^math.Float64bits(p), tier: uint64(j.Tier) ^ 1<<63, i: int32(i)}
+		ks[i] = keyed{p: ^math.Float64bits(p), tier: uint64(j.Tier.Level(tiers)) ^ 1<<63, i: int32(i)}
 	}
 	ks = radixSort(ks, make([]keyed, len(ks)))
 	// Jobs arrive sorted by ID (Step sorts them), so their index breaks

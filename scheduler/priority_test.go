@@ -22,7 +22,7 @@ func TestMultifactorTiesByID(t *testing.T) {
 	s := &Snapshot{Now: now, Teams: []Team{{Name: "t", Share: 1}}}
 	s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: "n0", GPUs: 8})
 	mk := func(id string, tier int) Job {
-		return Job{ID: id, Team: "t", Tier: tier, Members: 1, GPUsPerMember: 1, Submitted: now.Add(-time.Hour)}
+		return Job{ID: id, Team: "t", Tier: TierN(tier), Members: 1, GPUsPerMember: 1, Submitted: now.Add(-time.Hour)}
 	}
 	for _, ids := range [][]string{{"c", "a", "b"}, {"a", "b", "c"}, {"b", "c", "a"}} {
 		s.Jobs = s.Jobs[:0]
@@ -57,15 +57,15 @@ func TestMultifactorOrderAsCompared(t *testing.T) {
 		n := 1 + rng.IntN(300)
 		for i := range n {
 			s.Jobs = append(s.Jobs, Job{ID: fmt.Sprintf("j%04d", i), Team: []string{"a", "b", "c"}[rng.IntN(3)],
-				Tier: rng.IntN(5) - 1<<rng.IntN(2), Members: 1 + rng.IntN(2), GPUsPerMember: 1 << rng.IntN(3),
+				Tier: TierN(rng.IntN(5) - 1<<rng.IntN(2)), Members: 1 + rng.IntN(2), GPUsPerMember: 1 << rng.IntN(3),
 				Submitted: now.Add(-time.Duration(rng.IntN(4)) * time.Hour * time.Duration(1+rng.IntN(100)) / 7)})
 			switch round % 4 {
 			case 2: // submit times, and so priorities, apart at every scale
 				s.Jobs[i].Submitted = now.Add(-time.Hour - time.Duration(rng.Int64N(1<<rng.IntN(50))))
 			case 3: // tiers of any size, past 32 bits too
-				s.Jobs[i].Tier = int(rng.Int32()) - 1<<30 + rng.IntN(2)
+				s.Jobs[i].Tier = TierN(int(rng.Int32()) - 1<<30 + rng.IntN(2))
 				if rng.IntN(3) == 0 {
-					s.Jobs[i].Tier = int(rng.Int64()) - 1<<62 + rng.IntN(2)<<32
+					s.Jobs[i].Tier = TierN(int(rng.Int64()) - 1<<62 + rng.IntN(2)<<32)
 				}
 			}
 		}
@@ -83,11 +83,11 @@ func TestMultifactorOrderAsCompared(t *testing.T) {
 		}
 		fs := Factors(s)
 		prio := func(j *Job) float64 {
-			return m.Weights.Priority(fairshare.JobFactors{Tier: j.Tier, FairShare: fs.Value(j.Team, 0),
+			return m.Weights.Priority(fairshare.JobFactors{Tier: j.Tier.Level(DefaultTiers), FairShare: fs.Value(j.Team, 0),
 				Age: now.Sub(j.Submitted), GPUs: j.GPUs(), ClusterGPUs: 8})
 		}
 		slices.SortFunc(want, func(a, b *Job) int {
-			if c := cmp.Compare(a.Tier, b.Tier); c != 0 {
+			if c := cmp.Compare(a.Tier.Level(DefaultTiers), b.Tier.Level(DefaultTiers)); c != 0 {
 				return c
 			}
 			if c := cmp.Compare(prio(b), prio(a)); c != 0 {
@@ -109,8 +109,8 @@ func TestMultifactorOrderAsCompared(t *testing.T) {
 func TestZeroSubmittedIsOldest(t *testing.T) {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	s := &Snapshot{Now: now, Cluster: topology.Uniform(1, 8, ""), Jobs: []Job{
-		{ID: "a", Tier: 2, Members: 1, GPUsPerMember: 1, Submitted: now.Add(-time.Hour)},
-		{ID: "b", Tier: 2, Members: 1, GPUsPerMember: 1}}}
+		{ID: "a", Tier: P2, Members: 1, GPUsPerMember: 1, Submitted: now.Add(-time.Hour)},
+		{ID: "b", Tier: P2, Members: 1, GPUsPerMember: 1}}}
 	for _, o := range []Orderer{Multifactor{}, Multifactor{Weights: fairshare.Weights{Explicit: true}}, TierOrder{}} {
 		jobs := []*Job{&s.Jobs[0], &s.Jobs[1]}
 		o.Order(s, jobs)

@@ -45,7 +45,7 @@ func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early bool) {
 	for i := range rapid.IntRange(2, 14).Draw(t, "jobs") {
 		id := fmt.Sprintf("j%02d", i)
 		limit := time.Duration(rapid.IntRange(1, 24).Draw(t, "limit")) * 10 * time.Minute
-		jobs = append(jobs, scheduler.Job{ID: id, Team: "t", Tier: 1, Members: rapid.IntRange(1, len(c.Nodes)).Draw(t, "members"),
+		jobs = append(jobs, scheduler.Job{ID: id, Team: "t", Tier: scheduler.P1, Members: rapid.IntRange(1, len(c.Nodes)).Draw(t, "members"),
 			GPUsPerMember: rapid.IntRange(1, g).Draw(t, "gpm"), TimeLimit: limit, Submitted: now.Add(time.Duration(i) * time.Second)})
 		actual[id] = limit
 		if early {

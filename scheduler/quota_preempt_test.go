@@ -22,7 +22,7 @@ var (
 // runFour is a running job of one member on all four GPUs of node, started
 // ago, with a time limit and a checkpoint grace.
 func runFour(id string, tier int, node string, ago, limit, grace time.Duration) Job {
-	return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: 4, State: Running, Started: quotaNow.Add(-ago),
+	return Job{ID: id, Tier: TierN(tier), Members: 1, GPUsPerMember: 4, State: Running, Started: quotaNow.Add(-ago),
 		TimeLimit: limit, CheckpointGrace: grace, Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1, 2, 3}}}}
 }
 
@@ -31,7 +31,7 @@ func runFour(id string, tier int, node string, ago, limit, grace time.Duration) 
 var onlyP0AndP2 = preempt.Matrix{{false, true, true, true}, {false, false, false, false}, {false, false, false, true}, {false, false, false, false}}
 
 func runningWhole(id, team string, tier int, node string, age time.Duration) Job {
-	return Job{ID: id, Team: team, Tier: tier, Members: 1, GPUsPerMember: 8, State: Running,
+	return Job{ID: id, Team: team, Tier: TierN(tier), Members: 1, GPUsPerMember: 8, State: Running,
 		Started: quotaNow.Add(-age), Allocation: topology.Allocation{{Node: node, GPUs: eight}}}
 }
 
@@ -42,7 +42,7 @@ func TestZeroQuotaIsNotBorrowed(t *testing.T) {
 		snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(2, 8, 1),
 			Teams: []Team{{Name: "a", Share: 1, Quota: q}, {Name: "b", Share: 1}},
 			Jobs: []Job{runningWhole("a2", "a", 2, "n00", time.Hour), runningWhole("b3", "b", 3, "n01", time.Hour),
-				{ID: "p0", Team: "c", Tier: 0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
+				{ID: "p0", Team: "c", Tier: P0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
 		d, err := New(Config{}).Step(snap)
 		require.NoError(t, err)
 		require.Len(t, d.Evictions, 1)
@@ -61,8 +61,8 @@ func TestBorrowedIsRecountedAfterReclaim(t *testing.T) {
 		Teams: []Team{{Name: "a", Share: 1, Quota: &Quota{GPUs: 8, BorrowLimit: 8}}, {Name: "b", Share: 1}},
 		Jobs: []Job{runningWhole("a1", "a", 2, "n00", time.Hour), runningWhole("a2", "a", 2, "n01", 2*time.Hour),
 			runningWhole("b3", "b", 3, "n02", time.Hour),
-			{ID: "p1", Team: "c", Tier: 0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
-			{ID: "p2", Team: "c", Tier: 0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
+			{ID: "p1", Team: "c", Tier: P0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
+			{ID: "p2", Team: "c", Tier: P0, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
 	for _, mode := range []BackfillMode{EASY, Conservative} {
 		// Two preemptors in one Step: a budget large enough for both.
 		d, err := New(Config{Backfill: mode, MaxEvictedGPUs: 16}).Step(snap)
@@ -100,7 +100,7 @@ func TestOrderFarSubmitTimes(t *testing.T) {
 // the default order, and Step does not panic on it.
 func TestExplainMultifactorPointer(t *testing.T) {
 	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(1, 8, 1), Teams: []Team{{Name: "t", Share: 1}},
-		Jobs: []Job{runningWhole("r", "t", 0, "n00", time.Hour), {ID: "p", Team: "t", Tier: 1, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
+		Jobs: []Job{runningWhole("r", "t", 0, "n00", time.Hour), {ID: "p", Team: "t", Tier: P1, Members: 1, GPUsPerMember: 8, Submitted: quotaNow}}}
 	var none *Multifactor
 	for _, o := range []Orderer{nil, Multifactor{}, &Multifactor{}, none} {
 		_, err := New(Config{Order: o}).Step(snap)
@@ -120,14 +120,14 @@ func TestIgnoredLimitPastIsPreempted(t *testing.T) {
 	low := runningWhole("low", "t", 3, "n00", 2*time.Hour)
 	low.TimeLimit = time.Hour
 	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(1, 8, 1), Jobs: []Job{low,
-		{ID: "high", Tier: 1, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: quotaNow}}}
+		{ID: "high", Tier: P1, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: quotaNow}}}
 	d, err := New(Config{IgnoreTimeLimits: true}).Step(snap)
 	require.NoError(t, err)
 	require.Len(t, d.Evictions, 1, "%+v", d)
 	require.Equal(t, "low", d.Evictions[0].Job)
 	require.Equal(t, EvictPreempted, d.Evictions[0].Reason)
 	// A job of a tier that may not preempt it waits without a start.
-	snap.Jobs[1].Tier = 3
+	snap.Jobs[1].Tier = P3
 	d, err = New(Config{IgnoreTimeLimits: true}).Step(snap)
 	require.NoError(t, err)
 	require.Empty(t, d.Evictions)
@@ -149,8 +149,8 @@ func TestPreemptionWindowUsesVictimsGrace(t *testing.T) {
 		runFour("VA", 3, "n2", 10*time.Minute, 0, 0),
 		runFour("VB", 3, "n3", 20*time.Minute, 0, 0),
 		runFour("Z", 0, "n4", time.Hour, 0, time.Hour), // never a victim, long grace
-		{ID: "Q", Tier: 1, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
-		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, TimeLimit: 20 * time.Minute, Submitted: quotaNow.Add(-time.Minute)},
+		{ID: "Q", Tier: P1, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
+		{ID: "P", Tier: P2, Members: 2, GPUsPerMember: 4, TimeLimit: 20 * time.Minute, Submitted: quotaNow.Add(-time.Minute)},
 	}
 	// Two preemptors in one Step: a budget large enough for both.
 	d, err := New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}, MaxEvictedGPUs: 8}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
@@ -176,8 +176,8 @@ func TestCustomSelectorAnswerIsChecked(t *testing.T) {
 	jobs := []Job{
 		runFour("L", 1, "n1", time.Hour, 90*time.Minute, 0), // frees n1 at +30m: Q is reserved n0+n1 then
 		runFour("V", 3, "n2", 10*time.Minute, 0, 0),
-		{ID: "Q", Tier: 1, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
-		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, TimeLimit: 2 * time.Hour, Submitted: quotaNow.Add(-time.Minute)},
+		{ID: "Q", Tier: P1, Members: 2, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
+		{ID: "P", Tier: P2, Members: 2, GPUsPerMember: 4, TimeLimit: 2 * time.Hour, Submitted: quotaNow.Add(-time.Minute)},
 	}
 	// The selector evicts V and places P on n0 and n2: n0 is free now
 	// but reserved for Q from +30m, within P's two hours.
@@ -223,9 +223,9 @@ func TestPreemptionWindowAfterVictimsGone(t *testing.T) {
 		runFour("VA", 3, "n2", 10*time.Minute, 0, 0),
 		runFour("VB", 3, "n3", 20*time.Minute, 0, 0),
 		runFour("VZ", 3, "n4", time.Hour, 0, time.Hour),
-		{ID: "Q", Tier: 1, Members: 2, GPUsPerMember: 4, GPUType: "A", TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
-		{ID: "P1", Tier: 2, Members: 1, GPUsPerMember: 4, GPUType: "B", TimeLimit: time.Hour, Submitted: quotaNow.Add(-2 * time.Minute)},
-		{ID: "P", Tier: 2, Members: 2, GPUsPerMember: 4, GPUType: "A", TimeLimit: 20 * time.Minute, Submitted: quotaNow.Add(-time.Minute)},
+		{ID: "Q", Tier: P1, Members: 2, GPUsPerMember: 4, GPUType: "A", TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Hour)},
+		{ID: "P1", Tier: P2, Members: 1, GPUsPerMember: 4, GPUType: "B", TimeLimit: time.Hour, Submitted: quotaNow.Add(-2 * time.Minute)},
+		{ID: "P", Tier: P2, Members: 2, GPUsPerMember: 4, GPUType: "A", TimeLimit: 20 * time.Minute, Submitted: quotaNow.Add(-time.Minute)},
 	}
 	// Two preemptors in one Step: a budget large enough for both.
 	d, err := New(Config{Preemption: onlyP0AndP2, Order: TierOrder{}, MaxEvictedGPUs: 8}).Step(&Snapshot{Now: quotaNow, Cluster: topology.Cluster{Nodes: nodes}, Jobs: jobs})
@@ -244,12 +244,12 @@ func TestPreemptionWindowAfterVictimsGone(t *testing.T) {
 // there (invariant 5).
 func TestUnknownStartLimitBeforeGrace(t *testing.T) {
 	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(1, 4, 1), Jobs: []Job{
-		{ID: "r", Tier: 3, Members: 1, GPUsPerMember: 2, State: Running, TimeLimit: 3 * time.Minute, CheckpointGrace: 6 * time.Minute,
+		{ID: "r", Tier: P3, Members: 1, GPUsPerMember: 2, State: Running, TimeLimit: 3 * time.Minute, CheckpointGrace: 6 * time.Minute,
 			Allocation: topology.Allocation{{Node: "n00", GPUs: []int{0, 1}}}},
-		{ID: "r2", Tier: 3, Members: 1, GPUsPerMember: 2, State: Running, Started: quotaNow.Add(-time.Hour), CheckpointGrace: 10 * time.Minute,
+		{ID: "r2", Tier: P3, Members: 1, GPUsPerMember: 2, State: Running, Started: quotaNow.Add(-time.Hour), CheckpointGrace: 10 * time.Minute,
 			Allocation: topology.Allocation{{Node: "n00", GPUs: []int{2, 3}}}},
-		{ID: "A", Tier: 0, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: quotaNow.Add(-24 * time.Hour)},
-		{ID: "B", Tier: 0, Members: 1, GPUsPerMember: 3, Submitted: quotaNow.Add(-time.Minute)},
+		{ID: "A", Tier: P0, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: quotaNow.Add(-24 * time.Hour)},
+		{ID: "B", Tier: P0, Members: 1, GPUsPerMember: 3, Submitted: quotaNow.Add(-time.Minute)},
 	}}
 	for _, cfg := range []Config{{IgnoreTimeLimits: true}, {}} {
 		d, err := New(cfg).Step(snap)
@@ -276,11 +276,11 @@ func TestBehindReservationNamesWhatItDelays(t *testing.T) {
 		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: g})
 	}
 	run := func(id, node string, gpus []int, limit time.Duration) Job {
-		return Job{ID: id, Tier: 3, Members: 1, GPUsPerMember: len(gpus), State: Running, Started: quotaNow,
+		return Job{ID: id, Tier: P3, Members: 1, GPUsPerMember: len(gpus), State: Running, Started: quotaNow,
 			TimeLimit: limit, Allocation: topology.Allocation{{Node: node, GPUs: gpus}}}
 	}
 	pend := func(id string, members, gpus int, ago time.Duration) Job {
-		return Job{ID: id, Tier: 3, Members: members, GPUsPerMember: gpus, TimeLimit: 10 * time.Hour, Submitted: quotaNow.Add(-ago)}
+		return Job{ID: id, Tier: P3, Members: members, GPUsPerMember: gpus, TimeLimit: 10 * time.Hour, Submitted: quotaNow.Add(-ago)}
 	}
 	snap := &Snapshot{Now: quotaNow, Cluster: c, Jobs: []Job{
 		run("r0", "n0", []int{0, 1}, time.Hour), run("r1", "n1", []int{0, 1}, 2*time.Hour),
@@ -309,7 +309,7 @@ func TestSpareVictimsOfCustomSelectorStay(t *testing.T) {
 	jobs := []Job{
 		runFour("V", 3, "n0", 10*time.Minute, 0, 0),
 		runFour("W", 3, "n1", 10*time.Minute, 0, 0),
-		{ID: "P", Tier: 2, Members: 1, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Minute)},
+		{ID: "P", Tier: P2, Members: 1, GPUsPerMember: 4, TimeLimit: time.Hour, Submitted: quotaNow.Add(-time.Minute)},
 	}
 	both := VictimFunc(func(ix *topology.Index, r gang.Request, _ binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
 		n0, _ := ix.Lookup("n0")
@@ -339,13 +339,13 @@ func TestReservationIsNotBorrowing(t *testing.T) {
 		{Name: "n02", GPUs: 8, GPUType: "X"}, {Name: "n03", GPUs: 8, GPUType: "Y"}}}
 	step := func(reserved bool) *Decision {
 		jobs := []Job{runningWhole("a2", "a", 2, "n00", time.Hour), runningWhole("b3", "b", 3, "n01", time.Hour),
-			{ID: "z0", Team: "z", Tier: 0, Members: 1, GPUsPerMember: 8, State: Running, Started: quotaNow.Add(-time.Hour),
+			{ID: "z0", Team: "z", Tier: P0, Members: 1, GPUsPerMember: 8, State: Running, Started: quotaNow.Add(-time.Hour),
 				TimeLimit: 2 * time.Hour, Allocation: topology.Allocation{{Node: "n02", GPUs: eight}}},
-			{ID: "p0", Team: "c", Tier: 0, Members: 1, GPUsPerMember: 8, GPUType: "H", Submitted: quotaNow}}
+			{ID: "p0", Team: "c", Tier: P0, Members: 1, GPUsPerMember: 8, GPUType: "H", Submitted: quotaNow}}
 		if reserved {
 			// Ahead of p0 (older), blocked behind z0's tier 0 on the only
 			// node of its type, admitted on n03's idle GPUs.
-			jobs = append(jobs, Job{ID: "ap", Team: "a", Tier: 0, Members: 1, GPUsPerMember: 8, GPUType: "X",
+			jobs = append(jobs, Job{ID: "ap", Team: "a", Tier: P0, Members: 1, GPUsPerMember: 8, GPUType: "X",
 				Submitted: quotaNow.Add(-time.Hour)})
 		}
 		snap := &Snapshot{Now: quotaNow, Cluster: cl, Jobs: jobs,
@@ -375,10 +375,10 @@ func TestAdmitterAskedOnlyAboutJobsThatCanFit(t *testing.T) {
 		return j.ID != "refused", "no budget"
 	})}
 	snap := &Snapshot{Now: quotaNow, Cluster: uniformCluster(2, 8, 1), Jobs: []Job{
-		{ID: "huge", Tier: 1, Members: 3, GPUsPerMember: 8, Submitted: quotaNow},
-		{ID: "odd", Tier: 1, Members: 1, GPUsPerMember: 8, GPUType: "Z", Submitted: quotaNow},
-		{ID: "refused", Tier: 1, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
-		{ID: "runs", Tier: 1, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
+		{ID: "huge", Tier: P1, Members: 3, GPUsPerMember: 8, Submitted: quotaNow},
+		{ID: "odd", Tier: P1, Members: 1, GPUsPerMember: 8, GPUType: "Z", Submitted: quotaNow},
+		{ID: "refused", Tier: P1, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
+		{ID: "runs", Tier: P1, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
 	}}
 	d, err := New(cfg).Step(snap)
 	require.NoError(t, err)
@@ -407,7 +407,7 @@ func TestAdmitterUsageByHand(t *testing.T) {
 		return true, ""
 	})}
 	held := func(id string, state JobState, node string, gpus ...int) Job {
-		return Job{ID: id, Team: "t", Tier: 3, Members: 1, GPUsPerMember: len(gpus), State: state,
+		return Job{ID: id, Team: "t", Tier: P3, Members: 1, GPUsPerMember: len(gpus), State: state,
 			Allocation: topology.Allocation{{Node: node, GPUs: gpus}}}
 	}
 	e1 := held("E1", Evicting, "n2", 0, 1, 2, 3)
@@ -416,9 +416,9 @@ func TestAdmitterUsageByHand(t *testing.T) {
 	r1.Started, r1.TimeLimit, r1.CheckpointGrace = quotaNow.Add(-2*time.Hour), time.Hour, time.Minute
 	snap := &Snapshot{Now: quotaNow, Cluster: cl, Jobs: []Job{e1, held("E2", Evicting, "n1", 0, 1), r1,
 		held("R2", Running, "n3", 0, 1), held("R3", Running, "n0", 6, 7),
-		{ID: "P1", Team: "t", Tier: 1, Members: 1, GPUsPerMember: 1, Submitted: quotaNow},
-		{ID: "P2", Team: "t", Tier: 2, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
-		{ID: "P3", Team: "t", Tier: 3, Members: 1, GPUsPerMember: 1, Submitted: quotaNow},
+		{ID: "P1", Team: "t", Tier: P1, Members: 1, GPUsPerMember: 1, Submitted: quotaNow},
+		{ID: "P2", Team: "t", Tier: P2, Members: 1, GPUsPerMember: 8, Submitted: quotaNow},
+		{ID: "P3", Team: "t", Tier: P3, Members: 1, GPUsPerMember: 1, Submitted: quotaNow},
 	}}
 	d, err := New(cfg).Step(snap)
 	require.NoError(t, err)

@@ -94,7 +94,7 @@ func runningOn(id string, tier int, node string, g int, started time.Time, limit
 	for i := range gpus {
 		gpus[i] = i
 	}
-	return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: g, State: Running, Started: started,
+	return Job{ID: id, Tier: TierN(tier), Members: 1, GPUsPerMember: g, State: Running, Started: started,
 		TimeLimit: limit, CheckpointGrace: grace, Allocation: topology.Allocation{{Node: node, GPUs: gpus}}}
 }
 
@@ -112,7 +112,7 @@ func TestClaimsStayNarrow(t *testing.T) {
 		snap.Jobs = append(snap.Jobs, runningOn(fmt.Sprintf("R%d", i), 1, fmt.Sprintf("n%02d", i), 1, now.Add(-time.Minute), time.Duration(i)*10*time.Minute+time.Minute, 0))
 	}
 	for i := range 8 {
-		snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("P%d", i), Tier: 2, Members: 1, GPUsPerMember: 1, TimeLimit: 2 * time.Hour, Submitted: now.Add(-time.Duration(10-i) * time.Minute)})
+		snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("P%d", i), Tier: P2, Members: 1, GPUsPerMember: 1, TimeLimit: 2 * time.Hour, Submitted: now.Add(-time.Duration(10-i) * time.Minute)})
 	}
 	d, err := New(Config{Order: TierOrder{}}).Step(snap)
 	require.NoError(t, err)
@@ -134,7 +134,7 @@ func TestClaimsWithinHorizon(t *testing.T) {
 	snap := &Snapshot{Now: now, Cluster: uniformCluster(2, 1, 2), Jobs: []Job{
 		runningOn("R", 1, "n00", 1, now, 3*time.Hour, 0),
 		runningOn("V", 3, "n01", 1, now.Add(-time.Hour), 0, 5*time.Hour),
-		{ID: "P", Tier: 2, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+		{ID: "P", Tier: P2, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
 	}}
 	for _, mode := range []BackfillMode{EASY, Conservative} {
 		d, err := New(Config{Backfill: mode, Order: TierOrder{}, Horizon: time.Hour}).Step(snap)
@@ -154,11 +154,11 @@ func TestBackfillTakesFullestReservedNode(t *testing.T) {
 	now := spreadNow
 	snap := func() *Snapshot {
 		return &Snapshot{Now: now, Cluster: topology.Uniform(2, 8, "H100"), Jobs: []Job{
-			{ID: "run", Tier: 3, Members: 1, GPUsPerMember: 4, State: Running, Started: now.Add(-6 * time.Hour), TimeLimit: 12 * time.Hour,
+			{ID: "run", Tier: P3, Members: 1, GPUsPerMember: 4, State: Running, Started: now.Add(-6 * time.Hour), TimeLimit: 12 * time.Hour,
 				Allocation: topology.Allocation{{Node: "n01", GPUs: []int{0, 1, 2, 3}}}},
-			{ID: "big", Tier: 3, Members: 2, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-3 * time.Minute)},
-			{ID: "small", Tier: 3, Members: 1, GPUsPerMember: 4, TimeLimit: 2 * time.Hour, Submitted: now.Add(-2 * time.Minute)},
-			{ID: "mid", Tier: 3, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+			{ID: "big", Tier: P3, Members: 2, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-3 * time.Minute)},
+			{ID: "small", Tier: P3, Members: 1, GPUsPerMember: 4, TimeLimit: 2 * time.Hour, Submitted: now.Add(-2 * time.Minute)},
+			{ID: "mid", Tier: P3, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
 		}}
 	}
 	d, err := New(Config{Order: TierOrder{}}).Step(snap())
@@ -184,11 +184,11 @@ func TestBackfillTakesFullestReservedNode(t *testing.T) {
 func TestPreemptorReservationCountsTowardK(t *testing.T) {
 	now := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)
 	running := func(id string, tier int, node string, limit, grace time.Duration) Job {
-		return Job{ID: id, Tier: tier, Members: 1, GPUsPerMember: 1, State: Running, Started: now,
+		return Job{ID: id, Tier: TierN(tier), Members: 1, GPUsPerMember: 1, State: Running, Started: now,
 			TimeLimit: limit, CheckpointGrace: grace, Allocation: topology.Allocation{{Node: node, GPUs: []int{0}}}}
 	}
 	pending := func(id string, tier, members int, limit time.Duration, age time.Duration) Job {
-		return Job{ID: id, Tier: tier, Members: members, GPUsPerMember: 1, TimeLimit: limit, Submitted: now.Add(-age)}
+		return Job{ID: id, Tier: TierN(tier), Members: members, GPUsPerMember: 1, TimeLimit: limit, Submitted: now.Add(-age)}
 	}
 	s := &Snapshot{Now: now, Jobs: []Job{
 		running("V", 3, "a", 0, 5*time.Minute), // preemptible, no limit

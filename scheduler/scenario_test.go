@@ -409,8 +409,12 @@ func (w *scenWorld) job(a *scenArgs) error {
 	}
 	j := scheduler.Job{ID: a.pos[0], Submitted: w.now}
 	var err error
-	if j.Tier, err = a.int("tier", 3); err != nil {
-		return err
+	if v, ok := a.take("tier"); ok { // absent: unset, the lowest tier
+		k, err := strconv.Atoi(v)
+		if err != nil {
+			return err
+		}
+		j.Tier = scheduler.TierN(k)
 	}
 	if j.Members, err = a.int("members", 1); err != nil {
 		return err

@@ -157,13 +157,13 @@ func TestSpreadAvoidsRunningReplicas(t *testing.T) {
 // find both nodes taken, and double up on the emptier n01.)
 func TestSpreadIgnoresReplicasEvictedInTheStep(t *testing.T) {
 	run := func(id, node string, limit time.Duration) Job {
-		return Job{ID: id, Members: 1, GPUsPerMember: 4, Placement: Spread, Group: "web", State: Running, Tier: 1,
+		return Job{ID: id, Members: 1, GPUsPerMember: 4, Placement: Spread, Group: "web", State: Running, Tier: P1,
 			Started: spreadNow.Add(-time.Hour), TimeLimit: limit, Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1, 2, 3}}}}
 	}
 	snap := &Snapshot{Now: spreadNow, Cluster: topology.Cluster{Nodes: []topology.Node{{Name: "n00", GPUs: 8}, {Name: "n01", GPUs: 16}}},
 		Jobs: []Job{
 			run("web-0", "n00", time.Hour), run("web-1", "n01", 0),
-			{ID: "web-2", Members: 1, GPUsPerMember: 4, Placement: Spread, Group: "web", Tier: 1, Submitted: spreadNow},
+			{ID: "web-2", Members: 1, GPUsPerMember: 4, Placement: Spread, Group: "web", Tier: P1, Submitted: spreadNow},
 		}}
 	d, err := New(Config{}).Step(snap)
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ type stepState struct {
 	ix      *topology.Index   // free GPUs now: nodes minus held and placed
 	profile *backfill.Profile // free GPUs over time: ix, releases, reservations
 	matrix  preempt.Matrix    // the preemption matrix in force
+	tiers   int               // the policy's number of tiers (Config.Tiers resolved)
 	levels  map[string]int    // topology level name to its index
 
 	// decided collects the placements, evictions and reservations made;
@@ -111,7 +112,7 @@ func newStepState(cfg *Config, snap *Snapshot, c checked, memoize bool) (*stepSt
 	st := &stepState{cfg: cfg, snap: snap, ix: ix, levels: map[string]int{},
 		quotas: map[string]*Quota{}, inUse: map[string]int{},
 		groups: map[string]*groupPlaces{},
-		matrix: cfg.matrix(), lastStart: lastStartFor(snap.Now), wake: wake{now: snap.Now}}
+		matrix: cfg.matrix(), tiers: cfg.tiers(), lastStart: lastStartFor(snap.Now), wake: wake{now: snap.Now}}
 	if memoize {
 		st.memo = newStepMemo()
 	}

@@ -260,15 +260,15 @@ func (st *stepState) orderPending() error {
 	st.waits = make([]Wait, len(byID))
 	switch o := st.cfg.order().(type) {
 	case Multifactor:
-		st.queue = o.slots(st.snap, byID)
+		st.queue = o.slots(st.snap, byID, st.tiers)
 	case *Multifactor:
-		st.queue = o.slots(st.snap, byID)
+		st.queue = o.slots(st.snap, byID, st.tiers)
 	case TierOrder:
 		st.queue = make([]int32, len(byID))
 		for i := range st.queue {
 			st.queue[i] = int32(i)
 		}
-		slices.SortStableFunc(st.queue, func(a, b int32) int { return compareTierOrder(byID[a], byID[b]) })
+		slices.SortStableFunc(st.queue, func(a, b int32) int { return compareTierOrder(byID[a], byID[b], st.tiers) })
 	default:
 		queue, err := slotsInOrder(o, st.snap, byID)
 		if err != nil {
@@ -279,9 +279,10 @@ func (st *stepState) orderPending() error {
 	return nil
 }
 
-// slots returns the indices of the jobs byID in m's order.
-func (m Multifactor) slots(s *Snapshot, byID []*Job) []int32 {
-	keys := m.orderKeys(s, byID)
+// slots returns the indices of the jobs byID in m's order, an unset tier
+// counting as the lowest of tiers.
+func (m Multifactor) slots(s *Snapshot, byID []*Job, tiers int) []int32 {
+	keys := m.orderKeys(s, byID, tiers)
 	slots := make([]int32, len(keys))
 	for k, key := range keys {
 		slots[k] = key.i

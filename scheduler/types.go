@@ -104,13 +104,14 @@ type Job struct {
 	// Snapshot.Teams counts as a top-level team of share 1 with no usage
 	// and no quota; an empty Team has a fair-share factor of 0.
 	Team string
-	// Tier is the priority tier: 0 is the highest (production, never
-	// preempted by default); the default policy knows tiers 0..3. In Go
-	// the zero value is tier 0: under the default preemption matrix such
-	// a job is never preempted and may preempt every lower tier. A job
-	// decoded from JSON without "tier" gets tier 3, the lowest default
-	// tier.
-	Tier int
+	// Tier is the priority tier: P0 is the highest (production, never
+	// preempted by default); the default policy knows P0..P3, and TierN
+	// names the tiers of a policy with more. The zero value is unset: the
+	// lowest tier of the policy in force (P3 by default), preempted by
+	// every higher tier and preempting nothing under the default matrix.
+	// A job decoded from JSON without "tier" is unset too, so Go and JSON
+	// agree. A set tier outside the policy's tiers is an input error.
+	Tier Tier
 	// Kind says whether the job is training (the zero value) or
 	// inference. Step only validates it: TimeLimit, not Kind, decides
 	// whether a job ends by itself.

@@ -321,8 +321,8 @@ func (c idCheck) check(i int, j *Job) error {
 func checkJobFields(levels []string, tiers int, i int, j *Job) error {
 	f := func() string { return jobField(i, j) }
 	switch {
-	case j.Tier < 0 || j.Tier >= tiers:
-		return verr(f()+": tier", "must be in 0..%d, got %d", tiers-1, j.Tier)
+	case j.Tier.Level(tiers) < 0 || j.Tier.Level(tiers) >= tiers:
+		return verr(f()+": tier", "must be in 0..%d, got %d", tiers-1, j.Tier.Level(tiers))
 	case j.Kind > Inference:
 		return verr(f()+": kind", "unknown kind %d", j.Kind)
 	case j.State > Evicting:

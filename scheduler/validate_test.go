@@ -41,7 +41,7 @@ func baseSnap() *Snapshot {
 			{Name: "n1", GPUs: 8, Domains: map[string]string{"spine": "s0"}},
 		}},
 		Teams: []Team{{Name: "t", Share: 1}},
-		Jobs:  []Job{{ID: "A", Team: "t", Tier: 3, Members: 1, GPUsPerMember: 1}},
+		Jobs:  []Job{{ID: "A", Team: "t", Tier: P3, Members: 1, GPUsPerMember: 1}},
 	}
 }
 
@@ -165,8 +165,8 @@ func TestValidationErrors(t *testing.T) {
 		{name: "Go: bad state", snap: func() *Snapshot { s := baseSnap(); s.Jobs[0].State = 9; return s }, field: `jobs[0] "A": state`, msg: "unknown state 9"},
 		{name: "Go: bad kind", snap: func() *Snapshot { s := baseSnap(); s.Jobs[0].Kind = 7; return s }, field: `jobs[0] "A": kind`, msg: "unknown kind 7"},
 		{name: "Go: bad placement", snap: func() *Snapshot { s := baseSnap(); s.Jobs[0].Placement = 5; return s }, field: `jobs[0] "A": placement`, msg: "unknown placement 5"},
-		{name: "Go: tier -1", snap: func() *Snapshot { s := baseSnap(); s.Jobs[0].Tier = -1; return s }, field: `jobs[0] "A": tier`, msg: "got -1"},
-		{name: "Go: tier 4", snap: func() *Snapshot { s := baseSnap(); s.Jobs[0].Tier = 4; return s }, field: `jobs[0] "A": tier`, msg: "got 4"},
+		{name: "Go: tier -1", snap: func() *Snapshot { s := baseSnap(); s.Jobs[0].Tier = TierN(-1); return s }, field: `jobs[0] "A": tier`, msg: "got -1"},
+		{name: "Go: tier 4", snap: func() *Snapshot { s := baseSnap(); s.Jobs[0].Tier = TierN(4); return s }, field: `jobs[0] "A": tier`, msg: "got 4"},
 		{name: "Go: bad node state", snap: func() *Snapshot { s := baseSnap(); s.Cluster.Nodes[1].State = 3; return s }, field: "cluster", msg: `nodes[1] "n1": state: unknown node state 3`},
 		{name: "Go: duplicate node names", snap: func() *Snapshot { s := baseSnap(); s.Cluster.Nodes[1].Name = "n0"; return s }, field: "cluster", msg: `nodes[1] "n0": duplicate node name`},
 		{name: "Go: NaN share", snap: func() *Snapshot { s := baseSnap(); s.Teams[0].Share = math.NaN(); return s }, field: `teams[0] "t": share`, msg: "must be >= 0, got NaN"},
@@ -282,7 +282,7 @@ func TestStepValidatesLikeValidate(t *testing.T) {
 		}
 		used := map[string]map[int]bool{}
 		for i := range rapid.IntRange(0, 5).Draw(t, "jobs") {
-			j := Job{ID: fmt.Sprint("j", rapid.IntRange(i*b2i(sound), i).Draw(t, "id")), Tier: 3, Members: rapid.IntRange(1, 2).Draw(t, "members"),
+			j := Job{ID: fmt.Sprint("j", rapid.IntRange(i*b2i(sound), i).Draw(t, "id")), Tier: P3, Members: rapid.IntRange(1, 2).Draw(t, "members"),
 				GPUsPerMember: rapid.IntRange(1, 2).Draw(t, "perMember"), Submitted: now, TimeLimit: time.Hour,
 				State: JobState(rapid.IntRange(0, 3-b2i(sound)).Draw(t, "state"))}
 			if j.State != Pending && sound {
@@ -375,7 +375,7 @@ func TestValidateWithPolicyTiers(t *testing.T) {
 		require.NoError(t, s.Validate(snap))
 		_, err = s.Step(snap)
 		require.NoError(t, err)
-		snap.Jobs[0].Tier = 6
+		snap.Jobs[0].Tier = TierN(6)
 		require.EqualError(t, s.Validate(snap), `snapshot: jobs[0] "a": tier must be in 0..5, got 6`)
 		_, err = s.Step(snap)
 		require.EqualError(t, err, `snapshot: jobs[0] "a": tier must be in 0..5, got 6`)
@@ -387,7 +387,7 @@ func TestValidateResourcesAndEligibleNodes(t *testing.T) {
 		return &Snapshot{
 			Now:     time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC),
 			Cluster: topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 8}, {Name: "n1", GPUs: 8}}},
-			Jobs:    []Job{{ID: "a", Tier: 3, Members: 1, GPUsPerMember: 1}},
+			Jobs:    []Job{{ID: "a", Tier: P3, Members: 1, GPUsPerMember: 1}},
 		}
 	}
 	for _, c := range []struct {

@@ -70,12 +70,12 @@ func TestCustomSelectorMayReorderCandidates(t *testing.T) {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 8}, {Name: "n1", GPUs: 8}}}
 	run := func(id, node string, ago time.Duration) scheduler.Job {
-		return scheduler.Job{ID: id, Tier: 3, Members: 1, GPUsPerMember: 8, State: scheduler.Running,
+		return scheduler.Job{ID: id, Tier: scheduler.P3, Members: 1, GPUsPerMember: 8, State: scheduler.Running,
 			Started: now.Add(-ago), Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}}
 	}
 	snap := &scheduler.Snapshot{Now: now, Cluster: c, Jobs: []scheduler.Job{
 		run("a", "n0", time.Minute), run("b", "n1", time.Hour),
-		{ID: "p", Tier: 1, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now},
+		{ID: "p", Tier: scheduler.P1, Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now},
 	}}
 	mine := scheduler.VictimFunc(func(ix *topology.Index, r gang.Request, s binpack.Scorer, cands []preempt.Candidate) ([]int, gang.Placement, bool) {
 		slices.SortFunc(cands, func(x, y preempt.Candidate) int { return strings.Compare(y.ID, x.ID) })

@@ -85,7 +85,7 @@ func TestStartPastYear9999(t *testing.T) {
 	now := yearEnd
 	snap := &Snapshot{Now: now, Cluster: oneGPU(1), Jobs: []Job{
 		runningOn("R", 1, "n00", 1, now.Add(-time.Hour), 2*time.Hour, 0), // ends at 10000-01-01T00:00:00Z
-		{ID: "P", Tier: 3, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+		{ID: "P", Tier: P3, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
 	}}
 	for _, mode := range []BackfillMode{EASY, Conservative} {
 		for _, h := range []time.Duration{0, 3 * time.Hour} {
@@ -121,7 +121,7 @@ func TestStartAtEndOfYear9999(t *testing.T) {
 	} {
 		snap := &Snapshot{Now: now, Cluster: oneGPU(1), Jobs: []Job{
 			runningOn("R", 1, "n00", 1, now.Add(-time.Minute), tt.limit, 0),
-			{ID: "P", Tier: 3, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+			{ID: "P", Tier: P3, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
 		}}
 		for _, mode := range []BackfillMode{EASY, Conservative} {
 			d, err := New(Config{Backfill: mode}).Step(snap)
@@ -143,7 +143,7 @@ func TestStartPastYear9999EastOfUTC(t *testing.T) {
 	now := time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("", 3600)) // 22:00Z
 	snap := &Snapshot{Now: now, Cluster: oneGPU(1), Jobs: []Job{
 		runningOn("R", 1, "n00", 1, now.Add(-time.Hour), 150*time.Minute, 0), // ends at 10000-01-01T00:30:00+01:00
-		{ID: "P", Tier: 3, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+		{ID: "P", Tier: P3, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
 	}}
 	for _, mode := range []BackfillMode{EASY, Conservative} {
 		s := New(Config{Backfill: mode})
@@ -162,7 +162,7 @@ func TestPreemptionPastYear9999(t *testing.T) {
 	now := yearEnd
 	long := runningOn("V", 3, "n00", 1, now.Add(-time.Hour), 0, 2*time.Hour)
 	short := runningOn("W", 3, "n01", 1, now.Add(-2*time.Hour), 0, 10*time.Minute)
-	p := Job{ID: "P", Tier: 0, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)}
+	p := Job{ID: "P", Tier: P0, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)}
 	for _, mode := range []BackfillMode{EASY, Conservative} {
 		t.Run(mode.String(), func(t *testing.T) {
 			// Only the victim whose grace crosses the year.
@@ -200,7 +200,7 @@ func TestAwaitEvictionsPastYear9999(t *testing.T) {
 	e.State, e.EvictedAt = Evicting, now // gone at 10000-01-01T01:00:00Z
 	// L is past its limit: evicted now, gone at 10000-01-01T00:30:00Z.
 	l := runningOn("L", 2, "n00", 1, now.Add(-2*time.Hour), 90*time.Minute, 90*time.Minute)
-	p := Job{ID: "P", Tier: 0, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)}
+	p := Job{ID: "P", Tier: P0, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)}
 	decline := ReserveFunc(func(*Job, int) bool { return false })
 	for _, tt := range []struct {
 		name string
@@ -255,8 +255,8 @@ func TestNowPastYear9999(t *testing.T) {
 	e.State, e.EvictedAt = Evicting, now
 	snap := &Snapshot{Now: now, Cluster: oneGPU(2), Jobs: []Job{e,
 		runningOn("V", 3, "n01", 1, now.Add(-time.Hour), 0, 0),
-		{ID: "P", Tier: 0, Members: 2, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
-		{ID: "Q", Tier: 1, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+		{ID: "P", Tier: P0, Members: 2, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
+		{ID: "Q", Tier: P1, Members: 1, GPUsPerMember: 1, TimeLimit: time.Hour, Submitted: now.Add(-time.Minute)},
 	}}
 	for _, mode := range []BackfillMode{EASY, Conservative} {
 		d, err := New(Config{Backfill: mode}).Step(snap)

@@ -52,7 +52,7 @@ func run(w io.Writer) error {
 		return a
 	}
 	job := func(id string, members int, limit time.Duration, submitted time.Time) scheduler.Job {
-		return scheduler.Job{ID: id, Team: "research", Tier: 1, Members: members, GPUsPerMember: 8,
+		return scheduler.Job{ID: id, Team: "research", Tier: scheduler.P1, Members: members, GPUsPerMember: 8,
 			GPUType: "H100", TimeLimit: limit, Submitted: submitted}
 	}
 	a := job("A", 8, 12*time.Hour, at(1, 30))
@@ -105,7 +105,7 @@ func run(w io.Writer) error {
 // in queue order, each without disturbing the others' promises.
 func promises(w io.Writer, at func(hh, mm int) time.Time) error {
 	job := func(id string, members int, limit time.Duration, submitted time.Time) scheduler.Job {
-		return scheduler.Job{ID: id, Team: "research", Tier: 1, Members: members, GPUsPerMember: 8,
+		return scheduler.Job{ID: id, Team: "research", Tier: scheduler.P1, Members: members, GPUsPerMember: 8,
 			GPUType: "H100", TimeLimit: limit, Submitted: submitted}
 	}
 	nodes := func(from, to int) topology.Allocation {

@@ -49,7 +49,7 @@ func seed(w io.Writer) error {
 		snap := &scheduler.Snapshot{Now: now, Cluster: cluster}
 		for i, g := range []int{4, 2, 1, 1} {
 			snap.Jobs = append(snap.Jobs, scheduler.Job{
-				ID: fmt.Sprintf("pod%d", i+1), Team: "serving", Tier: 0, Kind: scheduler.Inference,
+				ID: fmt.Sprintf("pod%d", i+1), Team: "serving", Tier: scheduler.P0, Kind: scheduler.Inference,
 				Submitted: now.Add(time.Duration(i) * time.Second), Members: 1, GPUsPerMember: g,
 				GPUType: "H100", Placement: mode,
 			})
@@ -100,7 +100,7 @@ func leaves(w io.Writer) error {
 	}
 	snap := &scheduler.Snapshot{Now: now.Add(time.Hour), Cluster: cluster}
 	running := func(id string, gpus int, nodes ...string) {
-		j := scheduler.Job{ID: id, Team: "research", Tier: 1, Members: len(nodes), GPUsPerMember: gpus,
+		j := scheduler.Job{ID: id, Team: "research", Tier: scheduler.P1, Members: len(nodes), GPUsPerMember: gpus,
 			GPUType: "H100", TimeLimit: 24 * time.Hour, Submitted: now, Started: now, State: scheduler.Running}
 		for _, n := range nodes {
 			j.Allocation = append(j.Allocation, topology.NodeGPUs{Node: n, GPUs: topology.FirstN(gpus).Indices()})
@@ -125,7 +125,7 @@ func leaves(w io.Writer) error {
 	}
 	for i, g := range specs {
 		snap.Jobs = append(snap.Jobs, scheduler.Job{
-			ID: g.id, Team: "research", Tier: 1, Kind: g.kind, Members: g.members, GPUsPerMember: g.gpus,
+			ID: g.id, Team: "research", Tier: scheduler.P1, Kind: g.kind, Members: g.members, GPUsPerMember: g.gpus,
 			GPUType: "H100", TimeLimit: 12 * time.Hour, Submitted: now.Add(time.Duration(i) * time.Minute),
 			Topology: scheduler.TopologySpec{Required: g.required, Preferred: g.pref},
 		})

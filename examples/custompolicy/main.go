@@ -74,7 +74,7 @@ func nodes(prefix, typ string, n int) []topology.Node {
 
 // job is a pending 1×gpus job of team research submitted age ago.
 func job(id string, tier, gpus int, limit, age time.Duration) scheduler.Job {
-	return scheduler.Job{ID: id, Team: "research", Tier: tier, Members: 1, GPUsPerMember: gpus,
+	return scheduler.Job{ID: id, Team: "research", Tier: scheduler.TierN(tier), Members: 1, GPUsPerMember: gpus,
 		TimeLimit: limit, Submitted: now.Add(-age), CheckpointGrace: time.Minute}
 }
 
@@ -197,7 +197,7 @@ func part1(w io.Writer) error {
 	dr, sr := ranks(scheduler.Multifactor{}, snap), ranks(sjfConfig.Order, snap)
 	var rows [][]any
 	for _, j := range snap.Jobs[1:] {
-		rows = append(rows, []any{j.ID, j.Tier, limit(j.TimeLimit), short(now.Sub(j.Submitted)),
+		rows = append(rows, []any{j.ID, j.Tier.Level(scheduler.DefaultTiers), limit(j.TimeLimit), short(now.Sub(j.Submitted)),
 			dr[j.ID], outcome(def, j.ID), sr[j.ID], outcome(cus, j.ID)})
 	}
 	return table(w, "part 1: shortest job first inside a tier (node n0 runs tier-0 serve; now is Dec 2 09:00)",
@@ -260,7 +260,7 @@ func part3(w io.Writer) error {
 			if j.State == scheduler.Running {
 				age = "started " + short(now.Sub(j.Started)) + " ago"
 			}
-			rows = append(rows, []any{short(ages[0]) + " + " + short(ages[1]), j.ID, j.Tier, age, outcome(def, j.ID), outcome(cus, j.ID)})
+			rows = append(rows, []any{short(ages[0]) + " + " + short(ages[1]), j.ID, j.Tier.Level(scheduler.DefaultTiers), age, outcome(def, j.ID), outcome(cus, j.ID)})
 		}
 	}
 	return table(w, "part 3: no preemption within 10m of a job's start (2 nodes × 8 GPUs, checkpoint grace 1m)",

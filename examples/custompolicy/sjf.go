@@ -17,7 +17,7 @@ import (
 func shortestFirst(_ *scheduler.Snapshot, jobs []*scheduler.Job) {
 	slices.SortStableFunc(jobs, func(a, b *scheduler.Job) int {
 		return cmp.Or(
-			cmp.Compare(a.Tier, b.Tier),
+			cmp.Compare(a.Tier.Level(scheduler.DefaultTiers), b.Tier.Level(scheduler.DefaultTiers)),
 			cmp.Compare(requested(a), requested(b)),
 			strings.Compare(a.ID, b.ID),
 		)

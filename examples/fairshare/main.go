@@ -147,7 +147,7 @@ func mixedQueue(ledger *fairshare.Ledger, now time.Time) *scheduler.Snapshot {
 			a = append(a, topology.NodeGPUs{Node: fmt.Sprintf("n%02d", next), GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}})
 			next++
 		}
-		snap.Jobs = append(snap.Jobs, scheduler.Job{ID: "run-" + team, Team: team, Tier: 1, Members: members,
+		snap.Jobs = append(snap.Jobs, scheduler.Job{ID: "run-" + team, Team: team, Tier: scheduler.P1, Members: members,
 			GPUsPerMember: 8, TimeLimit: 24 * time.Hour, Submitted: now.Add(-2 * time.Hour),
 			State: scheduler.Running, Started: now.Add(-time.Hour), Allocation: a})
 	}
@@ -156,7 +156,7 @@ func mixedQueue(ledger *fairshare.Ledger, now time.Time) *scheduler.Snapshot {
 	hold("C", 4)
 	for k := range 9 {
 		team := teamNames[k%3]
-		snap.Jobs = append(snap.Jobs, scheduler.Job{ID: fmt.Sprintf("%s%d", team, k/3+1), Team: team, Tier: 1,
+		snap.Jobs = append(snap.Jobs, scheduler.Job{ID: fmt.Sprintf("%s%d", team, k/3+1), Team: team, Tier: scheduler.P1,
 			Members: 4, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now.Add(time.Duration(k-20) * time.Minute)})
 	}
 	return snap
@@ -248,7 +248,7 @@ func simulate(w io.Writer, ledger *fairshare.Ledger) error {
 		for _, t := range teamNames {
 			for ; pending[t] < perTeam; pending[t]++ {
 				seq++
-				jobs = append(jobs, scheduler.Job{ID: fmt.Sprintf("%s-%05d", t, seq), Team: t, Tier: 1,
+				jobs = append(jobs, scheduler.Job{ID: fmt.Sprintf("%s-%05d", t, seq), Team: t, Tier: scheduler.P1,
 					Members: 1, GPUsPerMember: 8, TimeLimit: time.Hour, Submitted: now})
 			}
 		}

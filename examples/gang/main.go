@@ -22,7 +22,7 @@ func run(w io.Writer) error {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	cluster := topology.Uniform(16, 8, "H100")
 	job := func(id string, members int, limit time.Duration) scheduler.Job {
-		return scheduler.Job{ID: id, Team: "research", Tier: 1, Members: members, GPUsPerMember: 8,
+		return scheduler.Job{ID: id, Team: "research", Tier: scheduler.P1, Members: members, GPUsPerMember: 8,
 			GPUType: "H100", TimeLimit: limit, Submitted: now}
 	}
 	s := scheduler.New(scheduler.Config{})

@@ -51,7 +51,7 @@ func run(w io.Writer) error {
 		return topology.NodeGPUs{Node: fmt.Sprintf("n%02d", i), GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}
 	}
 	job := func(id, team string, tier, members int, limit time.Duration, submitted time.Time) scheduler.Job {
-		return scheduler.Job{ID: id, Team: team, Tier: tier, Members: members, GPUsPerMember: 8,
+		return scheduler.Job{ID: id, Team: team, Tier: scheduler.TierN(tier), Members: members, GPUsPerMember: 8,
 			GPUType: "H100", TimeLimit: limit, Submitted: submitted}
 	}
 	s := scheduler.New(scheduler.Config{})
@@ -196,17 +196,17 @@ func show(w io.Writer, now time.Time, h *host.Host, events []string, d *schedule
 	jobOf := func(id string) *scheduler.Job { return h.Job(id) }
 	for _, j := range h.Jobs {
 		if j.State == scheduler.Evicting {
-			fmt.Fprintf(tw, "  %s\tP%d\t%d\tstill evicting\tsince %s, gone by %s\n", j.ID, j.Tier, j.GPUs(),
+			fmt.Fprintf(tw, "  %s\t%s\t%d\tstill evicting\tsince %s, gone by %s\n", j.ID, j.Tier, j.GPUs(),
 				j.EvictedAt.Format("15:04"), j.EvictedAt.Add(j.CheckpointGrace).Format("15:04"))
 		}
 	}
 	for _, e := range d.Evictions {
 		j := jobOf(e.Job)
-		fmt.Fprintf(tw, "  %s\tP%d\t%d\tevict %s\tby %s, grace %s, requeue=%t\n", e.Job, j.Tier, j.GPUs(), e.Reason, e.By, host.Duration(e.Grace), e.Requeue)
+		fmt.Fprintf(tw, "  %s\t%s\t%d\tevict %s\tby %s, grace %s, requeue=%t\n", e.Job, j.Tier, j.GPUs(), e.Reason, e.By, host.Duration(e.Grace), e.Requeue)
 	}
 	for _, p := range d.Placements {
 		j := jobOf(p.Job)
-		fmt.Fprintf(tw, "  %s\tP%d\t%d\tstart\tnow on %s\n", p.Job, j.Tier, p.Allocation.Count(), host.Compact(p.Allocation))
+		fmt.Fprintf(tw, "  %s\t%s\t%d\tstart\tnow on %s\n", p.Job, j.Tier, p.Allocation.Count(), host.Compact(p.Allocation))
 	}
 	for _, r := range d.Reservations {
 		j := jobOf(r.Job)
@@ -214,11 +214,11 @@ func show(w io.Writer, now time.Time, h *host.Host, events []string, d *schedule
 		if v := holders(h, r.Allocation, d); len(v) > 0 {
 			why = fmt.Sprintf(" (waits for %s to checkpoint)", strings.Join(v, ", "))
 		}
-		fmt.Fprintf(tw, "  %s\tP%d\t%d\treserved\tfrom %s on %s%s\n", r.Job, j.Tier, r.Allocation.Count(), r.Start.Format("15:04"), host.Compact(r.Allocation), why)
+		fmt.Fprintf(tw, "  %s\t%s\t%d\treserved\tfrom %s on %s%s\n", r.Job, j.Tier, r.Allocation.Count(), r.Start.Format("15:04"), host.Compact(r.Allocation), why)
 	}
 	for _, p := range d.Pending {
 		j := jobOf(p.Job)
-		fmt.Fprintf(tw, "  %s\tP%d\t%d\t%s\t%s\n", p.Job, j.Tier, j.GPUs(), p.Reason, p.Message)
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", p.Job, j.Tier, j.GPUs(), p.Reason, p.Message)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -303,7 +303,7 @@ func (w *workload) convert(o *options, jobs []trace.Job) error {
 			Run:     time.Duration(j.Run) * time.Second,
 			Limit:   time.Duration(j.Limit) * time.Second,
 			Members: m, GPUsPerMember: per,
-			Team: j.Team, Tier: min(j.Tier, scheduler.DefaultTiers-1), Kind: kind,
+			Team: j.Team, Tier: scheduler.TierN(min(j.Tier, scheduler.DefaultTiers-1)), Kind: kind,
 		})
 		lo, hi = min(lo, j.Submit), max(hi, j.Submit)
 		runs = min(runs+j.Run, maxSec) // saturates: each run is at most maxSec

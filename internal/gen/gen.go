@@ -79,7 +79,7 @@ func Running(t *rapid.T, c topology.Cluster) []scheduler.Job {
 		j := scheduler.Job{
 			ID:            fmt.Sprintf("r%02d", i),
 			Team:          rapid.SampledFrom(Teams).Draw(t, "rteam"),
-			Tier:          rapid.IntRange(0, 3).Draw(t, "rtier"),
+			Tier:          scheduler.TierN(rapid.IntRange(0, 3).Draw(t, "rtier")),
 			State:         scheduler.Running,
 			GPUsPerMember: g,
 			Submitted:     Now.Add(-time.Duration(rapid.IntRange(60, 5000).Draw(t, "rsubmit")) * time.Minute),
@@ -146,7 +146,7 @@ func Pending(t *rapid.T, c topology.Cluster) []scheduler.Job {
 		j := scheduler.Job{
 			ID:            fmt.Sprintf("p%02d", i),
 			Team:          rapid.SampledFrom(Teams).Draw(t, "team"),
-			Tier:          rapid.IntRange(0, 3).Draw(t, "tier"),
+			Tier:          scheduler.TierN(rapid.IntRange(0, 3).Draw(t, "tier")),
 			GPUsPerMember: rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpusPerMember"),
 			Submitted:     Now.Add(-time.Duration(rapid.IntRange(0, 600).Draw(t, "submit")) * time.Minute),
 		}

@@ -60,7 +60,7 @@ func peerNodes(n int) topology.Cluster {
 func peerJob(rng *rand.Rand, i int) scheduler.Job {
 	sizes := []int{1, 1, 1, 1, 2, 2, 4, 8}
 	return scheduler.Job{
-		ID: fmt.Sprintf("j%06d", i), Team: "users", Tier: 2,
+		ID: fmt.Sprintf("j%06d", i), Team: "users", Tier: scheduler.P2,
 		Submitted: peerNow().Add(-time.Duration(10000-i%10000) * time.Second),
 		Members:   1, GPUsPerMember: sizes[rng.IntN(len(sizes))],
 		TimeLimit: time.Duration(30+rng.IntN(571)) * time.Minute,

@@ -16,10 +16,10 @@ import (
 // Next finds each moment that needs a Step.
 func Example() {
 	day := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-	a := scheduler.Job{ID: "A", Tier: 1, Members: 1, GPUsPerMember: 8, TimeLimit: 2 * time.Hour,
+	a := scheduler.Job{ID: "A", Tier: scheduler.P1, Members: 1, GPUsPerMember: 8, TimeLimit: 2 * time.Hour,
 		Submitted: day, State: scheduler.Running, Started: day,
 		Allocation: topology.Allocation{{Node: "n00", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}}
-	b := scheduler.Job{ID: "B", Tier: 1, Members: 2, GPUsPerMember: 8, TimeLimit: time.Hour,
+	b := scheduler.Job{ID: "B", Tier: scheduler.P1, Members: 2, GPUsPerMember: 8, TimeLimit: time.Hour,
 		Submitted: day.Add(30 * time.Minute)}
 
 	h := host.New(topology.Uniform(2, 8, "H100"), a)

@@ -17,7 +17,7 @@ const s = time.Second
 // given.
 func job(id string, submit, gpus, run, limit int) sim.Job {
 	return sim.Job{ID: id, Submit: time.Duration(submit) * s, Members: gpus, GPUsPerMember: 1,
-		Run: time.Duration(run) * s, Limit: time.Duration(limit) * s, Tier: 3}
+		Run: time.Duration(run) * s, Limit: time.Duration(limit) * s, Tier: scheduler.P3}
 }
 
 // want is a job's expected start and finish in seconds.
@@ -196,7 +196,7 @@ func TestGoldenPreemption(t *testing.T) {
 	v := job("V", 0, 2, 10, 20)
 	v.CheckpointGrace = s
 	p := job("P", 2, 2, 3, 3)
-	p.Tier = 0
+	p.Tier = scheduler.P0
 	res, err := sim.Run(sim.Uniform(2, 1), []sim.Job{v, p}, fcfs(scheduler.EASY), sim.Options{})
 	require.NoError(t, err)
 	if res.Summary.Preemptions == 0 {

@@ -26,7 +26,7 @@ func TestSummaryLongWaitsDoNotOverflow(t *testing.T) {
 	jobs := make([]sim.Job, n)
 	for i := range jobs {
 		jobs[i] = sim.Job{ID: fmt.Sprintf("j%03d", i), Team: []string{"even", "odd"}[i%2],
-			Members: 1, GPUsPerMember: 1, Run: run, Tier: 3}
+			Members: 1, GPUsPerMember: 1, Run: run, Tier: scheduler.P3}
 	}
 	require.Greater(t, float64(n*(n-1)/2)*float64(run), float64(math.MaxInt64), "the summed waits must exceed an int64 of nanoseconds")
 
@@ -86,10 +86,10 @@ func TestUtilizationWithinMakespan(t *testing.T) {
 func TestRunStopsEndlessPreemption(t *testing.T) {
 	s := time.Second
 	jobs := []sim.Job{
-		{ID: "A", Submit: 0, Members: 1, GPUsPerMember: 2, Run: 100 * s, Limit: s, CheckpointGrace: s, Tier: 2},
-		{ID: "B", Submit: s, Members: 1, GPUsPerMember: 2, Run: 100 * s, Limit: s, CheckpointGrace: s, Tier: 2},
-		{ID: "C", Submit: 0, Members: 1, GPUsPerMember: 2, Run: 5 * s, Tier: 2},
-		{ID: "P", Submit: 5 * s, Members: 2, GPUsPerMember: 2, Run: 10 * s, Tier: 1},
+		{ID: "A", Submit: 0, Members: 1, GPUsPerMember: 2, Run: 100 * s, Limit: s, CheckpointGrace: s, Tier: scheduler.P2},
+		{ID: "B", Submit: s, Members: 1, GPUsPerMember: 2, Run: 100 * s, Limit: s, CheckpointGrace: s, Tier: scheduler.P2},
+		{ID: "C", Submit: 0, Members: 1, GPUsPerMember: 2, Run: 5 * s, Tier: scheduler.P2},
+		{ID: "P", Submit: 5 * s, Members: 2, GPUsPerMember: 2, Run: 10 * s, Tier: scheduler.P1},
 	}
 	_, err := sim.Run(sim.Uniform(2, 2), jobs, scheduler.Config{IgnoreTimeLimits: true}, sim.Options{MaxPreemptions: 50})
 	require.ErrorContains(t, err, "more than 50 preemptions while no job arrived or finished")
@@ -104,10 +104,10 @@ func TestRunStopsEndlessPreemption(t *testing.T) {
 // arrival, and the run ends.
 func TestManyPreemptionsThatEnd(t *testing.T) {
 	s := time.Second
-	jobs := []sim.Job{{ID: "long", Team: "a", Members: 1, GPUsPerMember: 1, Run: 1000 * s, Tier: 3, Kind: scheduler.Inference}}
+	jobs := []sim.Job{{ID: "long", Team: "a", Members: 1, GPUsPerMember: 1, Run: 1000 * s, Tier: scheduler.P3, Kind: scheduler.Inference}}
 	for i := range 60 {
 		jobs = append(jobs, sim.Job{ID: fmt.Sprintf("hi%03d", i), Team: "b", Members: 1, GPUsPerMember: 1,
-			Run: s, Tier: 0, Submit: time.Duration(1+3*i) * s})
+			Run: s, Tier: scheduler.P0, Submit: time.Duration(1+3*i) * s})
 	}
 	res, err := sim.Run(sim.Uniform(1, 1), jobs, scheduler.Config{}, sim.Options{MaxPreemptions: 50})
 	require.NoError(t, err)
@@ -119,9 +119,9 @@ func TestManyPreemptionsThatEnd(t *testing.T) {
 	jobs = nil
 	for i := range 60 {
 		jobs = append(jobs, sim.Job{ID: fmt.Sprintf("lo%03d", i), Team: "a", Members: 1, GPUsPerMember: 1,
-			Run: 100 * s, Tier: 3, Kind: scheduler.Inference},
+			Run: 100 * s, Tier: scheduler.P3, Kind: scheduler.Inference},
 			sim.Job{ID: fmt.Sprintf("hi%03d", i), Team: "b", Members: 1, GPUsPerMember: 1,
-				Run: 100 * s, Tier: 0, Submit: time.Duration(1+i) * s})
+				Run: 100 * s, Tier: scheduler.P0, Submit: time.Duration(1+i) * s})
 	}
 	res, err = sim.Run(sim.Uniform(60, 1), jobs, scheduler.Config{}, sim.Options{MaxPreemptions: 50})
 	require.NoError(t, err)

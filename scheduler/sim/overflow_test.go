@@ -22,12 +22,12 @@ const maxDur = time.Duration(math.MaxInt64)
 // the metrics came out impossible (makespan 0, wait -100 s).
 func TestRunRefusesTimesThatWrap(t *testing.T) {
 	late := func(id string, submit, run, limit time.Duration) sim.Job {
-		return sim.Job{ID: id, Submit: submit, Run: run, Limit: limit, Members: 1, GPUsPerMember: 1, Tier: 3}
+		return sim.Job{ID: id, Submit: submit, Run: run, Limit: limit, Members: 1, GPUsPerMember: 1, Tier: scheduler.P3}
 	}
 	victim := late("V", 0, 100*s, 0)
 	victim.CheckpointGrace = maxDur - s // from its preemption at 2 s, past the last Duration
 	preemptor := late("P", 2*s, s, 0)
-	preemptor.Tier = 0
+	preemptor.Tier = scheduler.P0
 	for _, tc := range []struct {
 		name  string
 		jobs  []sim.Job
@@ -59,7 +59,7 @@ func TestRunRefusesTimesThatWrap(t *testing.T) {
 // wrapped around, and it looped without end.
 func TestRunAtTheEdgeOfTime(t *testing.T) {
 	one := func(id string, submit, run time.Duration) sim.Job {
-		return sim.Job{ID: id, Submit: submit, Run: run, Members: 1, GPUsPerMember: 1, Tier: 3}
+		return sim.Job{ID: id, Submit: submit, Run: run, Members: 1, GPUsPerMember: 1, Tier: scheduler.P3}
 	}
 	for _, tc := range []struct {
 		name     string

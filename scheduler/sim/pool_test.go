@@ -36,7 +36,7 @@ func TestPoolPrefixDecidesAsWhole(t *testing.T) {
 				Members:         rapid.IntRange(1, nodes+2).Draw(rt, "members"),
 				GPUsPerMember:   1,
 				Team:            rapid.SampledFrom([]string{"", "a", "b"}).Draw(rt, "team"),
-				Tier:            rapid.IntRange(0, 3).Draw(rt, "tier"),
+				Tier:            scheduler.TierN(rapid.IntRange(0, 3).Draw(rt, "tier")),
 				Kind:            rapid.SampledFrom([]scheduler.Kind{scheduler.Training, scheduler.Inference}).Draw(rt, "kind"),
 				CheckpointGrace: time.Duration(rapid.IntRange(0, 2).Draw(rt, "grace")) * time.Second,
 			}

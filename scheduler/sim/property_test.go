@@ -36,7 +36,7 @@ func TestPropertySimulation(t *testing.T) {
 			jobs[i] = sim.Job{
 				ID: fmt.Sprintf("j%02d", i), Submit: time.Duration(rapid.IntRange(0, 20).Draw(rt, "submit")) * s,
 				Members: members, GPUsPerMember: gpm, Run: time.Duration(run) * s, Limit: time.Duration(limit) * s,
-				CheckpointGrace: time.Duration(rapid.IntRange(0, 2).Draw(rt, "grace")) * s, Tier: 3,
+				CheckpointGrace: time.Duration(rapid.IntRange(0, 2).Draw(rt, "grace")) * s, Tier: scheduler.P3,
 			}
 		}
 		cfg := scheduler.Config{Backfill: mode, BackfillOrder: order, Order: scheduler.TierOrder{}}

@@ -43,7 +43,7 @@ func drawWorld(t *rapid.T) world {
 			Members:         rapid.IntRange(1, nodes*(per/gpm)).Draw(t, "members"),
 			GPUsPerMember:   gpm,
 			Team:            rapid.SampledFrom([]string{"", "a", "b"}).Draw(t, "team"),
-			Tier:            rapid.IntRange(0, 3).Draw(t, "tier"),
+			Tier:            scheduler.TierN(rapid.IntRange(0, 3).Draw(t, "tier")),
 			Kind:            rapid.SampledFrom([]scheduler.Kind{scheduler.Training, scheduler.Inference}).Draw(t, "kind"),
 			CheckpointGrace: time.Duration(rapid.IntRange(0, 2).Draw(t, "grace")) * s,
 		}

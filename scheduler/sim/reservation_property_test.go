@@ -43,7 +43,7 @@ func TestPropertyReservationsHonoured(t *testing.T) {
 				Limit:           time.Duration(run+slack) * s,
 				Members:         rapid.IntRange(1, nodes*(per/gpm)).Draw(rt, "members"),
 				GPUsPerMember:   gpm,
-				Tier:            3,
+				Tier:            scheduler.P3,
 				Kind:            rapid.SampledFrom([]scheduler.Kind{scheduler.Training, scheduler.Inference}).Draw(rt, "kind"),
 				CheckpointGrace: time.Duration(grace) * s,
 			})

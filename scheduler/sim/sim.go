@@ -33,8 +33,9 @@ type Job struct {
 	// their own, with no share and no usage: the ledger charges no one
 	// for them.
 	Team string
-	// Tier is the priority tier, 0 highest.
-	Tier int
+	// Tier is the priority tier, as scheduler.Job.Tier: the zero value is
+	// unset, the lowest tier of the policy.
+	Tier scheduler.Tier
 	// Kind is training or inference; it decides how much work an evicted
 	// job keeps (see the package documentation).
 	Kind scheduler.Kind

@@ -54,7 +54,7 @@ func simJobs(tr *trace.Trace, g int) []sim.Job {
 			Run:     time.Duration(j.Run) * time.Second,
 			Limit:   time.Duration(j.Limit) * time.Second,
 			Members: m, GPUsPerMember: per,
-			Team: j.Team, Tier: j.Tier,
+			Team: j.Team, Tier: scheduler.TierN(j.Tier),
 		}
 	}
 	return jobs

@@ -18,8 +18,8 @@ import (
 // preempts V at 30m and starts then, not when V ends.
 func TestMinRuntimeWakesTheSimulator(t *testing.T) {
 	jobs := []sim.Job{
-		{ID: "V", Run: 10 * time.Hour, Members: 1, GPUsPerMember: 8, Tier: 3, Kind: scheduler.Inference},
-		{ID: "P", Submit: 10 * time.Minute, Run: time.Hour, Limit: 2 * time.Hour, Members: 1, GPUsPerMember: 8, Tier: 1},
+		{ID: "V", Run: 10 * time.Hour, Members: 1, GPUsPerMember: 8, Tier: scheduler.P3, Kind: scheduler.Inference},
+		{ID: "P", Submit: 10 * time.Minute, Run: time.Hour, Limit: 2 * time.Hour, Members: 1, GPUsPerMember: 8, Tier: scheduler.P1},
 	}
 	res, err := sim.Run(topology.Uniform(1, 8, ""), jobs, scheduler.Config{MinRuntime: 30 * time.Minute}, sim.Options{})
 	require.NoError(t, err)
