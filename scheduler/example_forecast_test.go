@@ -20,7 +20,7 @@ import (
 func ExampleScheduler_Forecast() {
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	job := func(id string, members int, limit time.Duration, age time.Duration) scheduler.Job {
-		return scheduler.Job{ID: id, Team: "research", Tier: 1, Members: members, GPUsPerMember: 8,
+		return scheduler.Job{ID: id, Team: "research", Tier: scheduler.P1, Members: members, GPUsPerMember: 8,
 			TimeLimit: limit, Submitted: now.Add(-age)}
 	}
 	snap := &scheduler.Snapshot{Now: now, Cluster: topology.Uniform(16, 8, "H100"), Jobs: []scheduler.Job{

@@ -130,7 +130,7 @@ func exactWorld(t *rapid.T) (topology.Cluster, []scheduler.Job) {
 	for i := range rapid.IntRange(2, 14).Draw(t, "jobs") {
 		limit := time.Duration(rapid.IntRange(1, 24).Draw(t, "limit")) * 10 * time.Minute
 		jobs = append(jobs, scheduler.Job{ID: fmt.Sprintf("j%02d", i), Team: rapid.SampledFrom([]string{"a", "b"}).Draw(t, "team"),
-			Tier: rapid.IntRange(1, 2).Draw(t, "tier"), Members: rapid.IntRange(1, len(c.Nodes)).Draw(t, "members"),
+			Tier: scheduler.TierN(rapid.IntRange(1, 2).Draw(t, "tier")), Members: rapid.IntRange(1, len(c.Nodes)).Draw(t, "members"),
 			GPUsPerMember: rapid.IntRange(1, g).Draw(t, "gpm"), TimeLimit: limit, Submitted: gen.Now.Add(time.Duration(i) * time.Second)})
 	}
 	return c, jobs
@@ -180,7 +180,7 @@ func replayExact(t interface{ Fatalf(string, ...any) }, cfg scheduler.Config, c 
 // exactJob is a job of one team and tier, submitted at gen.Now plus i
 // seconds.
 func exactJob(i, members, gpus int, limit time.Duration) scheduler.Job {
-	return scheduler.Job{ID: fmt.Sprintf("j%02d", i), Team: "a", Tier: 1, Members: members, GPUsPerMember: gpus,
+	return scheduler.Job{ID: fmt.Sprintf("j%02d", i), Team: "a", Tier: scheduler.P1, Members: members, GPUsPerMember: gpus,
 		TimeLimit: limit, Submitted: gen.Now.Add(time.Duration(i) * time.Second)}
 }
 
