@@ -24,7 +24,8 @@ import (
 // other start is at or after now, or absent with a reason; and the
 // forecast's own reservations, added to the decision's, still hold
 // (invariant 5's check): no forecast is earlier than the decision's
-// reservations allow, nor takes their GPUs.
+// reservations allow, nor takes their GPUs. And the forecast does not
+// depend on the order of the snapshot's nodes, teams and jobs.
 func TestForecastAgreesWithDecision(t *testing.T) {
 	forModes(t, func(t *rapid.T, cfg scheduler.Config) {
 		s := gen.Snapshot(t)
@@ -43,6 +44,9 @@ func TestForecastAgreesWithDecision(t *testing.T) {
 		if err := checkForecast(s, d, f); err != nil {
 			t.Fatalf("%v\n%s", err, dump(s, d))
 		}
+		shuffled, err := sch.Forecast(gen.Shuffle(t, s))
+		require.NoError(t, err)
+		require.Equal(t, f, shuffled, "the forecast depends on the order of nodes, teams or jobs")
 		both := *d
 		both.Reservations = append(slices.Clone(d.Reservations), planned...)
 		if err := checkReservationsHold(newWorld(s, &both, cfg)); err != nil {
