@@ -45,9 +45,11 @@ import (
 // never fit the cluster, or its GPU type is missing, or it waits for
 // nodes that are down, or the admission policy (quotas) refuses it (a
 // forecast does not model quotas freeing up over time), or no start
-// exists within the planning horizon because the GPUs it needs are held
-// without end: by running jobs without a time limit, or past one that is
-// not enforced, or by jobs ahead of it that have no time limit.
+// exists within the planning horizon: Config.Horizon when set (which
+// bounds a forecast's cost as it bounds a conservative Step's), else
+// because the GPUs it needs are held without end, by running jobs without
+// a time limit, or past one that is not enforced, or by jobs ahead of it
+// that have no time limit.
 //
 // Under conservative backfill, in a world where every job runs exactly
 // its time limit (plus the grace of its eviction at the limit, when
@@ -216,14 +218,13 @@ func (fc *forecaster) one(slot int32, j *Job) {
 // within the planning horizon.
 func (fc *forecaster) unbounded() string {
 	st := fc.st
-	if st.horizon < 0 {
+	switch {
+	case st.horizon < 0:
 		return string(ReasonInsufficientGPUs) + ": no start can be bounded: now is past the end of year 9999"
+	case st.cfg.Horizon > 0 && st.cfg.Horizon == st.horizon:
+		return fmt.Sprintf("%s: no start within the %s planning horizon", ReasonInsufficientGPUs, formatDuration(st.cfg.Horizon))
 	}
-	msg := string(ReasonInsufficientGPUs) + ": no start can be bounded: the GPUs it needs stay held without end, by running jobs without a time limit (or past one that is not enforced), by jobs being evicted, or by jobs ahead of it that have no time limit"
-	if st.cfg.Horizon > 0 && st.cfg.Horizon == st.horizon {
-		msg += fmt.Sprintf(", within the %s planning horizon", formatDuration(st.cfg.Horizon))
-	}
-	return msg
+	return string(ReasonInsufficientGPUs) + ": no start can be bounded: the GPUs it needs stay held without end, by running jobs without a time limit (or past one that is not enforced), or by jobs ahead of it that have no time limit"
 }
 
 // EncodeForecast writes f as the step command's -forecast output (DESIGN

@@ -3,19 +3,28 @@ package scheduler
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // BenchmarkForecast measures Forecast on the benchmark snapshots under
 // EASY (the default policy: the Step reserves one job, the forecast
 // plans every other waiting job) and conservative backfill (the Step
-// reserves them all, the forecast adds little), and reports how many
-// jobs got a start and how many none.
+// reserves them all, the forecast adds little), and under EASY with a
+// one-day planning horizon (jobs that cannot start within it get no
+// start), and reports how many jobs got a start and how many none.
 func BenchmarkForecast(b *testing.B) {
-	for _, mode := range []BackfillMode{EASY, Conservative} {
+	for _, policy := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"easy", Config{Backfill: EASY}},
+		{"conservative", Config{Backfill: Conservative}},
+		{"easy-horizon-24h", Config{Backfill: EASY, Horizon: 24 * time.Hour}},
+	} {
 		for _, sz := range benchSizes {
-			b.Run(fmt.Sprintf("%v/nodes=%d/pending=%d", mode, sz.nodes, sz.pending), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/nodes=%d/pending=%d", policy.name, sz.nodes, sz.pending), func(b *testing.B) {
 				snap := benchSnapshot(sz.nodes, sz.pending)
-				s := New(Config{Backfill: mode})
+				s := New(policy.cfg)
 				b.ReportAllocs()
 				var f Forecast
 				for b.Loop() {
