@@ -37,6 +37,10 @@ func (st *stepState) placeNowWithinShadows(j *Job, req gang.Request, d time.Dura
 	if st.memo.failsNow(key, j.Members) {
 		return status{}
 	}
+	if !st.eligibleFitsNow(j, req) { // counted on its eligible nodes alone
+		st.memo.noteFailsNow(key, j.Members)
+		return status{}
+	}
 	var pl gang.Placement
 	var out gang.Outcome
 	if j.Placement == Spread && j.Group != "" {
@@ -55,12 +59,17 @@ func (st *stepState) placeNowWithinShadows(j *Job, req gang.Request, d time.Dura
 // shapeOf is the memo key of j, whose request is req and hold d.
 func (st *stepState) shapeOf(j *Job, req gang.Request, d time.Duration) shapeKey {
 	return shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
-		mode: int32(j.Placement), spread: req.SpreadLevel, shadows: st.shadowsWithin(d), reservations: len(st.reservations.made)}
+		mode: int32(j.Placement), spread: req.SpreadLevel, shadows: st.shadowsWithin(d), reservations: len(st.reservations.made),
+		eligible: st.eligibleID(j)}
 }
 
-// request is j's gang request; false when no node has j's GPU type.
+// request is j's gang request; false when no node has j's GPU type. A job
+// with a list of eligible nodes avoids every other node.
 func (st *stepState) request(j *Job) (gang.Request, bool) {
 	req := gang.NewRequest(j.Members, j.GPUsPerMember)
+	if e := st.eligibleOf(j); e != nil {
+		req.Avoid = e.avoid
+	}
 	c, ok := st.ix.Class(j.GPUType)
 	req.Class = c
 	if j.Topology.Required != "" {
@@ -203,6 +212,7 @@ func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang
 	}
 	counts := slices.Sorted(maps.Keys(hist))
 	req.Occupied = func(n topology.NodeID) bool { return count(n) > 0 }
+	off := req.Avoid // the nodes j may not use at all (see request)
 	for i := range counts {
 		// Leave out the places holding counts[i] or more members (all
 		// that hold any, first).
@@ -210,11 +220,11 @@ func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang
 		if i > 0 {
 			k = counts[i-1] + 1
 		}
-		req.Avoid = func(n topology.NodeID) bool { return count(n) >= k }
+		req.Avoid = func(n topology.NodeID) bool { return off != nil && off(n) || count(n) >= k }
 		if pl, out := st.profile.PlaceNow(req, d, st.scorer(j)); out == gang.Placed {
 			return pl, out
 		}
 	}
-	req.Avoid = nil // every place, still off the group's first
+	req.Avoid = off // every place j may use, still off the group's first
 	return st.profile.PlaceNow(req, d, st.scorer(j))
 }

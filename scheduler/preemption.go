@@ -112,7 +112,7 @@ func (st *stepState) preempt(j *Job, req gang.Request, d time.Duration, mayReser
 	st.wake.from(grace)
 	st.wake.from(addDur(d, grace))
 	key := preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
-		mode: int32(j.Placement), spread: req.SpreadLevel}, tier: st.tier(j)}
+		mode: int32(j.Placement), spread: req.SpreadLevel, eligible: st.eligibleID(j)}, tier: st.tier(j)}
 	alike := waitKey{preemptKey: key, members: j.Members, hold: d}
 	if starts := st.reservations.starts; len(starts) == 0 || d > starts[len(starts)-1] {
 		// A run from t >= 0 of d, or of d plus a grace, meets every
@@ -576,7 +576,8 @@ func (st *stepState) customVictims(req gang.Request, scorer binpack.Scorer, sub 
 }
 
 // validPreemption checks a victim selector's answer: distinct victims in
-// range, and a whole placement on ready nodes of the job's class, within
+// range, and a whole placement on ready nodes of the job's class that
+// the request does not avoid (its eligible nodes), within
 // one domain of its required level, using only GPUs that are free now or
 // held by the victims and that no reservation holds within window.
 func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate, victims []int, pl gang.Placement, window time.Duration) bool {
@@ -598,7 +599,7 @@ func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate
 			return false
 		}
 		used[sl.Node] |= sl.GPUs
-		if st.ix.State(sl.Node) != topology.Ready || !st.ix.InClass(sl.Node, req.Class) {
+		if st.ix.State(sl.Node) != topology.Ready || !st.ix.InClass(sl.Node, req.Class) || req.Avoid != nil && req.Avoid(sl.Node) {
 			return false
 		}
 		if req.Required != gang.NoLevel && st.ix.DomainOf(req.Required, sl.Node) != st.ix.DomainOf(req.Required, pl.Slots[0].Node) {

@@ -143,6 +143,9 @@ func (st *stepState) fitsShape(j *Job, req gang.Request, pl *gang.Placement) str
 		if !st.ix.InClass(sl.Node, req.Class) {
 			return "the job's GPU type changed since it was promised"
 		}
+		if req.Avoid != nil && req.Avoid(sl.Node) {
+			return "the job's eligible nodes changed since it was promised"
+		}
 		if req.Required != gang.NoLevel && st.ix.DomainOf(req.Required, sl.Node) != st.ix.DomainOf(req.Required, pl.Slots[0].Node) {
 			return "the job's topology changed since it was promised"
 		}
