@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/gpusched/gpusched/backfill"
+	"github.com/gpusched/gpusched/binpack"
 
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/topology"
@@ -31,6 +35,13 @@ type eligibleSet struct {
 	id    int32             // 1, 2, ... in the order the Step met the lists; 0 is "every node"
 	nodes []topology.NodeID // sorted, distinct
 	in    []uint64          // bit n set when node n is eligible
+	// probes, when not nil (in tests), counts the calls of avoid: the
+	// nodes that the capability packages looked at one by one.
+	probes *int
+	// sub is an index of the set's nodes alone (see subIndex); noSub
+	// says it could not be built.
+	sub   *topology.Index
+	noSub bool
 }
 
 // has reports whether node n is eligible.
@@ -40,13 +51,22 @@ func (e *eligibleSet) has(n topology.NodeID) bool {
 }
 
 // avoid is the set as a gang.Request Avoid predicate: true off the set.
-func (e *eligibleSet) avoid(n topology.NodeID) bool { return !e.has(n) }
+func (e *eligibleSet) avoid(n topology.NodeID) bool {
+	if e.probes != nil {
+		*e.probes++
+	}
+	return !e.has(n)
+}
 
 // eligibility is the Step's resolved lists: by canonical list (the names
 // sorted, joined by a NUL byte) and by job.
 type eligibility struct {
 	byList map[string]*eligibleSet
 	byJob  map[*Job]*eligibleSet
+	probes *int // given to every set (see eligibleSet.probes)
+	// nodeAt is the index of each node in the snapshot's cluster, by
+	// name, for building the sets' indexes.
+	nodeAt map[string]int
 }
 
 // eligibleOf returns j's resolved eligible nodes, nil when j may use
@@ -68,7 +88,7 @@ func (st *stepState) eligibleOf(j *Job) *eligibleSet {
 	key := strings.Join(names, "\x00")
 	e, ok := el.byList[key]
 	if !ok {
-		e = &eligibleSet{id: int32(len(el.byList) + 1), in: make([]uint64, (st.ix.NumNodes()+63)>>6)}
+		e = &eligibleSet{id: int32(len(el.byList) + 1), in: make([]uint64, (st.ix.NumNodes()+63)>>6), probes: el.probes}
 		for _, name := range names {
 			if n, known := st.ix.Lookup(name); known {
 				e.nodes = append(e.nodes, n)
@@ -204,4 +224,135 @@ func (st *stepState) noEligibleRoom(j *Job, req gang.Request, out gang.Outcome) 
 	}
 	return waitFor(ReasonNoEligibleNode, fmt.Sprintf("needs %d×%d%s GPUs%s; the free GPUs would hold it, but its %s have room for %s now",
 		j.Members, j.GPUsPerMember, typeWord(j.GPUType), where, counted(len(e.nodes), "eligible node"), counted(best, "member")))
+}
+
+// subIndex is an index of e's nodes alone (NodeID i is e.nodes[i]: IDs
+// follow names in both), built the first time e is placed on, so that
+// the placer walks e's nodes instead of skipping the cluster's others one
+// by one. Its held GPUs are set for each placement (see placeEligible).
+// nil when it cannot be built (it always can from a valid snapshot).
+func (st *stepState) subIndex(e *eligibleSet) *topology.Index {
+	if e.sub != nil || e.noSub {
+		return e.sub
+	}
+	el := &st.eligible
+	if el.nodeAt == nil {
+		el.nodeAt = make(map[string]int, len(st.snap.Cluster.Nodes))
+		for i := range st.snap.Cluster.Nodes {
+			el.nodeAt[st.snap.Cluster.Nodes[i].Name] = i
+		}
+	}
+	c := topology.Cluster{Levels: st.snap.Cluster.Levels, Nodes: make([]topology.Node, len(e.nodes))}
+	for i, n := range e.nodes {
+		c.Nodes[i] = st.snap.Cluster.Nodes[el.nodeAt[st.ix.Name(n)]]
+	}
+	sub, err := topology.NewIndex(&c)
+	if err != nil {
+		e.noSub = true
+		return nil
+	}
+	e.sub = sub
+	return sub
+}
+
+// placeEligible places req (a job's request, whose Avoid is its list) on
+// e's nodes for a run of d from t, on the GPUs the profile finds usable
+// there for it (backfill.Profile.UsableOn), as the placer would on the
+// whole cluster; apart and occupied, when not nil, are the group bounds
+// of placeApart. With now, t is 0 and only GPUs free now count (as the
+// profile's PlaceNow takes them), not those released at 0 and still
+// held. It holds nothing. O(k·e) for k eligible nodes of e events each,
+// plus one placement on an index of k nodes.
+func (st *stepState) placeEligible(e *eligibleSet, req gang.Request, s binpack.Scorer, t, d time.Duration, now bool,
+	apart func(topology.NodeID) bool) (gang.Placement, bool) {
+	sub := st.subIndex(e)
+	if sub == nil {
+		return gang.Placement{}, false
+	}
+	r := req
+	r.Avoid, r.Occupied = nil, nil
+	if req.Class != topology.AnyType {
+		c, ok := sub.Class(st.typeName(req.Class))
+		if !ok {
+			return gang.Placement{}, false
+		}
+		r.Class = c
+	}
+	if apart != nil {
+		r.Avoid = func(i topology.NodeID) bool { return apart(e.nodes[i]) }
+	}
+	if occupied := req.Occupied; occupied != nil {
+		r.Occupied = func(i topology.NodeID) bool { return occupied(e.nodes[i]) }
+	}
+	for i, n := range e.nodes {
+		u := st.profile.UsableOn(n, t, d)
+		if now {
+			u &= st.ix.FreeSet(n)
+		}
+		sub.SetHeld(topology.NodeID(i), topology.FirstN(st.ix.GPUs(n))&^u)
+	}
+	if sub.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) < r.Members {
+		return gang.Placement{}, false
+	}
+	pl, out := gang.Place(sub, r, s)
+	if out != gang.Placed {
+		return gang.Placement{}, false
+	}
+	pl.Release(sub)
+	for i := range pl.Slots {
+		pl.Slots[i].Node = e.nodes[pl.Slots[i].Node]
+	}
+	if pl.Level != topology.ClusterLevel && len(pl.Slots) > 0 {
+		pl.Domain = st.ix.DomainOf(pl.Level, pl.Slots[0].Node)
+	}
+	return pl, true
+}
+
+// placeNow starts j now under req, off the nodes apart reports (nil:
+// none; placeApart's group bound), as the profile's PlaceNow does: on
+// GPUs free now and reserved by nobody during its run. A job with a list
+// is placed on its eligible nodes alone (placeEligible), then held.
+func (st *stepState) placeNow(j *Job, req gang.Request, d time.Duration, apart func(topology.NodeID) bool) (gang.Placement, gang.Outcome) {
+	e := st.eligibleOf(j)
+	if e == nil {
+		req.Avoid = apart
+		return st.profile.PlaceNow(req, d, st.scorer(j))
+	}
+	pl, ok := st.placeEligible(e, req, st.scorer(j), 0, d, true, apart)
+	if !ok {
+		return gang.Placement{}, gang.NoCapacity
+	}
+	st.profile.Take(pl, d)
+	return pl, gang.Placed
+}
+
+// earliestBy is the profile's EarliestBy for j (request req): the
+// earliest start in [notBefore, by] (backfill.Forever: no bound) of a
+// run of d, and its GPUs. For a job with a list, only the instants at
+// which GPUs of its eligible nodes grow usable are tried (and notBefore),
+// each by placeEligible: O(k·e) instants of O(k·e) each, never a sweep of
+// the cluster.
+func (st *stepState) earliestBy(j *Job, req gang.Request, d, notBefore, by time.Duration) (backfill.Start, bool) {
+	e := st.eligibleOf(j)
+	if e == nil {
+		return st.profile.EarliestBy(req, d, st.scorer(j), notBefore, by)
+	}
+	if !req.Valid(st.ix) {
+		return backfill.Start{}, false
+	}
+	notBefore = max(notBefore, 0)
+	times := []time.Duration{notBefore}
+	for _, n := range e.nodes {
+		times = st.profile.AppendGrowths(times, n)
+	}
+	slices.Sort(times)
+	for i, t := range times {
+		if t < notBefore || t > by || t == backfill.Forever || i > 0 && t == times[i-1] {
+			continue
+		}
+		if pl, ok := st.placeEligible(e, req, st.scorer(j), t, d, false, nil); ok {
+			return backfill.Start{At: t, Placement: pl}, true
+		}
+	}
+	return backfill.Start{}, false
 }

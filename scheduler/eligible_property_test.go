@@ -133,3 +133,25 @@ func TestEligibleMemoChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestEligibleStartsAgree: the earliest start of a job with a list,
+// sought at the instants its eligible nodes gain GPUs, is the one the
+// profile's sweep of the whole cluster finds with the other nodes
+// avoided.
+func TestEligibleStartsAgree(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				var s *scheduler.Snapshot
+				if rapid.Bool().Draw(t, "crowded") {
+					s = withEligible(t, crowded(t))
+				} else {
+					s = withEligible(t, gen.Snapshot(t))
+				}
+				if err := scheduler.EligibleStartsAgree(m.cfg, s); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
+}

@@ -46,7 +46,7 @@ func (st *stepState) placeNowWithinShadows(j *Job, req gang.Request, d time.Dura
 	if j.Placement == Spread && j.Group != "" {
 		pl, out = st.placeApart(j, req, d)
 	} else {
-		pl, out = st.profile.PlaceNow(req, d, st.scorer(j))
+		pl, out = st.placeNow(j, req, d, nil)
 	}
 	if out != gang.Placed {
 		st.memo.noteFailsNow(key, j.Members)
@@ -200,7 +200,7 @@ func (g *groupPlaces) at(ix *topology.Index, level int) *levelPlaces {
 func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placement, gang.Outcome) {
 	g := st.groups[j.Group]
 	if g == nil || len(g.nodes) == 0 {
-		return st.profile.PlaceNow(req, d, st.scorer(j))
+		return st.placeNow(j, req, d, nil)
 	}
 	level := req.SpreadLevel
 	count := func(n topology.NodeID) int { return g.nodes[n] }
@@ -212,7 +212,6 @@ func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang
 	}
 	counts := slices.Sorted(maps.Keys(hist))
 	req.Occupied = func(n topology.NodeID) bool { return count(n) > 0 }
-	off := req.Avoid // the nodes j may not use at all (see request)
 	for i := range counts {
 		// Leave out the places holding counts[i] or more members (all
 		// that hold any, first).
@@ -220,11 +219,9 @@ func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang
 		if i > 0 {
 			k = counts[i-1] + 1
 		}
-		req.Avoid = func(n topology.NodeID) bool { return off != nil && off(n) || count(n) >= k }
-		if pl, out := st.profile.PlaceNow(req, d, st.scorer(j)); out == gang.Placed {
+		if pl, out := st.placeNow(j, req, d, func(n topology.NodeID) bool { return count(n) >= k }); out == gang.Placed {
 			return pl, out
 		}
 	}
-	req.Avoid = off // every place j may use, still off the group's first
-	return st.profile.PlaceNow(req, d, st.scorer(j))
+	return st.placeNow(j, req, d, nil) // every place, still off the group's first
 }

@@ -166,7 +166,7 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 	var byWaiting backfill.Start
 	canWait, sought := false, false
 	if st.memo != nil {
-		byWaiting, canWait = st.profile.EarliestBy(req, d, scorer, 0, max(longestGrace, st.evictionsEnd))
+		byWaiting, canWait = st.earliestBy(j, req, d, 0, max(longestGrace, st.evictionsEnd))
 		sought = true
 		if canWait && byWaiting.At <= st.asFastBy(byWaiting) {
 			if s, sure := st.asFastAnyway(j, byWaiting, d, mayReserve); sure {
@@ -194,7 +194,7 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 	// than evictionsEnd). (A start sought only up to max(longestGrace,
 	// evictionsEnd) and not found is later than that.)
 	if !sought {
-		byWaiting, canWait = st.profile.Earliest(req, d, scorer, 0)
+		byWaiting, canWait = st.earliestBy(j, req, d, 0, backfill.Forever)
 	}
 	if !preempt.Worth(max(grace, st.asFastBy(byWaiting)), byWaiting.At, canWait) {
 		// It has the right to these GPUs and waits only because that is
@@ -468,7 +468,7 @@ func (st *stepState) awaitEvictions(j *Job, req gang.Request, d time.Duration, m
 	}
 	// EarliestBy remembers its misses per shape: asking again for a
 	// shape that cannot start by then is cheap.
-	start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, st.evictingEnd)
+	start, ok := st.earliestBy(j, req, d, 0, st.evictingEnd)
 	if !ok {
 		return status{}
 	}

@@ -210,7 +210,7 @@ func (st *stepState) improvePromises() {
 		// now before free now) is kept even at the same start, as a
 		// reservation made afresh. Another type replaces it only with a
 		// strictly earlier start.
-		start, ok := st.profile.EarliestBy(reqs[0], d, st.scorer(j), 0, p.start)
+		start, ok := st.earliestBy(j, reqs[0], d, 0, p.start)
 		for _, r := range reqs[1:] {
 			by := p.start - 1
 			if ok {
@@ -219,7 +219,7 @@ func (st *stepState) improvePromises() {
 			if by < 0 {
 				break
 			}
-			if s, found := st.profile.EarliestBy(r, d, st.scorer(j), 0, by); found {
+			if s, found := st.earliestBy(j, r, d, 0, by); found {
 				start, ok = s, true
 			}
 		}
@@ -318,7 +318,7 @@ func (st *stepState) placeNowAnyOf(j *Job, reqs []gang.Request, d time.Duration)
 		if j.Placement == Spread && j.Group != "" {
 			pl, out = st.placeApart(j, r, d)
 		} else {
-			pl, out = st.profile.PlaceNow(r, d, st.scorer(j))
+			pl, out = st.placeNow(j, r, d, nil)
 		}
 		if out == gang.Placed {
 			return pl, true
