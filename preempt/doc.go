@@ -26,9 +26,11 @@
 // pairs (P3 preempting P2 instead of P2 preempting P3), but
 // [Matrix.Validate] insists that it is square and non-empty, that no tier
 // preempts itself, that no two tiers preempt each other (each would evict
-// the other in turn) and that column 0 is false: tier 0 is never a
-// victim. [Matrix.CanPreempt] enforces the last three even on a matrix
-// that was never validated.
+// the other in turn), that no longer circle of tiers does either (P1
+// preempting P2, P2 preempting P3 and P3 preempting P1) and that column 0
+// is false: tier 0 is never a victim. [Matrix.CanPreempt] enforces all
+// but the circle even on a matrix that was never validated; Step
+// validates the matrix of its Config, circle included.
 //
 // A Matrix decodes with encoding/json from an array of rows, a row per
 // preemptor tier and a column per victim tier, as the policy file holds it

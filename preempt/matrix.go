@@ -48,8 +48,11 @@ func (m Matrix) Tiers() int { return len(m) }
 // nil. A valid matrix is non-empty, has at most [MaxTiers] rows and is
 // square, no tier preempts itself
 // (the diagonal is false), tier 0 is never a victim (column 0 is false),
-// and no two tiers may preempt each other, whatever else a custom matrix
-// allows.
+// no two tiers may preempt each other, and no longer circle of tiers
+// either (1 preempts 2, 2 preempts 3, 3 preempts 1), whatever else a
+// custom matrix allows: around a circle, jobs would evict each other in
+// turn for ever. A matrix may still let a tier preempt a higher one, as
+// long as no circle closes. O(n²) for n tiers.
 func (m Matrix) Validate() error {
 	n := len(m)
 	if n == 0 {
@@ -78,7 +81,73 @@ func (m Matrix) Validate() error {
 			}
 		}
 	}
+	if cycle := m.cycle(); cycle != nil {
+		return fmt.Errorf("matrix[%d][%d]: tiers %s preempt each other in a circle (each would evict the next in turn, for ever)", cycle[len(cycle)-2], cycle[len(cycle)-1], circle(cycle))
+	}
 	return nil
+}
+
+// cycle returns a circle of preemption in m, as the tiers met along it
+// with the first repeated last (1, 2, 3, 1: tier 1 preempts 2, 2
+// preempts 3 and 3 preempts 1), or nil when there is none. A depth-first
+// search over the square matrix: O(n²) for n tiers.
+func (m Matrix) cycle() []int {
+	const (
+		unseen = iota
+		open   // on the current path
+		done   // no circle through it
+	)
+	state := make([]uint8, len(m))
+	var path []int
+	var visit func(p int) []int
+	visit = func(p int) []int {
+		state[p] = open
+		path = append(path, p)
+		for v, ok := range m[p] {
+			if !ok {
+				continue
+			}
+			switch state[v] {
+			case open:
+				from := 0
+				for path[from] != v {
+					from++
+				}
+				return append(append([]int(nil), path[from:]...), v)
+			case unseen:
+				if c := visit(v); c != nil {
+					return c
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[p] = done
+		return nil
+	}
+	for p := range m {
+		if state[p] == unseen {
+			if c := visit(p); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// circle writes a cycle's tiers as "1, 2 and 3".
+func circle(c []int) string {
+	s := ""
+	for i, t := range c[:len(c)-1] {
+		switch {
+		case i == 0:
+		case i == len(c)-2:
+			s += " and "
+		default:
+			s += ", "
+		}
+		s += fmt.Sprint(t)
+	}
+	return s
 }
 
 // CanPreempt reports whether a job of tier p may preempt a running job of

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 func TestDefaultMatrixRows(t *testing.T) {
@@ -128,4 +129,63 @@ func TestMaxTiers(t *testing.T) {
 	require.NoError(t, Ordered(MaxTiers).Validate())
 	big := make(Matrix, MaxTiers+1)
 	require.EqualError(t, big.Validate(), "matrix: 257 tiers, more than the 256 allowed")
+}
+
+func TestMatrixRejectsCircles(t *testing.T) {
+	m := Matrix{
+		{false, false, false, false},
+		{false, false, true, false},
+		{false, false, false, true},
+		{false, true, false, false},
+	}
+	require.EqualError(t, m.Validate(), "matrix[3][1]: tiers 1, 2 and 3 preempt each other in a circle (each would evict the next in turn, for ever)")
+	// Without the edge that closes it, a lower tier may still preempt a
+	// higher one.
+	m[3][1] = false
+	m[3][2] = false
+	m[2][1] = true
+	require.EqualError(t, m.Validate(), "matrix[1][2] and matrix[2][1]: tiers 1 and 2 may not preempt each other (each would evict the other in turn)")
+	m[1][2] = false
+	require.NoError(t, m.Validate())
+	require.True(t, m.CanPreempt(2, 1))
+	require.NoError(t, Ordered(MaxTiers).Validate())
+}
+
+// TestPropertyValidMatrixIsAcyclic: a valid matrix never lets jobs evict
+// each other round a circle: following preemption edges from any tier
+// never comes back to it.
+func TestPropertyValidMatrixIsAcyclic(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 6).Draw(t, "n")
+		m := make(Matrix, n)
+		for p := range m {
+			m[p] = make([]bool, n)
+			for v := range m[p] {
+				m[p][v] = v != 0 && v != p && rapid.Bool().Draw(t, "cell")
+			}
+		}
+		if m.Validate() != nil {
+			return
+		}
+		for start := range n {
+			seen := make([]bool, n)
+			stack := []int{start}
+			for len(stack) > 0 {
+				p := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				for v := range n {
+					if !m[p][v] {
+						continue
+					}
+					if v == start {
+						t.Fatalf("valid matrix %v has a circle through tier %d", m, start)
+					}
+					if !seen[v] {
+						seen[v] = true
+						stack = append(stack, v)
+					}
+				}
+			}
+		}
+	})
 }

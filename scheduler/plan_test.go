@@ -217,3 +217,33 @@ func TestKeptPromiseStartsWhenAMovedOneFreesItsGPUs(t *testing.T) {
 	require.Len(t, d.Reservations, 1)
 	require.Equal(t, "r04", d.Reservations[0].Job)
 }
+
+// TestPreemptorPromiseBeyondHorizonIsKept: a preemptor's claim on the GPUs
+// its victims free ignores the planning horizon when it is made, so it
+// does when the plan brings it back. Otherwise r00, a victim requeued
+// with no grace, takes back the GPU that p00 waits for and is evicted
+// again (found by the multi-Step property that no victim is evicted twice).
+func TestPreemptorPromiseBeyondHorizonIsKept(t *testing.T) {
+	const doc = `{"now":"2026-12-02T00:00:00Z",
+	"cluster":{"nodes":[{"name":"n0","gpus":8}]},
+	"teams":[{"name":"a","share":1}],
+	"jobs":[
+	 {"id":"p00","team":"a","tier":0,"submitted":"2026-12-02T00:00:00Z","members":2,"gpusPerMember":2,"timeLimit":"10m"},
+	 {"id":"r00","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":1},
+	 {"id":"r01","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":1,"checkpointGrace":"2m",
+	  "state":"evicting","started":"2026-12-01T23:59:00Z","evictedAt":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[1]}]},
+	 {"id":"r02","team":"a","tier":0,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":4,
+	  "state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n0","gpus":[2,3,4,5]}]}],
+	"plan":[{"job":"p00","start":"2026-12-02T00:02:00Z","allocation":[{"node":"n0","gpus":[0,1,6,7]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	// The reservation policy gives no job a reservation of its own: p00
+	// holds its GPUs only through its claim.
+	noReservations := ReserveFunc(func(*Job, int) bool { return false })
+	d, err := New(Config{Backfill: EASY, BackfillOrder: ShortestFirst, Horizon: time.Minute, Reserve: noReservations}).Step(s)
+	require.NoError(t, err)
+	require.Empty(t, d.Placements, "r00 must not take p00's GPUs")
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, "p00", d.Reservations[0].Job)
+	require.Equal(t, "n0[0-1,6-7]", d.Reservations[0].Allocation.String())
+}

@@ -106,7 +106,11 @@ func (st *stepState) keep(slot int32, p *promise) {
 		p.why = "its promised GPUs are of several types and the job does not mix types"
 		return
 	}
-	if p.start > st.horizon {
+	if p.start > st.horizon && !st.preempts(j) {
+		// A preemptor's claim on the GPUs its victims free ignores the
+		// horizon when it is made (see claim), so it does when kept:
+		// otherwise a victim requeued with a short grace takes its GPUs
+		// back before the preemptor starts, and is evicted again.
 		p.why = "its promised start is beyond the planning horizon"
 		return
 	}

@@ -157,11 +157,8 @@ func (c *Cluster) validate(order []int) ([]string, error) {
 		if n.State > Down {
 			return nil, fmt.Errorf("%s: state: unknown node state %d", where(), n.State)
 		}
-		if n.CPUMillis < 0 {
-			return nil, fmt.Errorf("%s: cpuMillis must be >= 0, got %d", where(), n.CPUMillis)
-		}
-		if n.MemoryMiB < 0 {
-			return nil, fmt.Errorf("%s: memoryMiB must be >= 0, got %d", where(), n.MemoryMiB)
+		if err := n.checkCapacity(); err != nil {
+			return nil, fmt.Errorf("%s: %w", where(), err)
 		}
 		if !slices.Contains(types, n.GPUType) {
 			if len(types) == MaxGPUTypes {
@@ -199,6 +196,17 @@ func (c *Cluster) validate(order []int) ([]string, error) {
 		}
 	}
 	return types, nil
+}
+
+// checkCapacity refuses a negative CPU or memory capacity, naming it.
+func (n *Node) checkCapacity() error {
+	if n.CPUMillis < 0 {
+		return fmt.Errorf("cpuMillis must be >= 0, got %d", n.CPUMillis)
+	}
+	if n.MemoryMiB < 0 {
+		return fmt.Errorf("memoryMiB must be >= 0, got %d", n.MemoryMiB)
+	}
+	return nil
 }
 
 // MaxGPUTypes is the most GPU types a cluster may have. An [Index]
