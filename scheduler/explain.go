@@ -57,7 +57,7 @@ type Explanation struct {
 	Nodes NodeFunnel `json:"nodes"`
 	// MembersFitNow is how many members of its size fit on the GPUs of
 	// its type free after the Step's placements (ignoring reservations
-	// and topology).
+	// and topology), on its eligible nodes.
 	MembersFitNow int `json:"membersFitNow"`
 	// Topology, when the job requires a level, says how its best domain
 	// measures up.
@@ -95,6 +95,9 @@ type PriorityFactors struct {
 type NodeFunnel struct {
 	// Total is the number of nodes of the cluster.
 	Total int `json:"total"`
+	// Eligible are the nodes the job may use: those its EligibleNodes
+	// name, or all. The counts below are of eligible nodes.
+	Eligible int `json:"eligible"`
 	// Ready nodes take new work (not draining, not down).
 	Ready int `json:"ready"`
 	// OfType are ready nodes of the requested GPU type (all when none).
@@ -223,9 +226,14 @@ func factors(snap *Snapshot, j *Job, m Multifactor, tiers int) *PriorityFactors 
 // funnel fills the node counts and the topology fit.
 func (st *stepState) funnel(e *Explanation, j *Job, req gang.Request, typeKnown bool) {
 	g := j.GPUsPerMember
+	el := st.eligibleOf(j)
 	for n := range st.ix.NumNodes() {
 		id := topology.NodeID(n)
 		e.Nodes.Total++
+		if el != nil && !el.has(id) {
+			continue
+		}
+		e.Nodes.Eligible++
 		if st.ix.State(id) != topology.Ready {
 			continue
 		}
@@ -243,11 +251,29 @@ func (st *stepState) funnel(e *Explanation, j *Job, req gang.Request, typeKnown 
 	}
 	// Capacity counts no member larger than the largest node; members of
 	// a type the cluster lacks fit nowhere (req.Class is then AnyType).
-	capacity := func(level int, d topology.DomainID) int {
-		if !typeKnown {
-			return 0
+	// On eligible nodes only, for a job with a list.
+	var perDomain []int
+	if el != nil && typeKnown && req.Required != gang.NoLevel {
+		perDomain = make([]int, st.ix.NumDomains(req.Required))
+		for _, n := range el.nodes {
+			if st.ix.InClass(n, req.Class) {
+				perDomain[st.ix.DomainOf(req.Required, n)] += st.ix.Free(n) / g
+			}
 		}
-		return st.ix.Capacity(level, d, req.Class, g)
+	}
+	capacity := func(level int, d topology.DomainID) int {
+		switch {
+		case !typeKnown:
+			return 0
+		case el == nil:
+			return st.ix.Capacity(level, d, req.Class, g)
+		case level == topology.ClusterLevel:
+			r := req
+			r.Required = gang.NoLevel
+			_, total := st.eligibleRoom(el, r, st.freeRoom)
+			return total
+		}
+		return perDomain[d]
 	}
 	e.MembersFitNow = capacity(topology.ClusterLevel, 0)
 	if req.Required != gang.NoLevel {
@@ -277,8 +303,12 @@ func (e *Explanation) String() string {
 	b.WriteByte('\n')
 	typ := typeWord(e.GPUType)
 	fmt.Fprintf(&b, "  asks %d×%d%s GPUs; free GPUs now hold %s\n", e.Members, e.GPUsPerMember, typ, counted(e.MembersFitNow, "such member"))
-	fmt.Fprintf(&b, "  nodes: %d total, %d ready, %d of its type, %d with %d+ healthy GPUs, %d with %d+ free\n",
-		e.Nodes.Total, e.Nodes.Ready, e.Nodes.OfType, e.Nodes.BigEnough, e.GPUsPerMember, e.Nodes.FreeEnough, e.GPUsPerMember)
+	eligible := ""
+	if e.Nodes.Eligible != e.Nodes.Total {
+		eligible = fmt.Sprintf(" %d eligible,", e.Nodes.Eligible)
+	}
+	fmt.Fprintf(&b, "  nodes: %d total,%s %d ready, %d of its type, %d with %d+ healthy GPUs, %d with %d+ free\n",
+		e.Nodes.Total, eligible, e.Nodes.Ready, e.Nodes.OfType, e.Nodes.BigEnough, e.GPUsPerMember, e.Nodes.FreeEnough, e.GPUsPerMember)
 	if t := e.Topology; t != nil {
 		fmt.Fprintf(&b, "  topology: one %s of %d; the best, %s, holds %d of %d members now\n", t.Level, t.Domains, t.Best, t.BestFit, e.Members)
 	}

@@ -342,6 +342,10 @@ func (x *explainRef) check(e *scheduler.Explanation, j *scheduler.Job) error {
 	for i := range x.s.Cluster.Nodes {
 		n := &x.s.Cluster.Nodes[i]
 		want.Total++
+		if j.EligibleNodes != nil && !slices.Contains(j.EligibleNodes, n.Name) {
+			continue
+		}
+		want.Eligible++
 		if n.State != topology.Ready {
 			continue
 		}
@@ -359,7 +363,7 @@ func (x *explainRef) check(e *scheduler.Explanation, j *scheduler.Job) error {
 		fit += x.free[n.Name] / j.GPUsPerMember
 	}
 	f := e.Nodes
-	if f.Total < f.Ready || f.Ready < f.OfType || f.OfType < f.BigEnough || f.BigEnough < f.FreeEnough || f.FreeEnough < 0 {
+	if f.Total < f.Eligible || f.Eligible < f.Ready || f.Ready < f.OfType || f.OfType < f.BigEnough || f.BigEnough < f.FreeEnough || f.FreeEnough < 0 {
 		return fmt.Errorf("node funnel %+v increases", f)
 	}
 	if f != want {

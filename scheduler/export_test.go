@@ -1,5 +1,12 @@
 package scheduler
 
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpusched/gpusched/backfill"
+)
+
 // NewWithoutMemo returns a scheduler whose Steps remember nothing
 // between jobs and search for victims for every job that may preempt:
 // the reference that the memos and shortcuts must agree with.
@@ -11,4 +18,62 @@ func NewWithoutMemo(cfg Config) *Scheduler {
 // its own for the jobs the Step left waiting.
 func ForecastPlan(s *Scheduler, snap *Snapshot) (Forecast, []Reservation, error) {
 	return s.forecast(snap, true)
+}
+
+// stepCountingProbes is Step on snap under cfg, with the number of nodes
+// that the capability packages looked at one by one for jobs with lists
+// of eligible nodes (calls of their Avoid predicate).
+func stepCountingProbes(cfg Config, snap *Snapshot) (*Decision, int, error) {
+	s := New(cfg)
+	c, err := validate(snap, s.cfg.tiers())
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := newStepState(&s.cfg, snap, c, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	probes := 0
+	st.eligible.probes = &probes
+	st.evict()
+	if err := st.schedule(); err != nil {
+		return nil, 0, err
+	}
+	return st.result(), probes, nil
+}
+
+// EligibleStartsAgree runs a Step on snap under cfg and then, on the
+// profile as the Step left it, asks for each pending job with a list of
+// eligible nodes its earliest start two ways: on its eligible nodes alone
+// (earliestBy) and by the profile's sweep of the whole cluster with the
+// other nodes avoided. It reports the first job on which they differ.
+func EligibleStartsAgree(cfg Config, snap *Snapshot) error {
+	s := New(cfg)
+	c, err := validate(snap, s.cfg.tiers())
+	if err != nil {
+		return err
+	}
+	st, err := newStepState(&s.cfg, snap, c, true)
+	if err != nil {
+		return err
+	}
+	st.evict()
+	if err := st.schedule(); err != nil {
+		return err
+	}
+	for _, j := range st.pending {
+		req, ok := st.request(j)
+		if !ok || req.Avoid == nil || !req.Valid(st.ix) {
+			continue
+		}
+		d := st.hold(j)
+		for _, notBefore := range []time.Duration{0, time.Hour} {
+			got, gotOK := st.earliestBy(j, req, d, notBefore, backfill.Forever)
+			want, wantOK := st.profile.EarliestBy(req, d, st.scorer(j), notBefore, backfill.Forever)
+			if gotOK != wantOK || got.At != want.At {
+				return fmt.Errorf("%s from %s: earliest on its nodes %v (%v) %v, by the sweep %v (%v) %v; list %v", j.ID, notBefore, got.At, gotOK, got.Placement.Allocation(st.ix), want.At, wantOK, want.Placement.Allocation(st.ix), j.EligibleNodes)
+			}
+		}
+	}
+	return nil
 }

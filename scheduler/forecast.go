@@ -189,7 +189,7 @@ func (fc *forecaster) one(slot int32, j *Job) {
 				}
 				by = best.At - 1 // only a strictly earlier start replaces it
 			}
-			if start, ok := st.profile.EarliestBy(r, d, st.scorer(j), notBefore, by); ok {
+			if start, ok := st.earliestBy(j, r, d, notBefore, by); ok {
 				best, found = start, true
 			}
 		}

@@ -24,11 +24,15 @@ import (
 // other start is at or after now, or absent with a reason; and the
 // forecast's own reservations, added to the decision's, still hold
 // (invariant 5's check): no forecast is earlier than the decision's
-// reservations allow, nor takes their GPUs. And the forecast does not
+// reservations allow, nor takes their GPUs; and they keep the jobs'
+// shapes (invariant 2) and eligible nodes. And the forecast does not
 // depend on the order of the snapshot's nodes, teams and jobs.
 func TestForecastAgreesWithDecision(t *testing.T) {
 	forModes(t, func(t *rapid.T, cfg scheduler.Config) {
 		s := gen.Snapshot(t)
+		if rapid.Bool().Draw(t, "eligible") {
+			s = withEligible(t, s)
+		}
 		var before bytes.Buffer
 		require.NoError(t, scheduler.EncodeSnapshot(&before, s))
 		sch := scheduler.New(cfg)
@@ -49,7 +53,10 @@ func TestForecastAgreesWithDecision(t *testing.T) {
 		require.Equal(t, f, shuffled, "the forecast depends on the order of nodes, teams or jobs")
 		both := *d
 		both.Reservations = append(slices.Clone(d.Reservations), planned...)
-		if err := checkReservationsHold(newWorld(s, &both, cfg)); err != nil {
+		if err := checkAll(newWorld(s, &both, cfg), checkReservationsHold, checkGangs); err != nil {
+			t.Fatalf("with the forecast's reservations: %v\n%s", err, dump(s, &both))
+		}
+		if err := checkEligible(s, &both); err != nil {
 			t.Fatalf("with the forecast's reservations: %v\n%s", err, dump(s, &both))
 		}
 	})

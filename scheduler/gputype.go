@@ -130,7 +130,7 @@ func (st *stepState) tryOneType(j *Job, req gang.Request, mayReserve bool) statu
 				}
 				by = best.At - 1 // only a strictly earlier start replaces it
 			}
-			if start, ok := st.profile.EarliestBy(r, d, st.scorer(j), 0, by); ok {
+			if start, ok := st.earliestBy(j, r, d, 0, by); ok {
 				best, found = start, true
 			}
 		}

@@ -74,6 +74,7 @@ type shapeKey struct {
 	spread        int // the request's SpreadLevel: it too chooses a start's GPUs (for the preemption memos; whether a job fits does not depend on it)
 	shadows       int
 	reservations  int
+	eligible      int32 // the job's list of eligible nodes (eligibleSet.id; 0: every node)
 }
 
 // preemptKey identifies the jobs whose victim searches fail alike.

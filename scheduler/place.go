@@ -37,12 +37,16 @@ func (st *stepState) placeNowWithinShadows(j *Job, req gang.Request, d time.Dura
 	if st.memo.failsNow(key, j.Members) {
 		return status{}
 	}
+	if !st.eligibleFitsNow(j, req) { // counted on its eligible nodes alone
+		st.memo.noteFailsNow(key, j.Members)
+		return status{}
+	}
 	var pl gang.Placement
 	var out gang.Outcome
 	if j.Placement == Spread && j.Group != "" {
 		pl, out = st.placeApart(j, req, d)
 	} else {
-		pl, out = st.profile.PlaceNow(req, d, st.scorer(j))
+		pl, out = st.placeNow(j, req, d, nil)
 	}
 	if out != gang.Placed {
 		st.memo.noteFailsNow(key, j.Members)
@@ -55,12 +59,17 @@ func (st *stepState) placeNowWithinShadows(j *Job, req gang.Request, d time.Dura
 // shapeOf is the memo key of j, whose request is req and hold d.
 func (st *stepState) shapeOf(j *Job, req gang.Request, d time.Duration) shapeKey {
 	return shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
-		mode: int32(j.Placement), spread: req.SpreadLevel, shadows: st.shadowsWithin(d), reservations: len(st.reservations.made)}
+		mode: int32(j.Placement), spread: req.SpreadLevel, shadows: st.shadowsWithin(d), reservations: len(st.reservations.made),
+		eligible: st.eligibleID(j)}
 }
 
-// request is j's gang request; false when no node has j's GPU type.
+// request is j's gang request; false when no node has j's GPU type. A job
+// with a list of eligible nodes avoids every other node.
 func (st *stepState) request(j *Job) (gang.Request, bool) {
 	req := gang.NewRequest(j.Members, j.GPUsPerMember)
+	if e := st.eligibleOf(j); e != nil {
+		req.Avoid = e.avoid
+	}
 	c, ok := st.ix.Class(j.GPUType)
 	req.Class = c
 	if j.Topology.Required != "" {
@@ -191,7 +200,7 @@ func (g *groupPlaces) at(ix *topology.Index, level int) *levelPlaces {
 func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang.Placement, gang.Outcome) {
 	g := st.groups[j.Group]
 	if g == nil || len(g.nodes) == 0 {
-		return st.profile.PlaceNow(req, d, st.scorer(j))
+		return st.placeNow(j, req, d, nil)
 	}
 	level := req.SpreadLevel
 	count := func(n topology.NodeID) int { return g.nodes[n] }
@@ -210,11 +219,9 @@ func (st *stepState) placeApart(j *Job, req gang.Request, d time.Duration) (gang
 		if i > 0 {
 			k = counts[i-1] + 1
 		}
-		req.Avoid = func(n topology.NodeID) bool { return count(n) >= k }
-		if pl, out := st.profile.PlaceNow(req, d, st.scorer(j)); out == gang.Placed {
+		if pl, out := st.placeNow(j, req, d, func(n topology.NodeID) bool { return count(n) >= k }); out == gang.Placed {
 			return pl, out
 		}
 	}
-	req.Avoid = nil // every place, still off the group's first
-	return st.profile.PlaceNow(req, d, st.scorer(j))
+	return st.placeNow(j, req, d, nil) // every place, still off the group's first
 }

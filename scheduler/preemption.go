@@ -112,7 +112,7 @@ func (st *stepState) preempt(j *Job, req gang.Request, d time.Duration, mayReser
 	st.wake.from(grace)
 	st.wake.from(addDur(d, grace))
 	key := preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
-		mode: int32(j.Placement), spread: req.SpreadLevel}, tier: st.tier(j)}
+		mode: int32(j.Placement), spread: req.SpreadLevel, eligible: st.eligibleID(j)}, tier: st.tier(j)}
 	alike := waitKey{preemptKey: key, members: j.Members, hold: d}
 	if starts := st.reservations.starts; len(starts) == 0 || d > starts[len(starts)-1] {
 		// A run from t >= 0 of d, or of d plus a grace, meets every
@@ -166,7 +166,7 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 	var byWaiting backfill.Start
 	canWait, sought := false, false
 	if st.memo != nil {
-		byWaiting, canWait = st.profile.EarliestBy(req, d, scorer, 0, max(longestGrace, st.evictionsEnd))
+		byWaiting, canWait = st.earliestBy(j, req, d, 0, max(longestGrace, st.evictionsEnd))
 		sought = true
 		if canWait && byWaiting.At <= st.asFastBy(byWaiting) {
 			if s, sure := st.asFastAnyway(j, byWaiting, d, mayReserve); sure {
@@ -194,7 +194,7 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 	// than evictionsEnd). (A start sought only up to max(longestGrace,
 	// evictionsEnd) and not found is later than that.)
 	if !sought {
-		byWaiting, canWait = st.profile.Earliest(req, d, scorer, 0)
+		byWaiting, canWait = st.earliestBy(j, req, d, 0, backfill.Forever)
 	}
 	if !preempt.Worth(max(grace, st.asFastBy(byWaiting)), byWaiting.At, canWait) {
 		// It has the right to these GPUs and waits only because that is
@@ -468,7 +468,7 @@ func (st *stepState) awaitEvictions(j *Job, req gang.Request, d time.Duration, m
 	}
 	// EarliestBy remembers its misses per shape: asking again for a
 	// shape that cannot start by then is cheap.
-	start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, st.evictingEnd)
+	start, ok := st.earliestBy(j, req, d, 0, st.evictingEnd)
 	if !ok {
 		return status{}
 	}
@@ -576,7 +576,8 @@ func (st *stepState) customVictims(req gang.Request, scorer binpack.Scorer, sub 
 }
 
 // validPreemption checks a victim selector's answer: distinct victims in
-// range, and a whole placement on ready nodes of the job's class, within
+// range, and a whole placement on ready nodes of the job's class that
+// the request does not avoid (its eligible nodes), within
 // one domain of its required level, using only GPUs that are free now or
 // held by the victims and that no reservation holds within window.
 func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate, victims []int, pl gang.Placement, window time.Duration) bool {
@@ -598,7 +599,7 @@ func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate
 			return false
 		}
 		used[sl.Node] |= sl.GPUs
-		if st.ix.State(sl.Node) != topology.Ready || !st.ix.InClass(sl.Node, req.Class) {
+		if st.ix.State(sl.Node) != topology.Ready || !st.ix.InClass(sl.Node, req.Class) || req.Avoid != nil && req.Avoid(sl.Node) {
 			return false
 		}
 		if req.Required != gang.NoLevel && st.ix.DomainOf(req.Required, sl.Node) != st.ix.DomainOf(req.Required, pl.Slots[0].Node) {

@@ -147,6 +147,9 @@ func (st *stepState) fitsShape(j *Job, req gang.Request, pl *gang.Placement) str
 		if !st.ix.InClass(sl.Node, req.Class) {
 			return "the job's GPU type changed since it was promised"
 		}
+		if req.Avoid != nil && req.Avoid(sl.Node) {
+			return "the job's eligible nodes changed since it was promised"
+		}
 		if req.Required != gang.NoLevel && st.ix.DomainOf(req.Required, sl.Node) != st.ix.DomainOf(req.Required, pl.Slots[0].Node) {
 			return "the job's topology changed since it was promised"
 		}
@@ -211,7 +214,7 @@ func (st *stepState) improvePromises() {
 		// now before free now) is kept even at the same start, as a
 		// reservation made afresh. Another type replaces it only with a
 		// strictly earlier start.
-		start, ok := st.profile.EarliestBy(reqs[0], d, st.scorer(j), 0, p.start)
+		start, ok := st.earliestBy(j, reqs[0], d, 0, p.start)
 		for _, r := range reqs[1:] {
 			by := p.start - 1
 			if ok {
@@ -220,7 +223,7 @@ func (st *stepState) improvePromises() {
 			if by < 0 {
 				break
 			}
-			if s, found := st.profile.EarliestBy(r, d, st.scorer(j), 0, by); found {
+			if s, found := st.earliestBy(j, r, d, 0, by); found {
 				start, ok = s, true
 			}
 		}
@@ -319,7 +322,7 @@ func (st *stepState) placeNowAnyOf(j *Job, reqs []gang.Request, d time.Duration)
 		if j.Placement == Spread && j.Group != "" {
 			pl, out = st.placeApart(j, r, d)
 		} else {
-			pl, out = st.profile.PlaceNow(r, d, st.scorer(j))
+			pl, out = st.placeNow(j, r, d, nil)
 		}
 		if out == gang.Placed {
 			return pl, true

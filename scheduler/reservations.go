@@ -44,7 +44,7 @@ func (st *stepState) reserveWithinHorizon(j *Job, req gang.Request, d time.Durat
 	if st.horizon < 0 {
 		return status{}
 	}
-	start, ok := st.profile.EarliestBy(req, d, st.scorer(j), 0, st.horizon)
+	start, ok := st.earliestBy(j, req, d, 0, st.horizon)
 	if !ok {
 		return status{}
 	}

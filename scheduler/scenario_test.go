@@ -444,6 +444,12 @@ func (w *scenWorld) job(a *scenArgs) error {
 	if _, ok := a.take("spread"); ok {
 		j.Placement = scheduler.Spread
 	}
+	if v, ok := a.take("eligible"); ok { // eligible=n0,n3; eligible= is no node
+		j.EligibleNodes = []string{}
+		if v != "" {
+			j.EligibleNodes = strings.Split(v, ",")
+		}
+	}
 	if v, ok := a.take("kind"); ok {
 		switch v {
 		case "inference":

@@ -44,6 +44,8 @@ type stepState struct {
 
 	// groups counts, per service group, its members on each node.
 	groups map[string]*groupPlaces
+	// eligible is the jobs' lists of eligible nodes, resolved (eligible.go).
+	eligible eligibility
 
 	// reservations is the ledger of this Step's reservations.
 	reservations reservations

@@ -241,6 +241,9 @@ func (st *stepState) admit(j *Job) (gang.Request, status) {
 	if s := st.satisfiable(j, req); s.decided() {
 		return req, s
 	}
+	if s := st.eligibleSatisfiable(j, req); s.decided() {
+		return req, s
+	}
 	return req, st.admitted(j)
 }
 

@@ -369,6 +369,12 @@ const (
 	// every job gone and every node up, on the healthy GPUs of its type
 	// (of one type, for a gang that names none and does not mix types).
 	ReasonUnsatisfiable Reason = "unsatisfiable"
+	// ReasonNoEligibleNode: the job's GPUs would fit elsewhere but not on
+	// its eligible nodes (Job.EligibleNodes): the free GPUs now would hold
+	// it, or the cluster could with every job gone, but its eligible
+	// nodes cannot (for good, or until eligible nodes that are down or
+	// draining come back, which the message then says).
+	ReasonNoEligibleNode Reason = "no-eligible-node"
 	// ReasonPriority: a job ahead of it in priority order is blocked and
 	// backfill is off.
 	ReasonPriority Reason = "priority"

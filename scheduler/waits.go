@@ -25,8 +25,10 @@ import (
 //	insufficient-gpus    refused  satisfiable (it waits for nodes down or draining)
 //	quota                refused  admitted (Config.Admit)
 //	behind-reservation   waiting  behindReservations
+//	no-eligible-node     refused  eligibleSatisfiable (eligible.go: its nodes never hold it)
 //	insufficient-gpus    waiting  noRoom
 //	topology             waiting  noRoom
+//	no-eligible-node     waiting  noRoom (the free GPUs hold it, its eligible nodes do not)
 //	awaiting-preemption  waiting  claim (preemption.go)
 //	awaiting-preemption  waiting  budgetWait (budget.go: the budget is spent)
 //	priority             waiting  schedule (backfill off)
@@ -196,6 +198,17 @@ func (st *stepState) whyWaits(j *Job, req gang.Request, d time.Duration, key sha
 // but no domain of its required level holds it, else gang.NoCapacity.
 // It places nothing.
 func (st *stepState) fitIgnoringReservations(j *Job, req gang.Request, key shapeKey) gang.Outcome {
+	if e := st.eligibleOf(j); e != nil && req.Avoid != nil {
+		// Counted on the eligible nodes: exact, and O(their number).
+		best, total := st.eligibleRoom(e, req, st.freeRoom)
+		switch {
+		case best >= j.Members:
+			return gang.Placed
+		case req.Required != gang.NoLevel && total >= j.Members:
+			return gang.NoDomain
+		}
+		return gang.NoCapacity
+	}
 	clusterHolds := func() bool {
 		return st.ix.Capacity(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember) >= j.Members
 	}
@@ -235,6 +248,16 @@ func (st *stepState) behindReservations(j *Job, req gang.Request, d time.Duratio
 // noRoom is the status of j, which does not fit the free GPUs now (out
 // says how), with the horizon's note when noHorizonStart.
 func (st *stepState) noRoom(j *Job, req gang.Request, out gang.Outcome, noHorizonStart bool) status {
+	if st.eligibleOf(j) != nil {
+		// Would it fit the free GPUs without its list? Then its list is why.
+		all := req
+		all.Avoid = nil
+		key := shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
+			mode: int32(j.Placement), spread: req.SpreadLevel}
+		if s := st.noEligibleRoom(j, req, st.fitIgnoringReservations(j, all, key)); s.decided() {
+			return s
+		}
+	}
 	free := st.ix.FreeGPUs(topology.ClusterLevel, 0, req.Class)
 	why := ReasonInsufficientGPUs
 	if out == gang.NoDomain {
