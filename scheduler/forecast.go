@@ -51,12 +51,16 @@ import (
 // a time limit, or past one that is not enforced, or by jobs ahead of it
 // that have no time limit.
 //
-// Under conservative backfill, in a world where every job runs exactly
-// its time limit (plus the grace of its eviction at the limit, when
-// limits are enforced) and nothing else changes, a host that Steps with
-// the plan sees every job start at its forecast. Under EASY only the
-// reserved jobs' forecasts are promises (DESIGN invariant 9); the others
-// are estimates, which later backfilled jobs may delay.
+// Under conservative backfill every forecast start is the job's
+// reservation, so a host that Steps with the plan sees no job start after
+// its forecast unless a cause of DESIGN invariant 9 breaks its promise
+// (a GPU lost, a job of a higher tier, the job changed). Even in a world
+// where every job runs exactly its time limit and nothing arrives, a job
+// may start before its forecast: when Step keeps a promise it may give it
+// other GPUs at the same start, and the GPUs it gives up can start a job
+// behind it sooner. Under EASY only the jobs the decision starts or
+// reserves are promised; the others are estimates, which jobs backfilled
+// later may delay.
 type Forecast struct {
 	// Jobs holds one estimate per pending job, sorted by job ID.
 	Jobs []Estimate
