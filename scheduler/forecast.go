@@ -54,13 +54,14 @@ import (
 // Under conservative backfill every forecast start is the job's
 // reservation, so a host that Steps with the plan sees no job start after
 // its forecast unless a cause of DESIGN invariant 9 breaks its promise
-// (a GPU lost, a job of a higher tier, the job changed). Even in a world
-// where every job runs exactly its time limit and nothing arrives, a job
-// may start before its forecast: when Step keeps a promise it may give it
-// other GPUs at the same start, and the GPUs it gives up can start a job
-// behind it sooner. Under EASY only the jobs the decision starts or
-// reserves are promised; the others are estimates, which jobs backfilled
-// later may delay.
+// (a GPU lost, a job of a higher tier, the job changed). In a world where
+// every job runs exactly its time limit and nothing arrives, every job
+// starts exactly at its forecast: Step moves a kept promise only to an
+// earlier start, never to other GPUs at the same start. Under EASY only
+// the jobs the decision starts or reserves are promised; the others are
+// estimates, which jobs backfilled later may delay, and EASY re-chooses
+// a kept promise's GPUs at the same start, which may start a job behind
+// it sooner.
 type Forecast struct {
 	// Jobs holds one estimate per pending job, sorted by job ID.
 	Jobs []Estimate

@@ -105,10 +105,9 @@ func checkForecast(s *scheduler.Snapshot, d *scheduler.Decision, f scheduler.For
 // every event and at NextWake) starts no job later than the forecast of
 // the first Step, under conservative backfill; under EASY, no job the
 // first decision placed or reserved (invariant 9 for the reserved).
-//
-// Exact equality does not hold: when a promise is kept, Step re-chooses
-// its GPUs, and the GPUs it gives up can start a job behind it earlier
-// than forecast (TestForecastConservativeEarly). Under EASY a job the
+// Under conservative backfill every job starts exactly at its forecast:
+// a kept promise moves only to an earlier start, never to other GPUs at
+// the same start (TestForecastConservativeExact). Under EASY a job the
 // first decision did not reserve has no promise, and a job backfilled
 // later can delay it past its forecast (TestForecastEASYLate).
 func TestForecastNeverLate(t *testing.T) {
@@ -122,6 +121,9 @@ func TestForecastNeverLate(t *testing.T) {
 				for id, at := range started {
 					if (mode == scheduler.Conservative || promised[id]) && !first[id].IsZero() && at.After(first[id]) {
 						t.Fatalf("%s started at +%v, forecast +%v", id, at.Sub(gen.Now), first[id].Sub(gen.Now))
+					}
+					if mode == scheduler.Conservative && !at.Equal(first[id]) {
+						t.Fatalf("%s started at +%v, forecast +%v: not exact", id, at.Sub(gen.Now), first[id].Sub(gen.Now))
 					}
 				}
 			})
@@ -195,12 +197,11 @@ func exactJob(i, members, gpus int, limit time.Duration) scheduler.Job {
 		TimeLimit: limit, Submitted: gen.Now.Add(time.Duration(i) * time.Second)}
 }
 
-// TestForecastConservativeEarly: under conservative backfill a job can
-// start before its forecast even when every job runs exactly its limit.
-// j09 is forecast at +20m, on GPUs beside j07's reservation at +20m; at
-// +10m, keeping j07's promise, Step gives it other GPUs at the same
-// start, and those it gives up start j09 now.
-func TestForecastConservativeEarly(t *testing.T) {
+// TestForecastConservativeExact: j09 is forecast at +20m, on GPUs beside
+// j07's reservation at +20m. At +10m Step keeps j07's promise on its
+// promised GPUs (re-choosing them, as EASY does, gave up GPUs that then
+// started j09 at +10m, before its forecast), and j09 starts at +20m.
+func TestForecastConservativeExact(t *testing.T) {
 	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 8}, {Name: "n1", GPUs: 8}}}
 	m := 10 * time.Minute
 	jobs := []scheduler.Job{exactJob(0, 1, 1, m), exactJob(1, 1, 1, m), exactJob(2, 1, 1, m), exactJob(3, 2, 2, m),
@@ -208,9 +209,9 @@ func TestForecastConservativeEarly(t *testing.T) {
 		exactJob(8, 1, 1, m), exactJob(9, 2, 2, 2*m)}
 	first, started, _ := replayExact(t, scheduler.Config{Backfill: scheduler.Conservative}, c, jobs)
 	require.Equal(t, gen.Now.Add(2*m), first["j09"])
-	require.Equal(t, gen.Now.Add(m), started["j09"])
+	require.Equal(t, gen.Now.Add(2*m), started["j09"])
 	for id, at := range started {
-		require.False(t, at.After(first[id]), "%s started after its forecast", id)
+		require.Equal(t, first[id], at, "%s started off its forecast", id)
 	}
 }
 

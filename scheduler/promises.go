@@ -210,10 +210,13 @@ func (st *stepState) improvePromises() {
 			continue
 		}
 		// Its own slot is free again, so the search on its own type
-		// finds one by its promise; the profile's choice of GPUs (busy
-		// now before free now) is kept even at the same start, as a
-		// reservation made afresh. Another type replaces it only with a
-		// strictly earlier start.
+		// finds one by its promise. At the same start, EASY takes the
+		// profile's choice of GPUs (busy now before free now), as a
+		// reservation made afresh, which keeps EASY with a plan equal to
+		// textbook EASY; conservative backfill keeps the promised GPUs,
+		// so that every job behind sees the plan it was promised by and
+		// a forecast under exact limits comes true to the second.
+		// Another type replaces it only with a strictly earlier start.
 		start, ok := st.earliestBy(j, reqs[0], d, 0, p.start)
 		for _, r := range reqs[1:] {
 			by := p.start - 1
@@ -228,7 +231,7 @@ func (st *stepState) improvePromises() {
 			}
 		}
 		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
-		if !ok || start.At == p.start && sameSlots(start.Placement, p.pl) {
+		if !ok || start.At == p.start && (sameSlots(start.Placement, p.pl) || st.cfg.Backfill == Conservative) {
 			// Nothing better: the reservation goes back as it was, and
 			// the profile's remembered answers with it.
 			st.profile.Restore(p.pl, p.start, d, mark)
