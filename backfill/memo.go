@@ -212,7 +212,13 @@ func (mm *memo) loosen(n topology.NodeID, s topology.GPUSet, from, to time.Durat
 	case len(mm.loose) >= maxLoose:
 		mm.forget()
 	default:
-		mm.loose = append(mm.loose, loosened{n: n, set: s, from: from, to: to})
+		// A window dropped by Restore or forget leaves its gaps' storage
+		// behind in the slice's spare capacity: the new one reuses it.
+		var gaps []window
+		if k := len(mm.loose); k < cap(mm.loose) {
+			gaps = mm.loose[:k+1][k].gaps[:0]
+		}
+		mm.loose = append(mm.loose, loosened{n: n, set: s, from: from, to: to, gaps: gaps})
 	}
 }
 
