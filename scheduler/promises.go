@@ -203,6 +203,7 @@ func (st *stepState) improvePromises() {
 		j := st.pending[slot]
 		reqs := st.promiseRequests(j, p)
 		d := st.hold(j)
+		prev := p.res
 		mark := st.unreserve(j, p, d)
 		if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
 			st.recordPlacement(j, pl)
@@ -234,8 +235,7 @@ func (st *stepState) improvePromises() {
 		if !ok || start.At == p.start && (sameSlots(start.Placement, p.pl) || st.cfg.Backfill == Conservative) {
 			// Nothing better: the reservation goes back as it was, and
 			// the profile's remembered answers with it.
-			st.profile.Restore(p.pl, p.start, d, mark)
-			st.recordReservation(j, p.pl, p.start)
+			st.putBack(j, p, d, mark, prev)
 			continue
 		}
 		p.start, p.pl = start.At, start.Placement
@@ -270,6 +270,7 @@ func (st *stepState) startKeptNow(queue []int32) int {
 			continue
 		}
 		d := st.hold(j)
+		prev := p.res
 		mark := st.unreserve(j, p, d)
 		if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
 			st.recordPlacement(j, pl)
@@ -277,11 +278,21 @@ func (st *stepState) startKeptNow(queue []int32) int {
 			again = at
 			continue
 		}
-		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
-		st.profile.Restore(p.pl, p.start, d, mark)
-		st.recordReservation(j, p.pl, p.start)
+		st.putBack(j, p, d, mark, prev)
 	}
 	return again
+}
+
+// putBack puts back job j's reservation p for a run of d, which unreserve
+// took out of the decision's entry prev, leaving mark: in the profile with
+// its remembered answers (Profile.Restore), and in the decision as a new
+// entry that takes over the old one's allocation.
+func (st *stepState) putBack(j *Job, p *promise, d time.Duration, mark backfill.Mark, prev int) {
+	p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+	st.profile.Restore(p.pl, p.start, d, mark)
+	alloc := st.decided.Reservations[prev].Allocation
+	st.decided.Reservations[prev].Allocation = nil
+	st.recordReservationOf(j, p.pl, p.start, alloc)
 }
 
 // roomNow reports whether the GPUs free now have room for the members of

@@ -65,6 +65,11 @@ func (st *stepState) reserveAt(j *Job, pl gang.Placement, start, d time.Duration
 // reserved for j from start, which the profile holds already, and counts
 // its GPUs against j's team quota.
 func (st *stepState) recordReservation(j *Job, pl gang.Placement, start time.Duration) {
+	st.recordReservationOf(j, pl, start, pl.Allocation(st.ix))
+}
+
+// recordReservationOf is recordReservation with pl's allocation given.
+func (st *stepState) recordReservationOf(j *Job, pl gang.Placement, start time.Duration, alloc topology.Allocation) {
 	for _, sl := range pl.Slots {
 		if taken := sl.GPUs & st.evicting[sl.Node] &^ st.promised[sl.Node]; taken != 0 {
 			if st.promised == nil {
@@ -82,7 +87,7 @@ func (st *stepState) recordReservation(j *Job, pl gang.Placement, start time.Dur
 		st.reserved[j.Team] += j.GPUs()
 	}
 	st.addToLedger(madeReservation{job: j.ID, start: start, slots: pl.Slots})
-	st.decided.Reservations = appendDoubling(st.decided.Reservations, Reservation{Job: j.ID, Start: st.at(start), Allocation: pl.Allocation(st.ix)})
+	st.decided.Reservations = appendDoubling(st.decided.Reservations, Reservation{Job: j.ID, Start: st.at(start), Allocation: alloc})
 }
 
 // unledger takes the reservation made[k] out of the ledger: it stays in
