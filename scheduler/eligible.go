@@ -290,8 +290,12 @@ func (st *stepState) placeEligible(e *eligibleSet, req gang.Request, s binpack.S
 			u &= st.ix.FreeSet(n)
 		}
 		sub.SetHeld(topology.NodeID(i), topology.FirstN(st.ix.GPUs(n))&^u)
+		if sub.Limited() {
+			cpu, mem := st.profile.UseOn(n, t)
+			sub.SetUse(topology.NodeID(i), cpu, mem)
+		}
 	}
-	if sub.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) < r.Members {
+	if sub.CapacityFor(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember, r.CPUMillis, r.MemoryMiB) < r.Members {
 		return gang.Placement{}, false
 	}
 	pl, out := gang.Place(sub, r, s)
