@@ -388,7 +388,7 @@ func (st *stepState) noResources(j *Job, req gang.Request, out gang.Outcome) sta
 	}
 	cpu := req
 	cpu.MemoryMiB = 0
-	why, what, per := ReasonInsufficientMemory, "memory", fmt.Sprintf("%d MiB", req.MemoryMiB)
+	why, what, per := ReasonInsufficientMemory, "memory", formatMiB(req.MemoryMiB)
 	room := st.ix.CapacityFor(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember, 0, req.MemoryMiB)
 	if req.CPUMillis > 0 && st.fitIgnoringReservations(j, cpu, key(cpu)) != gang.Placed {
 		why, what, per = ReasonInsufficientCPU, "CPU", formatMillis(req.CPUMillis)
@@ -398,8 +398,16 @@ func (st *stepState) noResources(j *Job, req gang.Request, out gang.Outcome) sta
 	if j.Topology.Required != "" {
 		where = " in one " + j.Topology.Required
 	}
-	return waitFor(why, fmt.Sprintf("needs %d×%d%s GPUs%s with %s of %s each; the free GPUs would hold it, but the nodes with them have %s for %s",
-		j.Members, j.GPUsPerMember, typeWord(j.GPUType), where, per, what, what, counted(room, "member")))
+	return waitFor(why, fmt.Sprintf("needs %d×%d%s GPUs%s and %s per member; the free GPUs would hold it, but their nodes have %s for %s",
+		j.Members, j.GPUsPerMember, typeWord(j.GPUType), where, per, what, counted(room, "member")))
+}
+
+// formatMiB formats MiB as GiB when whole ("64 GiB", "100 MiB").
+func formatMiB(m int64) string {
+	if m%1024 == 0 {
+		return fmt.Sprintf("%d GiB", m/1024)
+	}
+	return fmt.Sprintf("%d MiB", m)
 }
 
 // formatMillis formats millicores as CPUs ("2 CPUs", "0.5 CPUs").
