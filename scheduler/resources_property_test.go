@@ -265,3 +265,38 @@ func TestInvariantDeterminismWithResources(t *testing.T) {
 		}
 	})
 }
+
+// TestExplainCountsResources: Explain's funnel counts the nodes with a
+// member's GPUs free, then those with its CPU too, then its memory too,
+// and the members that fit count all three; the reason names the
+// resource that stops the job.
+func TestExplainCountsResources(t *testing.T) {
+	now := gen.Now
+	c := topology.Cluster{Nodes: []topology.Node{
+		{Name: "n0", GPUs: 8, CPUMillis: 64000, MemoryMiB: 524288},
+		{Name: "n1", GPUs: 8, CPUMillis: 64000, MemoryMiB: 524288},
+		{Name: "n2", GPUs: 8, CPUMillis: 64000, MemoryMiB: 524288},
+	}}
+	running := func(id, node string, cpu, mem int) scheduler.Job {
+		return scheduler.Job{ID: id, Team: "a", State: scheduler.Running, Members: 1, GPUsPerMember: 2, CPUMillis: cpu, MemoryMiB: mem,
+			Kind: scheduler.Inference, Started: now.Add(-time.Hour), Allocation: topology.Allocation{{Node: node, GPUs: []int{0, 1}}}}
+	}
+	snap := &scheduler.Snapshot{Now: now, Cluster: c, Teams: []scheduler.Team{{Name: "a", Share: 1}}, Jobs: []scheduler.Job{
+		running("cpu-heavy", "n0", 48000, 0),
+		running("mem-heavy", "n1", 0, 458752),
+		{ID: "C", Team: "a", Members: 2, GPUsPerMember: 4, CPUMillis: 40000, MemoryMiB: 131072, Submitted: now, TimeLimit: time.Hour},
+	}}
+	e, err := scheduler.New(scheduler.Config{}).Explain(snap, "C")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scheduler.NodeFunnel{Total: 3, Eligible: 3, Ready: 3, OfType: 3, BigEnough: 3, FreeEnough: 3, CPUEnough: 2, MemoryEnough: 1}
+	// By GPUs and CPU, n1 and n2 hold a member each: memory is what
+	// stops C.
+	if e.Nodes != want || e.Reason != string(scheduler.ReasonInsufficientMemory) {
+		t.Fatalf("funnel %+v reason %s, want %+v insufficient-memory:\n%s", e.Nodes, e.Reason, want, e)
+	}
+	if e.MembersFitNow != 1 { // n2 holds one member by CPU (40 of 64) and memory
+		t.Fatalf("members fit now %d, want 1", e.MembersFitNow)
+	}
+}

@@ -212,7 +212,7 @@ func (st *stepState) whyWaits(j *Job, req gang.Request, d time.Duration, key sha
 func (st *stepState) fitIgnoringReservations(j *Job, req gang.Request, key shapeKey) gang.Outcome {
 	if e := st.eligibleOf(j); e != nil && req.Avoid != nil {
 		// Counted on the eligible nodes: exact, and O(their number).
-		best, total := st.eligibleRoom(e, req, st.freeRoom)
+		best, total := st.eligibleRoom(e, req, st.freeRoom, true)
 		switch {
 		case best >= j.Members:
 			return gang.Placed
