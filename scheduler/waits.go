@@ -381,6 +381,15 @@ func (st *stepState) noResources(j *Job, req gang.Request, out gang.Outcome) sta
 		return shapeKey{class: r.Class, gpusPerMember: r.GPUsPerMember, cpu: r.CPUMillis, mem: r.MemoryMiB, required: r.Required,
 			preferred: r.Preferred, mode: int32(j.Placement), spread: r.SpreadLevel, eligible: st.eligibleID(j)}
 	}
+	// Its answer depends on the job's shape and the state of the Step
+	// (placements and reservations change what is free and pinned).
+	return st.memo.resourceWait(resourceKey{key(req), j.Members}, st.changes()+st.retracted, func() status {
+		return st.noResourcesNow(j, req, key)
+	})
+}
+
+// noResourcesNow is noResources, unremembered.
+func (st *stepState) noResourcesNow(j *Job, req gang.Request, key func(gang.Request) shapeKey) status {
 	gpus := req
 	gpus.CPUMillis, gpus.MemoryMiB = 0, 0
 	if st.fitIgnoringReservations(j, gpus, key(gpus)) != gang.Placed {
