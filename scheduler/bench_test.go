@@ -128,7 +128,7 @@ func BenchmarkStep(b *testing.B) { benchStep(b, Config{}) }
 func withBenchResources(s *Snapshot) *Snapshot {
 	rng := rand.New(rand.NewPCG(uint64(len(s.Cluster.Nodes)), 7))
 	for i := range s.Cluster.Nodes {
-		s.Cluster.Nodes[i].CPUMillis, s.Cluster.Nodes[i].MemoryMiB = 128000, 1 << 20
+		s.Cluster.Nodes[i].CPUMillis, s.Cluster.Nodes[i].MemoryMiB = 128000, 1<<20
 	}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
