@@ -261,16 +261,16 @@ func (sc *Selector) upperBound(ix *topology.Index, r gang.Request, holds []hold)
 	extra := sc.extra
 	touched := sc.touched[:0]
 	for _, h := range holds {
-		if extra[h.node] == 0 && sc.extraCPU[h.node] == 0 && sc.extraMem[h.node] == 0 {
+		if c, m := sc.freedUse(h.node); extra[h.node] == 0 && c == 0 && m == 0 {
 			touched = append(touched, h.node)
 		}
 		extra[h.node] |= h.set
-		sc.extraCPU[h.node] += h.cpu
-		sc.extraMem[h.node] += h.mem
+		sc.addFreed(h.node, h.cpu, h.mem)
 	}
 	sc.touched = touched
 	after := func(n topology.NodeID) int {
-		return membersWith(ix, r, n, extra[n], sc.extraCPU[n], sc.extraMem[n])
+		c, m := sc.freedUse(n)
+		return membersWith(ix, r, n, extra[n], c, m)
 	}
 	nd := max(ix.NumDomains(lr), 1)
 	if cap(sc.gain) < nd {
@@ -292,7 +292,8 @@ func (sc *Selector) upperBound(ix *topology.Index, r gang.Request, holds []hold)
 		}
 	}
 	return func(n topology.NodeID) bool {
-		return (extra[n] != 0 || sc.extraCPU[n] != 0 || sc.extraMem[n] != 0) && after(n) >= 1 && fits[ix.DomainOf(lr, n)]
+		c, m := sc.freedUse(n)
+		return (extra[n] != 0 || c != 0 || m != 0) && after(n) >= 1 && fits[ix.DomainOf(lr, n)]
 	}, ok
 }
 
@@ -381,8 +382,8 @@ func (sc *Selector) newRoomCount(ix *topology.Index, r gang.Request) roomCount {
 // members is how many more members of r node n holds with its freed
 // GPUs than without them.
 func (rc *roomCount) members(n topology.NodeID) int {
-	sc := rc.sc
-	return membersWith(rc.ix, rc.r, n, rc.extra[n], sc.extraCPU[n], sc.extraMem[n]) - membersWith(rc.ix, rc.r, n, 0, 0, 0)
+	c, m := rc.sc.freedUse(n)
+	return membersWith(rc.ix, rc.r, n, rc.extra[n], c, m) - membersWith(rc.ix, rc.r, n, 0, 0, 0)
 }
 
 // membersWith is how many members of r node n holds with the GPUs extra
@@ -407,8 +408,28 @@ func membersWith(ix *topology.Index, r gang.Request, n topology.NodeID, extra to
 func (sc *Selector) ensureExtra(ix *topology.Index) {
 	if len(sc.extra) != ix.NumNodes() {
 		sc.extra = make([]topology.GPUSet, ix.NumNodes())
+		sc.extraCPU, sc.extraMem = nil, nil
+	}
+	if ix.Limited() && len(sc.extraCPU) != ix.NumNodes() {
 		sc.extraCPU = make([]int64, ix.NumNodes())
 		sc.extraMem = make([]int64, ix.NumNodes())
+	}
+}
+
+// freedUse returns the CPU and memory freed on node n so far (none when
+// the index limits neither).
+func (sc *Selector) freedUse(n topology.NodeID) (cpu, mem int64) {
+	if sc.extraCPU == nil {
+		return 0, 0
+	}
+	return sc.extraCPU[n], sc.extraMem[n]
+}
+
+// addFreed adds cpu and mem to what is freed on node n.
+func (sc *Selector) addFreed(n topology.NodeID, cpu, mem int64) {
+	if sc.extraCPU != nil {
+		sc.extraCPU[n] += cpu
+		sc.extraMem[n] += mem
 	}
 }
 
@@ -424,16 +445,14 @@ func (rc *roomCount) change(hs []hold, free bool) {
 		rc.gain[d] -= rc.members(h.node)
 		sc := rc.sc
 		if free {
-			if rc.extra[h.node] == 0 && sc.extraCPU[h.node] == 0 && sc.extraMem[h.node] == 0 {
+			if c, m := sc.freedUse(h.node); rc.extra[h.node] == 0 && c == 0 && m == 0 {
 				sc.touched = append(sc.touched, h.node)
 			}
 			rc.extra[h.node] |= h.set
-			sc.extraCPU[h.node] += h.cpu
-			sc.extraMem[h.node] += h.mem
+			sc.addFreed(h.node, h.cpu, h.mem)
 		} else {
 			rc.extra[h.node] &^= h.set
-			sc.extraCPU[h.node] -= h.cpu
-			sc.extraMem[h.node] -= h.mem
+			sc.addFreed(h.node, -h.cpu, -h.mem)
 		}
 		rc.gain[d] += rc.members(h.node)
 		if now := rc.base[d]+rc.gain[d] >= rc.r.Members; now != was {
@@ -449,7 +468,10 @@ func (rc *roomCount) change(hs []hold, free bool) {
 // clearExtra empties the dense array of upperBound.
 func (sc *Selector) clearExtra() {
 	for _, n := range sc.touched {
-		sc.extra[n], sc.extraCPU[n], sc.extraMem[n] = 0, 0, 0
+		sc.extra[n] = 0
+		if sc.extraCPU != nil {
+			sc.extraCPU[n], sc.extraMem[n] = 0, 0
+		}
 	}
 	sc.touched = sc.touched[:0]
 }
