@@ -74,14 +74,9 @@ func (p *Profile) setShares(n topology.NodeID, s topology.GPUSet, cpu, mem int64
 	}
 }
 
-// usedAt returns what node n uses during a run from t (t < 0: now):
-// the live use less the shares of the GPUs of held that are released by
-// t.
-func (p *Profile) usedAt(n topology.NodeID, held topology.GPUSet, t time.Duration) (cpu, mem int64) {
-	return p.usedAtWithout(n, held, t, 0)
-}
-
-// usedAtWithout is usedAt with the GPUs gone released now as well.
+// usedAtWithout returns what node n uses during a run from t (t < 0:
+// now): the live use less the shares of the GPUs of held released by t,
+// and of those of gone, released now.
 func (p *Profile) usedAtWithout(n topology.NodeID, held topology.GPUSet, t time.Duration, gone topology.GPUSet) (cpu, mem int64) {
 	cpu, mem = p.ix.UsedCPU(n), p.ix.UsedMemory(n)
 	sh := &p.shares
