@@ -101,4 +101,11 @@
 // many times, as a scheduler step does, can keep a [Selector] and call its
 // Select method instead, which gives the same answers and reuses its
 // scratch space.
+//
+// Where nodes limit CPU or memory and the request asks for some
+// (gang.Request.CPUMillis, MemoryMiB), each [Hold] says what its job uses
+// there (Hold.CPUMillis, Hold.MemoryMiB), and stopping a candidate frees
+// that with its GPUs: the victims chosen free whatever the request lacks,
+// GPUs, CPU or memory, and stay minimal (stopping all but any one leaves
+// the request unable to fit).
 package preempt
