@@ -112,6 +112,12 @@ type NodeFunnel struct {
 	// limits it), and MemoryEnough those of CPUEnough with its memory.
 	CPUEnough    int `json:"cpuEnough"`
 	MemoryEnough int `json:"memoryEnough"`
+	// GPUsStrandedByCPU are the free GPUs of the nodes of FreeEnough that
+	// lack the CPU of a member: stranded for the job until a job there
+	// ends. GPUsStrandedByMemory are those of the nodes of CPUEnough that
+	// lack its memory.
+	GPUsStrandedByCPU    int `json:"gpusStrandedByCPU,omitempty"`
+	GPUsStrandedByMemory int `json:"gpusStrandedByMemory,omitempty"`
 }
 
 // DomainFit describes the best domain of the required level for the job.
@@ -251,13 +257,17 @@ func (st *stepState) funnel(e *Explanation, j *Job, req gang.Request, typeKnown 
 		if st.ix.Healthy(id).Len() >= g {
 			e.Nodes.BigEnough++
 		}
-		if st.ix.Free(id) >= g {
+		if free := st.ix.Free(id); free >= g {
 			e.Nodes.FreeEnough++
-			if st.ix.Members(id, g, req.CPUMillis, 0) > 0 {
+			switch {
+			case st.ix.Members(id, g, req.CPUMillis, 0) == 0:
+				e.Nodes.GPUsStrandedByCPU += free
+			case st.ix.Members(id, g, req.CPUMillis, req.MemoryMiB) == 0:
 				e.Nodes.CPUEnough++
-				if st.ix.Members(id, g, req.CPUMillis, req.MemoryMiB) > 0 {
-					e.Nodes.MemoryEnough++
-				}
+				e.Nodes.GPUsStrandedByMemory += free
+			default:
+				e.Nodes.CPUEnough++
+				e.Nodes.MemoryEnough++
 			}
 		}
 	}
@@ -322,7 +332,8 @@ func (e *Explanation) String() string {
 	fmt.Fprintf(&b, "  nodes: %d total,%s %d ready, %d of its type, %d with %d+ healthy GPUs, %d with %d+ free",
 		e.Nodes.Total, eligible, e.Nodes.Ready, e.Nodes.OfType, e.Nodes.BigEnough, e.GPUsPerMember, e.Nodes.FreeEnough, e.GPUsPerMember)
 	if e.Nodes.CPUEnough != e.Nodes.FreeEnough || e.Nodes.MemoryEnough != e.Nodes.FreeEnough {
-		fmt.Fprintf(&b, ", %d of them with its CPU, %d with its memory too", e.Nodes.CPUEnough, e.Nodes.MemoryEnough)
+		fmt.Fprintf(&b, ", %d of them with its CPU, %d with its memory too (%d free GPUs stranded by CPU, %d by memory)",
+			e.Nodes.CPUEnough, e.Nodes.MemoryEnough, e.Nodes.GPUsStrandedByCPU, e.Nodes.GPUsStrandedByMemory)
 	}
 	b.WriteByte('\n')
 	if t := e.Topology; t != nil {

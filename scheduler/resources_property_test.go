@@ -288,7 +288,10 @@ func TestExplainCountsResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := scheduler.NodeFunnel{Total: 3, Eligible: 3, Ready: 3, OfType: 3, BigEnough: 3, FreeEnough: 3, CPUEnough: 2, MemoryEnough: 1}
+	// n0's 6 free GPUs are stranded by its CPU (16 CPUs free), n1's by
+	// its memory (64 GiB free).
+	want := scheduler.NodeFunnel{Total: 3, Eligible: 3, Ready: 3, OfType: 3, BigEnough: 3, FreeEnough: 3, CPUEnough: 2, MemoryEnough: 1,
+		GPUsStrandedByCPU: 6, GPUsStrandedByMemory: 6}
 	// By GPUs and CPU, n1 and n2 hold a member each: memory is what
 	// stops C.
 	if e.Nodes != want || e.Reason != string(scheduler.ReasonInsufficientMemory) {
@@ -296,6 +299,9 @@ func TestExplainCountsResources(t *testing.T) {
 	}
 	if e.MembersFitNow != 1 { // n2 holds one member by CPU (40 of 64) and memory
 		t.Fatalf("members fit now %d, want 1", e.MembersFitNow)
+	}
+	if !strings.Contains(e.String(), "(6 free GPUs stranded by CPU, 6 by memory)") {
+		t.Fatalf("explanation does not count the stranded GPUs:\n%s", e)
 	}
 }
 
