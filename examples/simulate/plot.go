@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -183,4 +184,108 @@ func savePanels(path string, panels []*plot.Plot) error {
 		return err
 	}
 	return f.Close()
+}
+
+// writeComparePlot draws the runs of one trace under several policies:
+// the queue length over time, one line per policy (its legend gives each
+// policy's utilization); the mean and p95 wait of each policy as bars;
+// and each team's share of the GPU-hours under each policy beside the
+// share it is entitled to. The policy that drains the queue soonest, with
+// the shortest waits and the shares closest to the entitled ones, stands
+// out.
+func writeComparePlot(path string, pols []policy, runs []*sim.Result, gpus int) error {
+	var origin time.Duration
+	found := false
+	for _, res := range runs {
+		if len(res.Series) > 0 {
+			p := res.Series[0]
+			if o := p.At - p.Width/2; !found || o < origin {
+				origin, found = o, true
+			}
+		}
+	}
+	if !found {
+		return fmt.Errorf("nothing to plot: the simulation is empty")
+	}
+	hours := func(p sim.Point) float64 { return (p.At - origin).Hours() }
+	pq := plot.New()
+	pq.Title.Text = fmt.Sprintf("Queue length (pending jobs, time-averaged) on %d GPUs", gpus)
+	pq.Y.Min = 0
+	pq.Y.Label.Text = "jobs"
+	pq.X.Label.Text = "hours since first submit"
+	pq.Legend.Top = true
+	for k, res := range runs {
+		q := make(plotter.XYs, len(res.Series))
+		for i, p := range res.Series {
+			q[i] = plotter.XY{X: hours(p), Y: p.Queue}
+		}
+		name := fmt.Sprintf("%s (utilization %.3f)", pols[k].name, res.Summary.Utilization)
+		if err := line(pq, q, palette[k%len(palette)], name); err != nil {
+			return err
+		}
+	}
+	names := make([]string, len(runs))
+	for k := range pols {
+		names[k] = pols[k].name
+	}
+	mean := make(plotter.Values, len(runs))
+	p95 := make(plotter.Values, len(runs))
+	for k, res := range runs {
+		mean[k] = res.Summary.MeanWait.Hours()
+		p95[k] = res.Summary.P95Wait.Hours()
+	}
+	pw, err := groupedBars("Wait per policy", "hours", names, []string{"mean wait", "p95 wait"}, []plotter.Values{mean, p95})
+	if err != nil {
+		return err
+	}
+	panels := []*plot.Plot{pq, pw}
+	if teams := topTeams(runs[0].Summary.Teams, maxPlotTeams); len(teams) > 1 {
+		labels := make([]string, len(teams))
+		series := make([]plotter.Values, len(runs)+1)
+		for i := range series {
+			series[i] = make(plotter.Values, len(teams))
+		}
+		for t, ts := range teams {
+			labels[t] = teamLabel(ts.Team)
+			for k, res := range runs {
+				series[k][t] = teamShare(&res.Summary, ts.Team)
+			}
+			series[len(runs)][t] = ts.Entitled
+		}
+		ps, err := groupedBars("Share of GPU-hours by team", "share", labels, append(names, "entitled"), series)
+		if err != nil {
+			return err
+		}
+		panels = append(panels, ps)
+	}
+	return savePanels(path, panels)
+}
+
+// groupedBars plots series[s][g], the value of series s for group g, as
+// one bar per series in each group, the groups named along the x axis.
+// The last series is gray when it is the "entitled" reference.
+func groupedBars(title, unit string, groups, seriesNames []string, series []plotter.Values) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Min = 0
+	p.Y.Label.Text = unit
+	p.Legend.Top = true
+	n := len(series)
+	w := vg.Points(max(6, min(24, 240/float64(n*len(groups)))))
+	for s, v := range series {
+		bars, err := plotter.NewBarChart(v, w)
+		if err != nil {
+			return nil, err
+		}
+		bars.Color = palette[s%len(palette)]
+		if seriesNames[s] == "entitled" {
+			bars.Color = color.Gray{Y: 0x60}
+		}
+		bars.LineStyle.Width = 0
+		bars.Offset = w * (vg.Length(s) - vg.Length(n-1)/2)
+		p.Add(bars)
+		p.Legend.Add(seriesNames[s], bars)
+	}
+	p.NominalX(groups...)
+	return p, nil
 }

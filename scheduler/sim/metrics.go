@@ -21,6 +21,10 @@ type Summary struct {
 	Preemptions, NodeDown int
 	// Steps counts the calls of Step.
 	Steps int
+	// Promised counts the jobs given a promised start before they first
+	// started (see [JobResult.Promised]); PromisesKept those of them that
+	// started, and no later than their first promise.
+	Promised, PromisesKept int
 	// Makespan is the last finish minus the first submit.
 	Makespan time.Duration
 	// Utilization is the GPU-seconds held by jobs (running or evicting)
@@ -61,6 +65,12 @@ type TeamSummary struct {
 	// GPUHours is the GPU time its jobs held; Share its fraction of all
 	// GPU time held.
 	GPUHours, Share float64
+	// Entitled is the fraction of the GPU time its share entitles it to:
+	// its share in [Options.Teams] (1 for a team not listed there or
+	// with no share, as [Summary.Jain] weighs it) over the sum of the
+	// shares of the teams jobs name. Share against Entitled tells
+	// whether a policy gave each team what it is due.
+	Entitled float64
 	// MeanWait and MeanBoundedSlowdown are over its finished jobs.
 	MeanWait            time.Duration
 	MeanBoundedSlowdown float64
@@ -124,6 +134,12 @@ func (r *runner) tally(s *Summary) []teamTally {
 		tt := &byTeam[r.st[i].team]
 		tt.jobs++
 		s.Preemptions += j.Preemptions
+		if j.Promised {
+			s.Promised++
+			if j.Attempts > 0 && j.Start <= j.Promise {
+				s.PromisesKept++
+			}
+		}
 		switch j.Outcome {
 		case Unfinished:
 			s.Unfinished++
@@ -187,7 +203,16 @@ func (r *runner) teamSummaries(byTeam []teamTally) ([]TeamSummary, float64) {
 		}
 	}
 	var out []TeamSummary
-	var sx, sxx float64
+	of := func(name string) float64 {
+		if w := weight[name]; w > 0 {
+			return w
+		}
+		return 1
+	}
+	var sx, sxx, sw float64
+	for _, name := range r.teams.names {
+		sw += of(name)
+	}
 	for k, name := range r.teams.names {
 		tt := &byTeam[k]
 		ts := TeamSummary{Team: name, Jobs: tt.jobs, GPUHours: r.teams.sec[k] / 3600}
@@ -198,11 +223,9 @@ func (r *runner) teamSummaries(byTeam []teamTally) ([]TeamSummary, float64) {
 			ts.MeanWait = tt.wait.mean(tt.done)
 			ts.MeanBoundedSlowdown = tt.bsld / float64(tt.done)
 		}
+		w := of(name)
+		ts.Entitled = w / sw
 		out = append(out, ts)
-		w := weight[name]
-		if w == 0 {
-			w = 1
-		}
 		x := ts.GPUHours / w
 		sx += x
 		sxx += x * x

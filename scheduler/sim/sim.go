@@ -192,6 +192,12 @@ type JobResult struct {
 	// Wait is Finish − Submit − Run: time spent queued, checkpointing
 	// and redoing lost work.
 	Wait time.Duration
+	// Promised reports whether the job was given a reservation (a
+	// promised start, [scheduler.Reservation]) before it first started;
+	// Promise is the start of the first one, the promise a host would
+	// have told its user. The promise was kept when Start <= Promise.
+	Promised bool
+	Promise  time.Duration
 	// Attempts counts the placements of the job.
 	Attempts int
 	// Evictions counts its evictions, Preemptions those with reason
@@ -710,6 +716,9 @@ func (r *runner) step() error {
 	r.snap.Plan = d.Reservations
 	r.pool.planTop = 0
 	for _, res := range d.Reservations {
+		if i, ok := r.byID[res.Job]; ok && r.res[i].Attempts == 0 && !r.res[i].Promised {
+			r.res[i].Promised, r.res[i].Promise = true, res.Start.Sub(r.start)
+		}
 		for _, a := range res.Allocation {
 			if n, ok := r.nodes.find(a.Node); ok {
 				r.pool.planTop = max(r.pool.planTop, n+1)
