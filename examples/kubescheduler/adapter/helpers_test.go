@@ -35,7 +35,7 @@ func gpuPod(ns, name string, gpus int) *v1.Pod {
 				// The API server defaults requests of extended resources to their limits.
 				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi"),
 					DefaultGPUResource: *resource.NewQuantity(int64(gpus), resource.DecimalSI)},
-				Limits:   v1.ResourceList{DefaultGPUResource: *resource.NewQuantity(int64(gpus), resource.DecimalSI)},
+				Limits: v1.ResourceList{DefaultGPUResource: *resource.NewQuantity(int64(gpus), resource.DecimalSI)},
 			}}},
 		},
 	}
