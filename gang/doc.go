@@ -10,6 +10,15 @@
 // rest fit on one node, which is then the fullest that fits them. A gang
 // that does not fit takes nothing and the index is left as it was.
 //
+// A request may ask for CPU and memory per member besides GPUs
+// (Request.CPUMillis, Request.MemoryMiB). A member then fits a node only
+// where its GPUs, CPU and memory all fit ([topology.Index.Members]);
+// domains are counted with [topology.Index.CapacityFor], the fewest-nodes
+// rule counts members so, and each slot holds its members' CPU and memory
+// in the index with its GPUs. On an index whose nodes set no capacities,
+// or for a request that asks for none, placement is by GPUs alone and
+// costs what it did.
+//
 //	req := gang.NewRequest(12, 8)         // 12 members × 8 GPUs
 //	req.Required, _ = ix.LevelOf("spine") // all in one spine
 //	pl, out := gang.Place(ix, req, nil)

@@ -57,6 +57,10 @@ type Request struct {
 	// the best-fit rule. Place then visits every domain of the level with
 	// enough free GPUs, so it costs O(D) per level.
 	Chooser DomainChooser
+	// CPUMillis and MemoryMiB are what each member needs on its node
+	// besides its GPUs (zero: nothing). A member fits a node only where
+	// its GPUs, CPU and memory all fit ([topology.Index.Members]).
+	CPUMillis, MemoryMiB int64
 }
 
 // DomainChooser picks the domain a gang goes to at one level. fits lists,
@@ -92,6 +96,17 @@ func NewRequest(members, gpus int) Request {
 // GPUs returns Members × GPUsPerMember.
 func (r Request) GPUs() int { return r.Members * r.GPUsPerMember }
 
+// limited reports whether CPU or memory can decide where r fits on ix:
+// r asks for some and some node of ix limits them.
+func (r Request) limited(ix *topology.Index) bool {
+	return (r.CPUMillis > 0 || r.MemoryMiB > 0) && ix.Limited()
+}
+
+// capacity returns how many members of r fit domain d of level l now.
+func capacity(ix *topology.Index, r Request, l int, d topology.DomainID) int {
+	return ix.CapacityFor(l, d, r.Class, r.GPUsPerMember, r.CPUMillis, r.MemoryMiB)
+}
+
 // Slot is a part of a placement on one node: the members taken there in
 // one go. A scorer that does not consolidate may come back to a node for
 // a later member, so a node can appear in more than one slot (not
@@ -104,6 +119,10 @@ type Slot struct {
 	// Members is how many members sit on it: GPUs holds Members ×
 	// GPUsPerMember GPUs.
 	Members int
+	// CPUMillis and MemoryMiB are what the slot uses on its node besides
+	// the GPUs: Members times the request's, held in the index with the
+	// GPUs ([topology.Index.AddUse]) and given back with them.
+	CPUMillis, MemoryMiB int64
 }
 
 // Placement is where a gang landed: the level and domain it was fitted
@@ -187,7 +206,7 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 		// filled: filling moves domains in the order being walked.
 		if r.Avoid == nil && (r.Chooser == nil || l == topology.ClusterLevel) {
 			for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
-				if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
+				if capacity(ix, r, l, d) >= r.Members {
 					if p, ok := fill(ix, r, l, d, s); ok {
 						return p, Placed
 					}
@@ -198,7 +217,7 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 		}
 		var fits []topology.DomainID
 		for d := range ix.BestDomains(l, r.Class, r.GPUs()) {
-			if ix.Capacity(l, d, r.Class, r.GPUsPerMember) >= r.Members {
+			if capacity(ix, r, l, d) >= r.Members {
 				fits = append(fits, d)
 			}
 		}
@@ -218,7 +237,7 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 			}
 		}
 	}
-	if r.Required != NoLevel && ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) >= r.Members {
+	if r.Required != NoLevel && capacity(ix, r, topology.ClusterLevel, 0) >= r.Members {
 		if r.Avoid == nil {
 			return Placement{}, NoDomain
 		}
@@ -272,7 +291,9 @@ func fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.S
 		var n topology.NodeID
 		var k int
 		var ok bool
-		if consolidate {
+		if consolidate && r.limited(ix) {
+			n, k, ok = pickConsolidatedLimited(ix, r, l, d, left)
+		} else if consolidate {
 			n, k, ok = pickConsolidated(ix, r, l, d, left)
 		} else {
 			if r.Distinct {
@@ -288,12 +309,16 @@ func fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.S
 			return Placement{}, false
 		}
 		set, _ := ix.Take(n, k*g)
+		cpu, mem := int64(k)*r.CPUMillis, int64(k)*r.MemoryMiB
+		ix.AddUse(n, cpu, mem)
 		if len(p.Slots) > 0 && p.Slots[len(p.Slots)-1].Node == n {
 			last := &p.Slots[len(p.Slots)-1]
 			last.GPUs |= set
 			last.Members += k
+			last.CPUMillis += cpu
+			last.MemoryMiB += mem
 		} else {
-			p.Slots = append(p.Slots, Slot{Node: n, GPUs: set, Members: k})
+			p.Slots = append(p.Slots, Slot{Node: n, GPUs: set, Members: k, CPUMillis: cpu, MemoryMiB: mem})
 		}
 		left -= k
 	}
@@ -302,6 +327,7 @@ func fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.S
 
 func undo(ix *topology.Index, p Placement) {
 	for _, s := range p.Slots {
+		ix.AddUse(s.Node, -s.CPUMillis, -s.MemoryMiB)
 		ix.Release(s.Node, s.GPUs)
 	}
 }
@@ -327,6 +353,45 @@ func pickConsolidated(ix *topology.Index, r Request, l int, d topology.DomainID,
 		n = m
 	}
 	return n, k, true
+}
+
+// pickConsolidatedLimited is pickConsolidated for a request whose CPU
+// or memory may decide where members fit: the fullest node that hosts
+// all that is left, else the node that hosts the most members (fullest
+// among equals, as by GPUs), counting by [topology.Index.Members].
+func pickConsolidatedLimited(ix *topology.Index, r Request, l int, d topology.DomainID, left int) (topology.NodeID, int, bool) {
+	g := r.GPUsPerMember
+	G := ix.MaxGPUs()
+	first := func(f, k int) (topology.NodeID, bool) {
+		return ix.FirstFit(l, d, r.Class, f, k, g, r.CPUMillis, r.MemoryMiB, r.Avoid)
+	}
+	for f := left * g; f <= G; f++ {
+		if n, ok := first(f, left); ok {
+			return n, left, true
+		}
+	}
+	// The most members any node hosts: a bucket of f free GPUs hosts at
+	// most f/g, so the walk down stops once that is no more than found.
+	best, bestN := 0, topology.NodeID(-1)
+	for f := G; f >= g && f/g > best; f-- {
+		for k := min(f/g, left); k > best; k-- {
+			if n, ok := first(f, k); ok {
+				best, bestN = k, n
+				break
+			}
+		}
+	}
+	if best == 0 {
+		return -1, 0, false
+	}
+	// The fullest node that hosts that many (it hosts no more: best is
+	// the most, or all that is left).
+	for f := best * g; f <= G; f++ {
+		if m, ok := first(f, best); ok {
+			return m, best, true
+		}
+	}
+	return bestN, best, true
 }
 
 // firstUsable scans buckets from f = need upward (dir +1, fullest first)
@@ -455,6 +520,9 @@ func pickScored(ix *topology.Index, r Request, l int, d topology.DomainID, s bin
 }
 
 func firstNotAvoided(ix *topology.Index, r Request, l int, d topology.DomainID, c topology.Class, f int) (topology.NodeID, bool) {
+	if r.limited(ix) {
+		return ix.FirstFit(l, d, c, f, 1, r.GPUsPerMember, r.CPUMillis, r.MemoryMiB, r.Avoid)
+	}
 	if r.Avoid == nil {
 		return ix.First(l, d, c, f)
 	}
@@ -517,7 +585,7 @@ func Fill(ix *topology.Index, r Request, l int, d topology.DomainID, s binpack.S
 		return Placement{}, false
 	}
 	// Capacity ignores Avoid, so it is a necessary condition either way.
-	if ix.Capacity(l, d, r.Class, r.GPUsPerMember) < r.Members {
+	if capacity(ix, r, l, d) < r.Members {
 		return Placement{}, false
 	}
 	return fill(ix, r, l, d, s)
@@ -535,6 +603,7 @@ func (r Request) Valid(ix *topology.Index) bool {
 // wellFormed is Valid but for the required and preferred levels.
 func (r Request) wellFormed(ix *topology.Index) bool {
 	return r.Members >= 1 && r.GPUsPerMember >= 1 && r.GPUsPerMember <= ix.MaxGPUs() &&
+		r.CPUMillis >= 0 && r.MemoryMiB >= 0 &&
 		r.Class >= 0 && int(r.Class) < ix.NumClasses() &&
 		validLevel(r.SpreadLevel, ix.NumLevels())
 }

@@ -86,14 +86,70 @@ func TestPlaceSmallAgreesWithBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ix := smallHeldIndex(t)
 		for range 6 {
-			placeSmall(t, ix.Clone())
+			placeSmall(t, ix.Clone(), false)
 		}
 	})
 }
 
-// placeSmall places one random request on ix and checks it.
-func placeSmall(t *rapid.T, ix *topology.Index) {
+// TestPlaceSmallWithResources is TestPlaceSmallAgreesWithBruteForce on
+// nodes that limit CPU and memory, some of them used, with requests that
+// ask for some: a member fits a node only where its GPUs, CPU and memory
+// all fit, the rules count members so, every slot holds its members' CPU
+// and memory in the index, and no node that had room ends over its
+// capacity. Planted once: fill not holding a slot's CPU (AddUse left
+// out); the property failed at once.
+func TestPlaceSmallWithResources(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ix := resHeldIndex(t)
+		for range 6 {
+			placeSmall(t, ix.Clone(), true)
+		}
+	})
+}
+
+// resHeldIndex is smallHeldIndex on nodes that mostly limit CPU and
+// memory, with some of both in use where GPUs are held.
+func resHeldIndex(t *rapid.T) *topology.Index {
+	c := gen.SmallCluster(t)
+	for i := range c.Nodes {
+		if rapid.IntRange(0, 3).Draw(t, "limitCPU") > 0 {
+			c.Nodes[i].CPUMillis = rapid.IntRange(1, 16).Draw(t, "cpuCap") * 1000
+		}
+		if rapid.IntRange(0, 3).Draw(t, "limitMem") > 0 {
+			c.Nodes[i].MemoryMiB = rapid.IntRange(1, 16).Draw(t, "memCap") * 1024
+		}
+	}
+	ix := heldIndex(t, c)
+	for n := range topology.NodeID(ix.NumNodes()) {
+		if ix.Held(n) != 0 {
+			ix.AddUse(n, int64(rapid.IntRange(0, 16).Draw(t, "usedCPU"))*1000, int64(rapid.IntRange(0, 16).Draw(t, "usedMem"))*1024)
+		}
+	}
+	return ix
+}
+
+// placeSmall places one random request on ix and checks it; with res,
+// the request asks for CPU and memory too.
+func placeSmall(t *rapid.T, ix *topology.Index, res bool) {
 	r := smallRequest(t, ix)
+	if res {
+		r.CPUMillis = int64(rapid.IntRange(0, 6).Draw(t, "cpu")) * 1000
+		r.MemoryMiB = int64(rapid.IntRange(0, 6).Draw(t, "mem")) * 1024
+	}
+	// fit is how many members fit free GPUs, CPU and memory.
+	fit := func(free int, cpu, mem int64) int {
+		k := free / r.GPUsPerMember
+		if r.CPUMillis > 0 {
+			k = min(k, int(min(cpu/r.CPUMillis, 1<<20)))
+		}
+		if r.MemoryMiB > 0 {
+			k = min(k, int(min(mem/r.MemoryMiB, 1<<20)))
+		}
+		return k
+	}
+	membersOn := func(ix *topology.Index, n topology.NodeID) int {
+		return fit(ix.Free(n), ix.FreeCPU(n), ix.FreeMemory(n))
+	}
 	scorers := []binpack.Scorer{nil, binpack.Pack{}, binpack.Spread{},
 		binpack.ScorerFunc(func(c binpack.Candidate) int64 { return int64(len(c.GPUType)*3 - c.Free) })}
 	si := rapid.IntRange(0, len(scorers)-1).Draw(t, "scorer")
@@ -113,7 +169,7 @@ func placeSmall(t *rapid.T, ix *topology.Index) {
 		k := 0
 		for n := range topology.NodeID(ix.NumNodes()) {
 			if in(l, d, n) && ix.InClass(n, r.Class) && (all || usable(n)) {
-				k += ix.Free(n) / g
+				k += membersOn(ix, n)
 			}
 		}
 		return k
@@ -206,6 +262,9 @@ func placeSmall(t *rapid.T, ix *topology.Index) {
 		if s.Members < 1 || s.GPUs.Len() != s.Members*g || s.GPUs&^cl.FreeSet(s.Node) != 0 || s.GPUs&taken[s.Node] != 0 {
 			t.Fatalf("slot %+v: wrong or unfree GPUs", s)
 		}
+		if s.CPUMillis != int64(s.Members)*r.CPUMillis || s.MemoryMiB != int64(s.Members)*r.MemoryMiB {
+			t.Fatalf("slot %+v: CPU or memory not its members'", s)
+		}
 		taken[s.Node] |= s.GPUs
 		members += s.Members
 		if r.SpreadLevel != gang.NoLevel {
@@ -221,11 +280,24 @@ func placeSmall(t *rapid.T, ix *topology.Index) {
 		if ix.Held(n) != cl.Held(n)|taken[n] {
 			t.Fatalf("node %s holds %v, want %v", ix.Name(n), ix.Held(n).Indices(), (cl.Held(n) | taken[n]).Indices())
 		}
+		var cpu, mem int64
+		for _, s := range pl.Slots {
+			if s.Node == n {
+				cpu, mem = cpu+s.CPUMillis, mem+s.MemoryMiB
+			}
+		}
+		if ix.UsedCPU(n) != cl.UsedCPU(n)+cpu*btoi(ix.Limited()) || ix.UsedMemory(n) != cl.UsedMemory(n)+mem*btoi(ix.Limited()) {
+			t.Fatalf("node %s uses %d CPU %d memory, want %d and %d more than %d and %d", ix.Name(n), ix.UsedCPU(n), ix.UsedMemory(n), cpu, mem, cl.UsedCPU(n), cl.UsedMemory(n))
+		}
+		// Invariant 11: no node over-committed by what the gang added.
+		if (cpu > 0 && ix.UsedCPU(n) > ix.CPUCapacity(n)) || (mem > 0 && ix.UsedMemory(n) > ix.MemoryCapacity(n)) {
+			t.Fatalf("node %s over-committed: CPU %d of %d, memory %d of %d", ix.Name(n), ix.UsedCPU(n), ix.CPUCapacity(n), ix.UsedMemory(n), ix.MemoryCapacity(n))
+		}
 	}
 	if r.Distinct && !consolidate {
 		offered := map[topology.DomainID]bool{}
 		for n := range topology.NodeID(ix.NumNodes()) {
-			if usable(n) && in(pl.Level, pl.Domain, n) && cl.Free(n) >= g {
+			if usable(n) && in(pl.Level, pl.Domain, n) && membersOn(cl, n) >= 1 {
 				if r.SpreadLevel != gang.NoLevel {
 					offered[ix.DomainOf(r.SpreadLevel, n)] = true
 				} else {
@@ -241,7 +313,7 @@ func placeSmall(t *rapid.T, ix *topology.Index) {
 		var per []int
 		for n := range topology.NodeID(ix.NumNodes()) {
 			if usable(n) && in(pl.Level, pl.Domain, n) {
-				per = append(per, cl.Free(n)/g)
+				per = append(per, membersOn(cl, n))
 			}
 		}
 		slices.Sort(per)
@@ -263,16 +335,18 @@ func placeSmall(t *rapid.T, ix *topology.Index) {
 		}
 	}
 	free := make([]int, ix.NumNodes())
+	fcpu, fmem := make([]int64, ix.NumNodes()), make([]int64, ix.NumNodes())
 	typ := make([]string, ix.NumNodes())
 	for n := range free {
 		free[n] = cl.Free(topology.NodeID(n))
+		fcpu[n], fmem[n] = cl.FreeCPU(topology.NodeID(n)), cl.FreeMemory(topology.NodeID(n))
 		c := ix.NodeClass(topology.NodeID(n))
 		_, typ[n] = ix.TypeClass(max(int(c)-1, 0))
 	}
 	for left := r.Members; left > 0; {
 		var cands []topology.NodeID
 		for n := range topology.NodeID(ix.NumNodes()) {
-			if usable(n) && in(pl.Level, pl.Domain, n) && free[n] >= g {
+			if usable(n) && in(pl.Level, pl.Domain, n) && fit(free[n], fcpu[n], fmem[n]) >= 1 {
 				cands = append(cands, n)
 			}
 		}
@@ -283,13 +357,10 @@ func placeSmall(t *rapid.T, ix *topology.Index) {
 		if consolidate {
 			k = 0
 			for _, n := range cands {
-				if free[n] >= left*g {
-					k = left
-				}
-				k = max(k, min(free[n]/g, left))
+				k = max(k, min(fit(free[n], fcpu[n], fmem[n]), left))
 			}
 			better = func(a, b topology.NodeID) bool {
-				ka, kb := min(free[a]/g, k), min(free[b]/g, k)
+				ka, kb := min(fit(free[a], fcpu[a], fmem[a]), k), min(fit(free[b], fcpu[b], fmem[b]), k)
 				if ka != kb {
 					return ka > kb
 				}
@@ -341,6 +412,12 @@ func placeSmall(t *rapid.T, ix *topology.Index) {
 			want = append(want, best)
 		}
 		free[best] -= k * g
+		if fcpu[best] != topology.Unlimited {
+			fcpu[best] -= int64(k) * r.CPUMillis
+		}
+		if fmem[best] != topology.Unlimited {
+			fmem[best] -= int64(k) * r.MemoryMiB
+		}
 		left -= k
 	}
 	if !slices.Equal(got, want) {
@@ -413,4 +490,11 @@ func heldIndex(t *rapid.T, c topology.Cluster) *topology.Index {
 		}
 	}
 	return ix
+}
+
+func btoi(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -19,7 +19,7 @@ func TestWidePlaceMatchesBruteForce(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ix := heldIndex(t, gen.WideCluster(t))
 		for range 6 {
-			placeSmall(t, ix.Clone())
+			placeSmall(t, ix.Clone(), false)
 		}
 	})
 }
@@ -54,7 +54,7 @@ func TestManyNodesPlaceMatchesBruteForce(t *testing.T) {
 			}
 		}
 		for range 3 {
-			placeSmall(t, ix.Clone())
+			placeSmall(t, ix.Clone(), false)
 		}
 	})
 }

@@ -284,10 +284,12 @@ func trim(t *rapid.T, w *world) {
 				}
 			}
 			if drop != 0 {
-				w.other = append(w.other, Hold{h.Node, drop})
+				w.other = append(w.other, Hold{Node: h.Node, GPUs: drop})
 			}
 			if rest := h.GPUs &^ drop; rest != 0 {
-				keep = append(keep, Hold{h.Node, rest})
+				keep = append(keep, Hold{Node: h.Node, GPUs: rest, CPUMillis: h.CPUMillis, MemoryMiB: h.MemoryMiB})
+			} else if h.CPUMillis != 0 || h.MemoryMiB != 0 {
+				w.other = append(w.other, Hold{Node: h.Node, CPUMillis: h.CPUMillis, MemoryMiB: h.MemoryMiB})
 			}
 		}
 		if got := (&Candidate{Holds: keep}).NumGPUs(); got != n {

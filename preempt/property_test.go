@@ -45,9 +45,9 @@ func (w *world) cutIntoHolds(t *rapid.T, ix *topology.Index, maxRun int, owner f
 		for o := -1; o < len(w.cands); o++ {
 			if set := byOwner[o]; set != 0 {
 				if o < 0 {
-					w.other = append(w.other, Hold{n, set})
+					w.other = append(w.other, Hold{Node: n, GPUs: set})
 				} else {
-					w.cands[o].Holds = append(w.cands[o].Holds, Hold{n, set})
+					w.cands[o].Holds = append(w.cands[o].Holds, Hold{Node: n, GPUs: set})
 				}
 			}
 		}
@@ -137,6 +137,7 @@ func (w *world) index(t *rapid.T, cands []Candidate, without ...int) *topology.I
 		if err := ix.TakeSet(h.Node, h.GPUs); err != nil {
 			t.Fatalf("TakeSet: %v", err)
 		}
+		ix.AddUse(h.Node, h.CPUMillis, h.MemoryMiB)
 	}
 	for _, c := range w.cands {
 		if skip[c.ID] {
@@ -146,6 +147,7 @@ func (w *world) index(t *rapid.T, cands []Candidate, without ...int) *topology.I
 			if err := ix.TakeSet(h.Node, h.GPUs); err != nil {
 				t.Fatalf("TakeSet: %v", err)
 			}
+			ix.AddUse(h.Node, h.CPUMillis, h.MemoryMiB)
 		}
 	}
 	return ix
@@ -293,7 +295,7 @@ func TestPropertyUpperBoundCounted(t *testing.T) {
 			for _, h := range c.Holds {
 				if ix.State(h.Node) == topology.Ready && ix.InClass(h.Node, w.r.Class) {
 					if set := h.GPUs & ix.Held(h.Node) & ix.Healthy(h.Node); set != 0 {
-						holds = append(holds, hold{h.Node, set})
+						holds = append(holds, hold{node: h.Node, set: set})
 					}
 				}
 			}

@@ -17,6 +17,9 @@ type Hold struct {
 	Node topology.NodeID
 	// GPUs are the GPUs the job holds on it.
 	GPUs topology.GPUSet
+	// CPUMillis and MemoryMiB are the CPU and memory the job uses on it,
+	// which stopping it frees with the GPUs (zero: none).
+	CPUMillis, MemoryMiB int64
 }
 
 // Candidate is a running job that might be preempted. It is a small value:
@@ -124,13 +127,15 @@ func compare(a, b *Candidate, ga, gb int) int {
 // hold is a usable part of a candidate's GPUs: held, healthy, on a ready
 // node of the request's class (avoided or not: see Select).
 type hold struct {
-	node topology.NodeID
-	set  topology.GPUSet
+	node     topology.NodeID
+	set      topology.GPUSet
+	cpu, mem int64
 }
 
 type undoEntry struct {
-	node topology.NodeID
-	held topology.GPUSet
+	node     topology.NodeID
+	held     topology.GPUSet
+	cpu, mem int64 // the node's use before the change
 }
 
 // view is a working view of an index: changes are logged so that the
@@ -142,23 +147,37 @@ type view struct {
 
 func (v *view) release(hs []hold) {
 	for _, h := range hs {
-		v.log = append(v.log, undoEntry{h.node, v.ix.Held(h.node)})
+		v.log = append(v.log, undoEntry{h.node, v.ix.Held(h.node), v.ix.UsedCPU(h.node), v.ix.UsedMemory(h.node)})
+		v.ix.AddUse(h.node, -h.cpu, -h.mem)
 		v.ix.Release(h.node, h.set)
 	}
 }
 
 func (v *view) retake(hs []hold) {
 	for _, h := range hs {
-		v.log = append(v.log, undoEntry{h.node, v.ix.Held(h.node)})
+		v.log = append(v.log, undoEntry{h.node, v.ix.Held(h.node), v.ix.UsedCPU(h.node), v.ix.UsedMemory(h.node)})
+		v.ix.AddUse(h.node, h.cpu, h.mem)
 		v.ix.SetHeld(h.node, v.ix.Held(h.node)|h.set)
 	}
 }
 
 func (v *view) restore() {
 	for i := len(v.log) - 1; i >= 0; i-- {
-		v.ix.SetHeld(v.log[i].node, v.log[i].held)
+		e := v.log[i]
+		v.ix.SetUse(e.node, e.cpu, e.mem)
+		v.ix.SetHeld(e.node, e.held)
 	}
 	v.log = v.log[:0]
+}
+
+// limited reports whether CPU or memory can decide where r fits on ix.
+func limited(ix *topology.Index, r gang.Request) bool {
+	return (r.CPUMillis > 0 || r.MemoryMiB > 0) && ix.Limited()
+}
+
+// capacity is how many members of r fit domain d of level l now.
+func capacity(ix *topology.Index, r gang.Request, l int, d topology.DomainID) int {
+	return ix.CapacityFor(l, d, r.Class, r.GPUsPerMember, r.CPUMillis, r.MemoryMiB)
 }
 
 // feasible reports whether gang.Place would place r on the view, without
@@ -167,7 +186,7 @@ func (v *view) restore() {
 // level) or one domain of the required level. O(G), or O(D·G) with a
 // required level; a full Place only when r avoids nodes.
 func (v *view) feasible(r gang.Request, s binpack.Scorer) bool {
-	if v.ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) < r.Members {
+	if capacity(v.ix, r, topology.ClusterLevel, 0) < r.Members {
 		return false
 	}
 	if r.Avoid != nil {
@@ -178,7 +197,7 @@ func (v *view) feasible(r gang.Request, s binpack.Scorer) bool {
 		return true
 	}
 	for d := range v.ix.BestDomains(r.Required, r.Class, r.GPUs()) {
-		if v.ix.Capacity(r.Required, d, r.Class, r.GPUsPerMember) >= r.Members {
+		if capacity(v.ix, r, r.Required, d) >= r.Members {
 			return true
 		}
 	}
@@ -188,7 +207,7 @@ func (v *view) feasible(r gang.Request, s binpack.Scorer) bool {
 // fits reports whether r can be placed on the view's free GPUs, changing
 // nothing, and returns the placement it would get.
 func (v *view) fits(r gang.Request, s binpack.Scorer) (gang.Placement, bool) {
-	if v.ix.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) < r.Members {
+	if capacity(v.ix, r, topology.ClusterLevel, 0) < r.Members {
 		return gang.Placement{}, false
 	}
 	p, out := gang.Place(v.ix, r, s)
@@ -209,13 +228,13 @@ func helpsReleased(ix *topology.Index, r gang.Request) func(n topology.NodeID) b
 	}
 	dom := make(map[topology.DomainID]bool)
 	return func(n topology.NodeID) bool {
-		if ix.Free(n) < r.GPUsPerMember {
+		if ix.Members(n, r.GPUsPerMember, r.CPUMillis, r.MemoryMiB) < 1 {
 			return false
 		}
 		d := ix.DomainOf(lr, n)
 		f, seen := dom[d]
 		if !seen {
-			f = ix.Capacity(lr, d, r.Class, r.GPUsPerMember) >= r.Members
+			f = capacity(ix, r, lr, d) >= r.Members
 			dom[d] = f
 		}
 		return f
@@ -450,6 +469,12 @@ type Selector struct {
 // any one leaves r unable to fit. With Avoid the drop passes repeat until
 // none succeeds, so minimality holds against the placer's own answers.
 //
+// When r asks for CPU or memory and some node of ix limits them, stopping
+// a candidate frees its CPU and memory with its GPUs (Hold.CPUMillis,
+// Hold.MemoryMiB), so victims are chosen to free whatever r lacks; each
+// step then asks the placer, as with Avoid, and minimality holds against
+// its answers.
+//
 // Select does not consult a preemption matrix except that tier 0 (or a
 // negative tier, as for [Matrix.CanPreempt]) is never a victim: filter
 // cands with [Eligible] first.
@@ -482,7 +507,7 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 	of := func(i int) []hold { return holds[span[i][0]:span[i][1]] }
 	v := &view{ix: ix, log: sc.undo[:0]}
 	defer func() { v.restore(); sc.undo = v.log[:0] }()
-	if r.Avoid == nil {
+	if r.Avoid == nil && !limited(ix, r) {
 		return sc.selectCounted(ix, r, s, cands, holds, of, v)
 	}
 	return sc.selectPlaced(r, s, cands, holds, of, v)
@@ -509,8 +534,13 @@ func (sc *Selector) usableHolds(ix *topology.Index, r gang.Request, cands []Cand
 				if h.Node < 0 || h.Node >= nn || ix.State(h.Node) != topology.Ready || !ix.InClass(h.Node, r.Class) {
 					continue
 				}
-				if set := h.GPUs & ix.Held(h.Node) & ix.Healthy(h.Node); set != 0 {
-					holds = append(holds, hold{h.Node, set})
+				set := h.GPUs & ix.Held(h.Node) & ix.Healthy(h.Node)
+				cpu, mem := h.CPUMillis, h.MemoryMiB
+				if !ix.Limited() {
+					cpu, mem = 0, 0
+				}
+				if set != 0 || cpu > 0 || mem > 0 {
+					holds = append(holds, hold{h.Node, set, cpu, mem})
 				}
 			}
 		}
@@ -560,7 +590,7 @@ func (sc *Selector) selectPlaced(r gang.Request, s binpack.Scorer, cands []Candi
 		return nil, gang.Placement{}, false
 	}
 	released := helpsReleased(v.ix, r)
-	order := sc.helpingByCost(cands, of, func(n topology.NodeID) bool { return !r.Avoid(n) && released(n) })
+	order := sc.helpingByCost(cands, of, func(n topology.NodeID) bool { return (r.Avoid == nil || !r.Avoid(n)) && released(n) })
 	defer func() { sc.order = order[:0] }()
 	v.restore()
 

@@ -208,7 +208,7 @@ func (st *stepState) whyWaitsOneType(j *Job, reqs []gang.Request, d time.Duratio
 // holds with every job gone, on its ready nodes when ready, else on all
 // (see largestGang), computed once per shape.
 func (st *stepState) largestOf(req gang.Request, ready bool) int {
-	key := shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: gang.NoLevel, spread: gang.NoLevel}
+	key := shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, cpu: req.CPUMillis, mem: req.MemoryMiB, required: req.Required, preferred: gang.NoLevel, spread: gang.NoLevel}
 	if ready {
 		key.mode = -1 // a key no job's shape has
 	}

@@ -69,7 +69,8 @@ type shapeKey struct {
 	class         topology.Class
 	mode          int32 // the job's PlacementMode: the GPUs of a start, so whether preempt claims it, depend on it
 	gpusPerMember int
-	required      int // gang.Request levels
+	cpu, mem      int64 // per member, as the gang.Request
+	required      int   // gang.Request levels
 	preferred     int
 	spread        int // the request's SpreadLevel: it too chooses a start's GPUs (for the preemption memos; whether a job fits does not depend on it)
 	shadows       int

@@ -58,7 +58,7 @@ func (st *stepState) placeNowWithinShadows(j *Job, req gang.Request, d time.Dura
 
 // shapeOf is the memo key of j, whose request is req and hold d.
 func (st *stepState) shapeOf(j *Job, req gang.Request, d time.Duration) shapeKey {
-	return shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
+	return shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, cpu: req.CPUMillis, mem: req.MemoryMiB, required: req.Required, preferred: req.Preferred,
 		mode: int32(j.Placement), spread: req.SpreadLevel, shadows: st.shadowsWithin(d), reservations: len(st.reservations.made),
 		eligible: st.eligibleID(j)}
 }
@@ -67,6 +67,7 @@ func (st *stepState) shapeOf(j *Job, req gang.Request, d time.Duration) shapeKey
 // with a list of eligible nodes avoids every other node.
 func (st *stepState) request(j *Job) (gang.Request, bool) {
 	req := gang.NewRequest(j.Members, j.GPUsPerMember)
+	req.CPUMillis, req.MemoryMiB = int64(j.CPUMillis), int64(j.MemoryMiB)
 	if e := st.eligibleOf(j); e != nil {
 		req.Avoid = e.avoid
 	}

@@ -111,7 +111,7 @@ func (st *stepState) preempt(j *Job, req gang.Request, d time.Duration, mayReser
 	st.wake.from(d)
 	st.wake.from(grace)
 	st.wake.from(addDur(d, grace))
-	key := preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
+	key := preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, cpu: req.CPUMillis, mem: req.MemoryMiB, required: req.Required, preferred: req.Preferred,
 		mode: int32(j.Placement), spread: req.SpreadLevel, eligible: st.eligibleID(j)}, tier: st.tier(j)}
 	alike := waitKey{preemptKey: key, members: j.Members, hold: d}
 	if starts := st.reservations.starts; len(starts) == 0 || d > starts[len(starts)-1] {

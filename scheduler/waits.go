@@ -252,7 +252,7 @@ func (st *stepState) noRoom(j *Job, req gang.Request, out gang.Outcome, noHorizo
 		// Would it fit the free GPUs without its list? Then its list is why.
 		all := req
 		all.Avoid = nil
-		key := shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, required: req.Required, preferred: req.Preferred,
+		key := shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, cpu: req.CPUMillis, mem: req.MemoryMiB, required: req.Required, preferred: req.Preferred,
 			mode: int32(j.Placement), spread: req.SpreadLevel}
 		if s := st.noEligibleRoom(j, req, st.fitIgnoringReservations(j, all, key)); s.decided() {
 			return s

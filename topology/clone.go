@@ -34,6 +34,7 @@ func (ix *Index) Clone() *Index {
 		}
 	}
 	c.heldLog = heldLog{}
+	c.res = ix.res.clone()
 	return &c
 }
 

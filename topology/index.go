@@ -91,6 +91,9 @@ type Index struct {
 	// internal/changelog): embedded, so that changelog.Of finds it, under
 	// an unexported name, so that it adds nothing to the API.
 	heldLog
+	// res is the CPU and memory of the nodes, nil when no node limits
+	// them (see resources.go).
+	res *resources
 }
 
 // heldLog names the embedded change log of an Index.
@@ -184,6 +187,7 @@ func NewIndex(c *Cluster) (*Index, error) {
 	for li := range ix.levels {
 		ix.layOut(li)
 	}
+	ix.addResources(c, order)
 	ix.freeHealthyGPUs()
 	return ix, nil
 }
@@ -438,6 +442,9 @@ func (ix *Index) link(li int, n NodeID, f int32) {
 	if lv.cgrp != nil {
 		lv.linkIn(int(lv.cgrp[n]), lv.cloc[n], ix.freeCounts, f)
 	}
+	if ix.res != nil {
+		ix.widen(li, n, f)
+	}
 }
 
 // linkIn puts the node at loc of group g into its bucket for free count f.
@@ -456,6 +463,9 @@ func (ix *Index) move(li int, n NodeID, from, to int32) {
 	lv.moveIn(int(lv.domOf(n)), lv.loc[n], ix.freeCounts, from, to)
 	if lv.cgrp != nil {
 		lv.moveIn(int(lv.cgrp[n]), lv.cloc[n], ix.freeCounts, from, to)
+	}
+	if ix.res != nil {
+		ix.widen(li, n, to)
 	}
 }
 

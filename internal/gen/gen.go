@@ -263,3 +263,35 @@ func ShuffleAllocations(t *rapid.T, s *scheduler.Snapshot) *scheduler.Snapshot {
 	}
 	return out
 }
+
+// WithResources returns a deep copy of s with CPU and memory drawn for
+// most nodes (some left unlimited, some limited in one of the two) and
+// per-member requests drawn for most jobs, running and pending alike,
+// sized so that CPU or memory, not only GPUs, often decides where a
+// member fits. Running jobs are not fitted to the capacities: a snapshot
+// may report a node over-committed.
+func WithResources(t *rapid.T, s *scheduler.Snapshot) *scheduler.Snapshot {
+	out := Clone(s)
+	for i := range out.Cluster.Nodes {
+		n := &out.Cluster.Nodes[i]
+		switch rapid.IntRange(0, 5).Draw(t, "resNode") {
+		case 0: // unlimited
+		case 1:
+			n.CPUMillis = rapid.SampledFrom([]int{8000, 16000, 64000}).Draw(t, "cpuCap")
+		case 2:
+			n.MemoryMiB = rapid.SampledFrom([]int{32768, 131072, 524288}).Draw(t, "memCap")
+		default:
+			n.CPUMillis = rapid.SampledFrom([]int{8000, 16000, 64000}).Draw(t, "cpuCap")
+			n.MemoryMiB = rapid.SampledFrom([]int{32768, 131072, 524288}).Draw(t, "memCap")
+		}
+	}
+	for i := range out.Jobs {
+		j := &out.Jobs[i]
+		if rapid.IntRange(0, 4).Draw(t, "resJob") == 0 {
+			continue
+		}
+		j.CPUMillis = rapid.SampledFrom([]int{0, 500, 2000, 4000, 8000, 16000}).Draw(t, "cpu")
+		j.MemoryMiB = rapid.SampledFrom([]int{0, 4096, 16384, 65536, 131072}).Draw(t, "mem")
+	}
+	return out
+}
