@@ -43,6 +43,9 @@ type Job struct {
 	GPUType string
 	// CheckpointGrace is how long the job needs to stop once evicted.
 	CheckpointGrace time.Duration
+	// CPUMillis and MemoryMiB are what each member needs on its node
+	// besides its GPUs, as in scheduler.Job; zero asks for none.
+	CPUMillis, MemoryMiB int
 }
 
 // NodeEvent changes the state of one node at a time: a failure (Down), a
@@ -228,6 +231,9 @@ type Result struct {
 	Summary Summary
 	// Teams names the teams of Series' TeamShare columns, sorted.
 	Teams []string
+	// Reasons names the pending reasons of Series' Pending columns,
+	// sorted: those the decisions gave.
+	Reasons []scheduler.Reason
 	// Series is the cluster over time, at most [Options.MaxPoints] points.
 	Series []Point
 }
@@ -294,6 +300,9 @@ type runner struct {
 	nodeDown    int
 	lat         []time.Duration
 	samp        sampler
+	rb          *resBook // nil unless a node limits CPU or memory
+	reasons     reasonBook
+	strandedSec float64 // GPU-seconds stranded (see resBook)
 }
 
 // Run simulates the workload jobs on cluster c under policy cfg and
@@ -364,6 +373,7 @@ func (r *runner) setCluster(c topology.Cluster) {
 	r.snap.Cluster = c
 	r.held = make([]topology.GPUSet, len(c.Nodes))
 	r.nodes = newNodeIndex(c.Nodes)
+	r.rb = newResBook(c.Nodes)
 	for i := range c.Nodes {
 		r.gpus += c.Nodes[i].GPUs
 	}
@@ -412,6 +422,10 @@ func checkJob(i int, j *Job) error {
 		return fmt.Errorf("%s: limit must be >= 0, got %s", where, j.Limit)
 	case j.CheckpointGrace < 0:
 		return fmt.Errorf("%s: checkpointGrace must be >= 0, got %s", where, j.CheckpointGrace)
+	case j.CPUMillis < 0:
+		return fmt.Errorf("%s: cpuMillis must be >= 0, got %d", where, j.CPUMillis)
+	case j.MemoryMiB < 0:
+		return fmt.Errorf("%s: memoryMiB must be >= 0, got %d", where, j.MemoryMiB)
 	}
 	return nil
 }
@@ -557,7 +571,12 @@ func (r *runner) advance(t time.Duration) {
 	dt := (t - r.now).Seconds()
 	r.gpuSec += float64(r.busy) * dt
 	r.teams.charge(dt, r.start.Add(t))
-	r.samp.add(r.now, t, r.busy, r.pending, r.running, &r.teams)
+	x := extras{reasons: r.reasons.counts}
+	if r.rb != nil {
+		x.stranded, x.cpu, x.mem = r.rb.strandedGPUs(r), r.rb.cpuUsed, r.rb.memUsed
+		r.strandedSec += float64(x.stranded) * dt
+	}
+	r.samp.add(r.now, t, r.busy, r.pending, r.running, &r.teams, &x)
 	r.now = t
 }
 
@@ -571,6 +590,9 @@ func (r *runner) apply(e event) bool {
 		ne := r.nodeEv[e.job]
 		n, _ := r.nodes.find(ne.Node)
 		r.pool.nodes[n].State = ne.State
+		if r.rb != nil {
+			r.rb.dirty = true
+		}
 		return true
 	}
 	s := &r.st[e.job]
@@ -603,6 +625,9 @@ func (r *runner) apply(e event) bool {
 			}
 			s.progress = min(s.progress+kept, r.jobs[e.job].Run)
 			s.state = sPending
+			if r.rb != nil {
+				r.rb.dirty = true
+			}
 			r.pending++
 			r.pendingGPUs += r.jobs[e.job].Members * r.jobs[e.job].GPUsPerMember
 			sj := &r.snap.Jobs[s.pos]
@@ -626,6 +651,9 @@ func (r *runner) release(i int32, reason scheduler.EvictReason) {
 	for _, a := range s.alloc {
 		n, _ := r.nodes.find(a.Node)
 		r.held[n] &^= topology.SetOf(a.GPUs...)
+	}
+	if r.rb != nil {
+		r.rb.hold(r, &r.jobs[i], s.alloc, -1)
 	}
 	g := r.jobs[i].Members * r.jobs[i].GPUsPerMember
 	r.busy -= g
@@ -685,7 +713,11 @@ func (r *runner) arrive(i int32) {
 		ID: j.ID, Team: j.Team, Tier: j.Tier, Kind: j.Kind,
 		Submitted: r.start.Add(j.Submit), Members: j.Members, GPUsPerMember: j.GPUsPerMember,
 		GPUType: j.GPUType, TimeLimit: j.Limit, CheckpointGrace: j.CheckpointGrace,
+		CPUMillis: j.CPUMillis, MemoryMiB: j.MemoryMiB,
 	})
+	if r.rb != nil {
+		r.rb.dirty = true
+	}
 	r.owner = append(r.owner, i)
 }
 
@@ -735,6 +767,7 @@ func (r *runner) step() error {
 			return fmt.Errorf("sim: at %s: %w", r.now, err)
 		}
 	}
+	r.reasons.set(d)
 	r.wake(d)
 	if r.opt.Progress != nil {
 		r.opt.Progress(r.finished, len(r.jobs))
@@ -854,6 +887,9 @@ func (r *runner) place(p *scheduler.Placement) error {
 	s.state = sRunning
 	s.started = r.now
 	s.alloc = p.Allocation
+	if r.rb != nil {
+		r.rb.hold(r, j, p.Allocation, 1)
+	}
 	r.pending--
 	r.running++
 	g := j.Members * j.GPUsPerMember
