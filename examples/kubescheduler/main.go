@@ -40,7 +40,17 @@ func main() {
 	}
 }
 
-func run(args []string) error {
+// flags are the command line.
+type flags struct {
+	kubeconfig, name, cmNS, cmName, leaseNS, leaseName, listen, podGroups, level *string
+	elect                                                                        *bool
+	qps                                                                          *float64
+	burst, workers                                                               *int
+	coalesce                                                                     *time.Duration
+}
+
+// parseFlags parses and checks the command line.
+func parseFlags(args []string) (*flags, error) {
 	fs := flag.NewFlagSet("kubescheduler", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file; empty: in-cluster configuration")
 	name := fs.String("scheduler-name", "gpusched", "spec.schedulerName of the pods to schedule")
@@ -57,22 +67,36 @@ func run(args []string) error {
 	podGroups := fs.String("podgroups", "auto", "watch scheduling.x-k8s.io PodGroups: auto, on or off")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
-		return fmt.Errorf("-log-level: %v", err)
+		return nil, fmt.Errorf("-log-level: %v", err)
 	}
 	switch *podGroups {
 	case "auto", "on", "off":
 	default:
-		return fmt.Errorf("-podgroups: want auto, on or off, got %q", *podGroups)
+		return nil, fmt.Errorf("-podgroups: want auto, on or off, got %q", *podGroups)
 	}
+	return &flags{kubeconfig, name, cmNS, cmName, leaseNS, leaseName, listen, podGroups, level, elect, qps, burst, workers, coalesce}, nil
+}
+
+func run(args []string) error {
+	f, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	kubeconfig, name, cmNS, cmName, leaseNS, leaseName, listen, podGroups := f.kubeconfig, f.name, f.cmNS, f.cmName, f.leaseNS, f.leaseName, f.listen, f.podGroups
+	elect, qps, burst, workers, coalesce := f.elect, f.qps, f.burst, f.workers, f.coalesce
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(*f.level))
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
 	slog.SetDefault(log)
 
 	var cfg *rest.Config
-	var err error
 	if *kubeconfig != "" {
 		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	} else {
