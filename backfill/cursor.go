@@ -281,6 +281,7 @@ func (p *Profile) drainChanges() {
 // cursorFor has brought up to date.
 func (p *Profile) point(c *cursor, n topology.NodeID) {
 	c.show(n, p.usable(n, p.dense.alloc[n]&^p.seenHeld[n], c.at, c.d))
+	p.pointUse(c, n)
 }
 
 // move brings cursor c to the run [t, t+d). It recomputes the nodes
@@ -443,7 +444,7 @@ func (m *cursorMove) passFreeing() {
 	}
 	p, hi := m.p, m.startHi
 	p.timeline.ends.FromRuns(timelineEntry{at: m.startLo + 1, seq: -1}, func(run *entryRun, evs []timelineEntry) bool {
-		if m.forward && p.latestReservedAgainBy(run) < m.end {
+		if m.forward && p.latestReservedAgainBy(run) < m.end && !p.tracksUse() {
 			k := len(evs)
 			if evs[k-1].at > hi {
 				k = sort.Search(k, func(i int) bool { return evs[i].at > hi })
@@ -461,6 +462,9 @@ func (m *cursorMove) passFreeing() {
 			} else {
 				skip = !m.recomputed(e.n) && m.c.use[e.n]&e.set == 0 // rule 3
 			}
+			// A release frees CPU and memory even where its GPUs stay
+			// unusable, and an earlier start takes them back.
+			skip = skip && !p.tracksUse()
 			if !m.pass(e, skip) {
 				return false
 			}

@@ -52,6 +52,7 @@ type shape struct {
 	class         topology.Class
 	gpusPerMember int32
 	required      int32
+	cpu, mem      int64 // per member
 }
 
 // memoGroup holds the lower bounds for one member count, by run length;
@@ -102,7 +103,7 @@ func (p *Profile) memoShape(r gang.Request) (shape, bool) {
 	if r.Preferred != gang.NoLevel && (r.Preferred < 0 || r.Preferred >= nl) {
 		return shape{}, false
 	}
-	return shape{class: r.Class, gpusPerMember: int32(r.GPUsPerMember), required: int32(r.Required)}, true
+	return shape{class: r.Class, gpusPerMember: int32(r.GPUsPerMember), required: int32(r.Required), cpu: r.CPUMillis, mem: r.MemoryMiB}, true
 }
 
 // implies reports a sufficient condition for a gang of shape w with as
@@ -113,7 +114,7 @@ func (p *Profile) memoShape(r gang.Request) (shape, bool) {
 // above k's; they are not used.)
 func (k shape) implies(w shape) bool {
 	return (w.class == k.class || w.class == topology.AnyType) && w.gpusPerMember <= k.gpusPerMember &&
-		(w.required == k.required || w.required == gang.NoLevel)
+		(w.required == k.required || w.required == gang.NoLevel) && w.cpu <= k.cpu && w.mem <= k.mem
 }
 
 // lowerBound returns the largest bound remembered for m members and a run

@@ -147,6 +147,7 @@ func (p *Profile) PlaceNow(r gang.Request, d time.Duration, s binpack.Scorer) (g
 		if err := p.ix.TakeSet(sl.Node, sl.GPUs); err != nil {
 			panic("backfill: profile lost track of free GPUs: " + err.Error())
 		}
+		p.ix.AddUse(sl.Node, sl.CPUMillis, sl.MemoryMiB)
 	}
 	p.recordRelease(pl, d)
 	return pl, out
@@ -172,6 +173,7 @@ func (p *Profile) recordRelease(pl gang.Placement, d time.Duration) {
 		if p.nodes[sl.Node].releasedGPUs&sl.GPUs != 0 {
 			p.dropReleases(sl.Node, sl.GPUs)
 		}
+		p.setShares(sl.Node, sl.GPUs, sl.CPUMillis, sl.MemoryMiB)
 		p.addRelease(sl.Node, sl.GPUs, d)
 	}
 }

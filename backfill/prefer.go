@@ -24,8 +24,8 @@ import (
 // starts at or after d visited until enough GPUs are found (and the rest
 // of those at the start where they were), plus one gang.Fill.
 func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Duration, s binpack.Scorer) gang.Placement {
-	if d == Forever {
-		return pl // a job without a limit cannot end before any reservation
+	if d == Forever || limited(p.ix, r) {
+		return pl // a job without a limit cannot end before any reservation; CPU and memory choose for a limited one
 	}
 	g := r.GPUsPerMember
 	pl.Release(p.ix)
@@ -148,8 +148,8 @@ func (p *Profile) takePreferred(ix *topology.Index, pl gang.Placement, r gang.Re
 // those that host the most members first, then by node. The cursor holds
 // the result on return.
 func (p *Profile) preferBusy(c *cursor, pl gang.Placement, r gang.Request, t time.Duration, s binpack.Scorer) gang.Placement {
-	if t == 0 && !p.releasedNow {
-		return pl // nothing busy now is released by now
+	if t == 0 && !p.releasedNow || limited(c.ix, r) {
+		return pl // nothing busy now is released by now; CPU and memory choose for a limited request
 	}
 	pl.Release(c.ix)
 	g, maxG := r.GPUsPerMember, c.ix.MaxGPUs()

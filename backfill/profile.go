@@ -75,7 +75,8 @@ type Profile struct {
 	// releasedNow says that some release is at 0: GPUs held now are
 	// usable for a run from now (see preferBusy).
 	releasedNow bool
-	undo        undoLog // the live index's changes during a query "now"
+	undo        undoLog   // the live index's changes during a query "now"
+	shares      useShares // CPU and memory per held GPU (see resources.go)
 	scratch     scratch
 }
 

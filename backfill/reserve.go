@@ -26,6 +26,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	// lowers them (lowerReservedAgainBy, the e·g term). wholeReserve cuts the
 	// windows.
 	end := add(start, run(d))
+	p.pin(pl, 1)
 	p.countSlots(pl.Slots, start, end)
 	// The timeline entries go in together after the loop, which reads
 	// only the nodes' events: every end of this reservation is at end

@@ -95,7 +95,7 @@ type wholeExpiry struct {
 // answers: every member takes all the GPUs of a node of the largest
 // size, and no node is avoided.
 func (p *Profile) whole(r gang.Request) bool {
-	return r.GPUsPerMember == p.ix.MaxGPUs() && r.Avoid == nil
+	return r.GPUsPerMember == p.ix.MaxGPUs() && r.Avoid == nil && !limited(p.ix, r)
 }
 
 // wholeTouch marks node n's whole-node windows out of date.

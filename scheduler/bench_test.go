@@ -120,6 +120,34 @@ func stepLoop(b *testing.B, snap *Snapshot, cfg Config) *Decision {
 // BenchmarkStep measures a full Step with the default policy (EASY).
 func BenchmarkStep(b *testing.B) { benchStep(b, Config{}) }
 
+// withBenchResources sets CPU and memory on every node and job of a
+// benchmark snapshot: nodes of 128 CPUs and 1 TiB, jobs asking per GPU
+// 8, 12 or 16 CPUs and 64, 96 or 128 GiB (drawn per job), so that a node
+// full of the hungriest jobs has none to spare and CPU or memory, not
+// GPUs, sometimes decides where a member fits.
+func withBenchResources(s *Snapshot) *Snapshot {
+	rng := rand.New(rand.NewPCG(uint64(len(s.Cluster.Nodes)), 7))
+	for i := range s.Cluster.Nodes {
+		s.Cluster.Nodes[i].CPUMillis, s.Cluster.Nodes[i].MemoryMiB = 128000, 1<<20
+	}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		j.CPUMillis = j.GPUsPerMember * (8 + 4*rng.IntN(3)) * 1000
+		j.MemoryMiB = j.GPUsPerMember * (64 + 32*rng.IntN(3)) * 1024
+	}
+	return s
+}
+
+// BenchmarkStepResources is BenchmarkStep with CPU and memory set on
+// every node and job (withBenchResources).
+func BenchmarkStepResources(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
+			stepLoop(b, withBenchResources(benchSnapshot(sz.nodes, sz.pending)), Config{})
+		})
+	}
+}
+
 // BenchmarkStepConservative measures a full Step with conservative
 // backfill: a reservation for every blocked job.
 func BenchmarkStepConservative(b *testing.B) { benchStep(b, Config{Backfill: Conservative}) }

@@ -113,14 +113,16 @@ func (st *stepState) eligibleID(j *Job) int32 {
 // eligibleRoom counts the members of req's size and class that fit on
 // e's nodes, each node giving room(n) GPUs: the most that one domain of
 // req's required level holds, or all nodes together without one; and,
-// beside it, the total over every domain. O(k) for k eligible nodes
-// (O(k log k) with a required level).
-func (st *stepState) eligibleRoom(e *eligibleSet, req gang.Request, room func(topology.NodeID) int) (best, total int) {
+// beside it, the total over every domain. A node's members are also
+// bounded by its CPU and memory: free now (now), else its capacity.
+// O(k) for k eligible nodes (O(k log k) with a required level).
+func (st *stepState) eligibleRoom(e *eligibleSet, req gang.Request, room func(topology.NodeID) int, now bool) (best, total int) {
 	g := req.GPUsPerMember
+	members := func(n topology.NodeID) int { return st.resourceRoom(n, req, room(n)/g, now) }
 	if req.Required == gang.NoLevel {
 		for _, n := range e.nodes {
 			if st.ix.InClass(n, req.Class) {
-				total += room(n) / g
+				total += members(n)
 			}
 		}
 		return total, total
@@ -132,7 +134,7 @@ func (st *stepState) eligibleRoom(e *eligibleSet, req gang.Request, room func(to
 	parts := make([]part, 0, len(e.nodes))
 	for _, n := range e.nodes {
 		if st.ix.InClass(n, req.Class) {
-			if m := room(n) / g; m > 0 {
+			if m := members(n); m > 0 {
 				parts = append(parts, part{st.ix.DomainOf(req.Required, n), m})
 			}
 		}
@@ -147,6 +149,25 @@ func (st *stepState) eligibleRoom(e *eligibleSet, req gang.Request, room func(to
 		best, total, i = max(best, sum), total+sum, k
 	}
 	return best, total
+}
+
+// resourceRoom bounds k, the members of req that node n holds by GPUs,
+// by its CPU and memory: free now (now), else its capacity.
+func (st *stepState) resourceRoom(n topology.NodeID, req gang.Request, k int, now bool) int {
+	if k == 0 || (req.CPUMillis == 0 && req.MemoryMiB == 0) || !st.ix.Limited() {
+		return k
+	}
+	cpu, mem := st.ix.CPUCapacity(n), st.ix.MemoryCapacity(n)
+	if now {
+		cpu, mem = st.ix.FreeCPU(n), st.ix.FreeMemory(n)
+	}
+	if req.CPUMillis > 0 {
+		k = int(min(int64(k), cpu/req.CPUMillis))
+	}
+	if req.MemoryMiB > 0 {
+		k = int(min(int64(k), mem/req.MemoryMiB))
+	}
+	return k
 }
 
 // freeRoom is the GPUs free now on node n of a ready node (the index
@@ -173,7 +194,7 @@ func (st *stepState) eligibleFitsNow(j *Job, req gang.Request) bool {
 	if e == nil {
 		return true
 	}
-	best, _ := st.eligibleRoom(e, req, st.freeRoom)
+	best, _ := st.eligibleRoom(e, req, st.freeRoom, true)
 	return best >= j.Members
 }
 
@@ -190,11 +211,11 @@ func (st *stepState) eligibleSatisfiable(j *Job, req gang.Request) status {
 	if len(e.nodes) == 0 {
 		return refuse(ReasonNoEligibleNode, "its list of eligible nodes is empty: it may use no node")
 	}
-	ready, _ := st.eligibleRoom(e, req, st.readyRoom)
+	ready, _ := st.eligibleRoom(e, req, st.readyRoom, false)
 	if ready >= j.Members {
 		return status{}
 	}
-	all, _ := st.eligibleRoom(e, req, st.anyRoom)
+	all, _ := st.eligibleRoom(e, req, st.anyRoom, false)
 	where := ""
 	if req.Required != gang.NoLevel {
 		where = " in one " + j.Topology.Required
@@ -217,7 +238,7 @@ func (st *stepState) noEligibleRoom(j *Job, req gang.Request, out gang.Outcome) 
 	if e == nil || out != gang.Placed {
 		return status{}
 	}
-	best, _ := st.eligibleRoom(e, req, st.freeRoom)
+	best, _ := st.eligibleRoom(e, req, st.freeRoom, true)
 	where := ""
 	if req.Required != gang.NoLevel {
 		where = " in one " + j.Topology.Required
@@ -290,8 +311,12 @@ func (st *stepState) placeEligible(e *eligibleSet, req gang.Request, s binpack.S
 			u &= st.ix.FreeSet(n)
 		}
 		sub.SetHeld(topology.NodeID(i), topology.FirstN(st.ix.GPUs(n))&^u)
+		if sub.Limited() {
+			cpu, mem := st.profile.UseOn(n, t)
+			sub.SetUse(topology.NodeID(i), cpu, mem)
+		}
 	}
-	if sub.Capacity(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember) < r.Members {
+	if sub.CapacityFor(topology.ClusterLevel, 0, r.Class, r.GPUsPerMember, r.CPUMillis, r.MemoryMiB) < r.Members {
 		return gang.Placement{}, false
 	}
 	pl, out := gang.Place(sub, r, s)

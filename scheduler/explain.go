@@ -57,7 +57,8 @@ type Explanation struct {
 	Nodes NodeFunnel `json:"nodes"`
 	// MembersFitNow is how many members of its size fit on the GPUs of
 	// its type free after the Step's placements (ignoring reservations
-	// and topology), on its eligible nodes.
+	// and topology), on its eligible nodes, counting the CPU and memory
+	// free on each.
 	MembersFitNow int `json:"membersFitNow"`
 	// Topology, when the job requires a level, says how its best domain
 	// measures up.
@@ -106,6 +107,11 @@ type NodeFunnel struct {
 	BigEnough int `json:"bigEnough"`
 	// FreeEnough have at least GPUsPerMember free GPUs now.
 	FreeEnough int `json:"freeEnough"`
+	// CPUEnough are those of FreeEnough with the CPU of a member free
+	// besides (all of them when the job asks for no CPU or no node
+	// limits it), and MemoryEnough those of CPUEnough with its memory.
+	CPUEnough    int `json:"cpuEnough"`
+	MemoryEnough int `json:"memoryEnough"`
 }
 
 // DomainFit describes the best domain of the required level for the job.
@@ -247,6 +253,12 @@ func (st *stepState) funnel(e *Explanation, j *Job, req gang.Request, typeKnown 
 		}
 		if st.ix.Free(id) >= g {
 			e.Nodes.FreeEnough++
+			if st.ix.Members(id, g, req.CPUMillis, 0) > 0 {
+				e.Nodes.CPUEnough++
+				if st.ix.Members(id, g, req.CPUMillis, req.MemoryMiB) > 0 {
+					e.Nodes.MemoryEnough++
+				}
+			}
 		}
 	}
 	// Capacity counts no member larger than the largest node; members of
@@ -257,7 +269,7 @@ func (st *stepState) funnel(e *Explanation, j *Job, req gang.Request, typeKnown 
 		perDomain = make([]int, st.ix.NumDomains(req.Required))
 		for _, n := range el.nodes {
 			if st.ix.InClass(n, req.Class) {
-				perDomain[st.ix.DomainOf(req.Required, n)] += st.ix.Free(n) / g
+				perDomain[st.ix.DomainOf(req.Required, n)] += st.ix.Members(n, g, req.CPUMillis, req.MemoryMiB)
 			}
 		}
 	}
@@ -266,11 +278,11 @@ func (st *stepState) funnel(e *Explanation, j *Job, req gang.Request, typeKnown 
 		case !typeKnown:
 			return 0
 		case el == nil:
-			return st.ix.Capacity(level, d, req.Class, g)
+			return st.ix.CapacityFor(level, d, req.Class, g, req.CPUMillis, req.MemoryMiB)
 		case level == topology.ClusterLevel:
 			r := req
 			r.Required = gang.NoLevel
-			_, total := st.eligibleRoom(el, r, st.freeRoom)
+			_, total := st.eligibleRoom(el, r, st.freeRoom, true)
 			return total
 		}
 		return perDomain[d]
@@ -307,8 +319,12 @@ func (e *Explanation) String() string {
 	if e.Nodes.Eligible != e.Nodes.Total {
 		eligible = fmt.Sprintf(" %d eligible,", e.Nodes.Eligible)
 	}
-	fmt.Fprintf(&b, "  nodes: %d total,%s %d ready, %d of its type, %d with %d+ healthy GPUs, %d with %d+ free\n",
+	fmt.Fprintf(&b, "  nodes: %d total,%s %d ready, %d of its type, %d with %d+ healthy GPUs, %d with %d+ free",
 		e.Nodes.Total, eligible, e.Nodes.Ready, e.Nodes.OfType, e.Nodes.BigEnough, e.GPUsPerMember, e.Nodes.FreeEnough, e.GPUsPerMember)
+	if e.Nodes.CPUEnough != e.Nodes.FreeEnough || e.Nodes.MemoryEnough != e.Nodes.FreeEnough {
+		fmt.Fprintf(&b, ", %d of them with its CPU, %d with its memory too", e.Nodes.CPUEnough, e.Nodes.MemoryEnough)
+	}
+	b.WriteByte('\n')
 	if t := e.Topology; t != nil {
 		fmt.Fprintf(&b, "  topology: one %s of %d; the best, %s, holds %d of %d members now\n", t.Level, t.Domains, t.Best, t.BestFit, e.Members)
 	}

@@ -359,6 +359,8 @@ func (x *explainRef) check(e *scheduler.Explanation, j *scheduler.Job) error {
 		}
 		if x.free[n.Name] >= j.GPUsPerMember {
 			want.FreeEnough++
+			want.CPUEnough++ // the snapshots limit no CPU or memory
+			want.MemoryEnough++
 		}
 		fit += x.free[n.Name] / j.GPUsPerMember
 	}

@@ -34,7 +34,7 @@ func TestExplain(t *testing.T) {
 	require.Equal(t, 5, e.Pending)
 	// big is promised n00 and n02 (busy now, free at +1h) and n01; long
 	// takes n03, which big does not need; long2 would hold n01 past +1h.
-	require.Equal(t, NodeFunnel{Total: 4, Eligible: 4, Ready: 4, OfType: 4, BigEnough: 4, FreeEnough: 1}, e.Nodes)
+	require.Equal(t, NodeFunnel{Total: 4, Eligible: 4, Ready: 4, OfType: 4, BigEnough: 4, FreeEnough: 1, CPUEnough: 1, MemoryEnough: 1}, e.Nodes)
 	require.Equal(t, 1, e.MembersFitNow)
 	require.Nil(t, e.Priority, "a custom order has no multifactor priority")
 

@@ -59,6 +59,7 @@ func (st *stepState) typedRequests(j *Job, req gang.Request) []gang.Request {
 // oneTypeKey identifies the gangs that the same GPU types could hold.
 type oneTypeKey struct {
 	members, gpusPerMember, required int
+	cpu, mem                         int64
 }
 
 // oneTypeFit is what the GPU types hold of one gang shape with every job
@@ -72,7 +73,7 @@ type oneTypeFit struct {
 // typesThatHold returns what the GPU types hold of j, whose request is
 // req, with every job gone; computed once per shape.
 func (st *stepState) typesThatHold(j *Job, req gang.Request) oneTypeFit {
-	key := oneTypeKey{members: j.Members, gpusPerMember: req.GPUsPerMember, required: req.Required}
+	key := oneTypeKey{members: j.Members, gpusPerMember: req.GPUsPerMember, required: req.Required, cpu: req.CPUMillis, mem: req.MemoryMiB}
 	if f, ok := st.typesFor[key]; ok {
 		return f
 	}

@@ -37,6 +37,10 @@ type stepMemo struct {
 	// preempt last decided nothing for such a job, which it does without
 	// changing anything: a job alike, in the same state, fares the same.
 	waitedAt map[waitKey]int
+	// resourceWaits remembers, per shape and member count, the state
+	// (see changes) in which noResources last decided and what: a job
+	// alike, in the same state, waits alike.
+	resourceWaits map[resourceKey]resourceWait
 	// delayMessages and noRoomMessages are the wait messages already
 	// formatted, by what they say.
 	delayMessages  map[delayKey]string
@@ -50,6 +54,7 @@ func newStepMemo() *stepMemo {
 		largestGang:               map[shapeKey]int{},
 		failedSearches:            map[preemptKey][]failedSearch{},
 		waitedAt:                  map[waitKey]int{},
+		resourceWaits:             map[resourceKey]resourceWait{},
 		delayMessages:             map[delayKey]string{},
 		noRoomMessages:            map[messageKey]string{},
 	}
@@ -202,6 +207,33 @@ func (m *stepMemo) noteSearchFailed(key preemptKey, f failedSearch) {
 	m.failedSearches[key] = append(slices.DeleteFunc(m.failedSearches[key], func(o failedSearch) bool {
 		return f.members <= o.members && f.window <= o.window
 	}), f)
+}
+
+// resourceKey identifies the jobs whose CPU or memory waits are alike.
+type resourceKey struct {
+	shape   shapeKey
+	members int
+}
+
+// resourceWait is a remembered noResources answer and the state it was
+// given in.
+type resourceWait struct {
+	changes int
+	s       status
+}
+
+// resourceWait returns noResources' answer for key in state changes,
+// computing it with decide unless remembered.
+func (m *stepMemo) resourceWait(key resourceKey, changes int, decide func() status) status {
+	if m == nil {
+		return decide()
+	}
+	if w, ok := m.resourceWaits[key]; ok && w.changes == changes {
+		return w.s
+	}
+	s := decide()
+	m.resourceWaits[key] = resourceWait{changes, s}
+	return s
 }
 
 // waitedIn reports whether preempt decided nothing for a job of key in

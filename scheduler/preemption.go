@@ -383,8 +383,8 @@ func (st *stepState) searchable(tier int, window time.Duration, idx []int, sub [
 				seen.Size = c.NumGPUs()
 				seen.Holds = slices.Clone(c.Holds[:k])
 				for _, h := range c.Holds[k:] {
-					if free := h.GPUs &^ st.profile.Reserved(h.Node, 0, window); free != 0 {
-						seen.Holds = append(seen.Holds, preempt.Hold{Node: h.Node, GPUs: free})
+					if free := h.GPUs &^ st.profile.Reserved(h.Node, 0, window); free != 0 || h.CPUMillis != 0 || h.MemoryMiB != 0 {
+						seen.Holds = append(seen.Holds, preempt.Hold{Node: h.Node, GPUs: free, CPUMillis: h.CPUMillis, MemoryMiB: h.MemoryMiB})
 					}
 				}
 				break
@@ -582,6 +582,8 @@ func (st *stepState) customVictims(req gang.Request, scorer binpack.Scorer, sub 
 // held by the victims and that no reservation holds within window.
 func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate, victims []int, pl gang.Placement, window time.Duration) bool {
 	freed := map[topology.NodeID]topology.GPUSet{}
+	type use struct{ cpu, mem int64 }
+	freedUse := map[topology.NodeID]use{}
 	seen := map[int]bool{}
 	for _, v := range victims {
 		if v < 0 || v >= len(cands) || seen[v] {
@@ -590,8 +592,11 @@ func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate
 		seen[v] = true
 		for _, h := range cands[v].Holds {
 			freed[h.Node] |= h.GPUs
+			u := freedUse[h.Node]
+			freedUse[h.Node] = use{u.cpu + h.CPUMillis, u.mem + h.MemoryMiB}
 		}
 	}
+	slotUse := map[topology.NodeID]use{}
 	members := 0
 	used := map[topology.NodeID]topology.GPUSet{}
 	for _, sl := range pl.Slots {
@@ -612,6 +617,16 @@ func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate
 			return false
 		}
 		members += sl.Members
+		u := slotUse[sl.Node]
+		slotUse[sl.Node] = use{u.cpu + int64(sl.Members)*req.CPUMillis, u.mem + int64(sl.Members)*req.MemoryMiB}
+	}
+	// CPU and memory: what the node uses, less what the victims free,
+	// plus the placement's, within its capacity.
+	for n, u := range slotUse {
+		f := freedUse[n]
+		if !roomLeft(st.ix.CPUCapacity(n), st.ix.UsedCPU(n)-f.cpu, u.cpu) || !roomLeft(st.ix.MemoryCapacity(n), st.ix.UsedMemory(n)-f.mem, u.mem) {
+			return false
+		}
 	}
 	return members == req.Members
 }
@@ -622,8 +637,8 @@ func usedVictims(cands []preempt.Candidate, victims []int, pl gang.Placement) []
 	uses := func(v int) bool {
 		for _, h := range cands[v].Holds {
 			for _, sl := range pl.Slots {
-				if sl.Node == h.Node && sl.GPUs&h.GPUs != 0 {
-					return true
+				if sl.Node == h.Node && (sl.GPUs&h.GPUs != 0 || sl.CPUMillis > 0 && h.CPUMillis > 0 || sl.MemoryMiB > 0 && h.MemoryMiB > 0) {
+					return true // its GPUs, or CPU or memory the placement needs on the node
 				}
 			}
 		}
@@ -633,4 +648,10 @@ func usedVictims(cands []preempt.Candidate, victims []int, pl gang.Placement) []
 		return victims
 	}
 	return slices.DeleteFunc(slices.Clone(victims), func(v int) bool { return !uses(v) })
+}
+
+// roomLeft reports whether want fits a node of the given capacity
+// (topology.Unlimited: none) that uses used.
+func roomLeft(capacity, used, want int64) bool {
+	return want == 0 || capacity == topology.Unlimited || used+want <= capacity
 }

@@ -144,6 +144,7 @@ func (st *stepState) fitsShape(j *Job, req gang.Request, pl *gang.Placement) str
 			return "the job's shape changed since it was promised"
 		}
 		sl.Members = g / j.GPUsPerMember
+		sl.CPUMillis, sl.MemoryMiB = int64(sl.Members)*req.CPUMillis, int64(sl.Members)*req.MemoryMiB
 		if !st.ix.InClass(sl.Node, req.Class) {
 			return "the job's GPU type changed since it was promised"
 		}

@@ -24,11 +24,12 @@ import (
 //
 //	cluster levels=spine,leaf
 //	node n0 gpus=8 [type=H100] [spine=s0 leaf=l0] [state=draining] [unhealthy=6,7]
+//	     [cpu=64000] [mem=524288]   (CPU in millicores, memory in MiB)
 //	nodes n 16 gpus=8 ...        n00..n15, same options (a node line may redefine a node)
 //	team a share=40 [usage=86400] [parent=x] [quota=100/20]
 //	job C [tier=1] [members=12] gpus=8 [type=H100] [limit=24h] [grace=5m]
 //	      [required=spine] [preferred=leaf] [spread] [group=web] [spreadlevel=leaf]
-//	      [submitted=-1h] [team=a] [kind=inference]
+//	      [submitted=-1h] [team=a] [kind=inference] [cpu=8000] [mem=65536] (per member)
 //	run J on=n0:0-7,n1:0-3 [started=-2h]
 //	config [backfill=easy] [reservations=1] [order=tier|multifactor]
 //	       [enforceTimeLimits=false] [backfillOrder=shortest] [preemption=off]
@@ -358,8 +359,16 @@ func (w *scenWorld) node(a *scenArgs, names []string) error {
 			bad = append(bad, g)
 		}
 	}
+	cpu, err := a.int("cpu", 0)
+	if err != nil {
+		return err
+	}
+	mem, err := a.int("mem", 0)
+	if err != nil {
+		return err
+	}
 	for _, name := range names {
-		nd := topology.Node{Name: name, GPUs: gpus, GPUType: typ, Domains: doms, State: state, Unhealthy: bad}
+		nd := topology.Node{Name: name, GPUs: gpus, GPUType: typ, Domains: doms, State: state, Unhealthy: bad, CPUMillis: cpu, MemoryMiB: mem}
 		if i := slices.IndexFunc(w.cluster.Nodes, func(n topology.Node) bool { return n.Name == name }); i >= 0 {
 			w.cluster.Nodes[i] = nd
 		} else {
@@ -423,6 +432,12 @@ func (w *scenWorld) job(a *scenArgs) error {
 		return err
 	}
 	if j.TimeLimit, err = a.dur("limit"); err != nil {
+		return err
+	}
+	if j.CPUMillis, err = a.int("cpu", 0); err != nil {
+		return err
+	}
+	if j.MemoryMiB, err = a.int("mem", 0); err != nil {
 		return err
 	}
 	if j.CheckpointGrace, err = a.dur("grace"); err != nil {

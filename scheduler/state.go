@@ -137,11 +137,19 @@ func newStepState(cfg *Config, snap *Snapshot, c checked, memoize bool) (*stepSt
 			st.inUse[j.Team] += j.GPUs() // evicting jobs are leaving
 		}
 	}
-	// Hold running allocations with one TakeSet per node.
+	// Hold running allocations with one TakeSet per node, and their CPU
+	// and memory.
 	for n, s := range c.held {
 		if s != 0 {
 			if err := ix.TakeSet(topology.NodeID(n), s); err != nil {
 				return nil, &ValidationError{Field: "jobs", Msg: err.Error()}
+			}
+		}
+	}
+	if ix.Limited() {
+		for _, h := range st.held {
+			for _, hold := range h.holds {
+				ix.AddUse(hold.Node, hold.CPUMillis, hold.MemoryMiB)
 			}
 		}
 	}
@@ -169,6 +177,15 @@ func (st *stepState) heldJobs(nodes []topology.NodeID) []heldJob {
 		k := len(j.Allocation)
 		for e, a := range j.Allocation {
 			holds[at+e] = preempt.Hold{Node: nodes[at+e], GPUs: topology.SetOf(a.GPUs...)}
+			if j.CPUMillis > 0 || j.MemoryMiB > 0 {
+				// The members on the node: its GPUs over the member's, a
+				// part member counted whole.
+				m := int64(1)
+				if g := j.GPUsPerMember; g > 0 {
+					m = int64(max((len(a.GPUs)+g-1)/g, 1))
+				}
+				holds[at+e].CPUMillis, holds[at+e].MemoryMiB = m*int64(j.CPUMillis), m*int64(j.MemoryMiB)
+			}
 		}
 		if j.State != Pending {
 			out = append(out, heldJob{Job: j, holds: holds[at : at+k : at+k]})
@@ -193,7 +210,7 @@ func (st *stepState) evict() {
 			}
 		}
 		for _, hold := range h.holds {
-			st.profile.AddRelease(hold.Node, hold.GPUs, end)
+			st.profile.AddReleaseUse(hold.Node, hold.GPUs, end, hold.CPUMillis, hold.MemoryMiB)
 			if leaving {
 				st.addEvicting(hold.Node, hold.GPUs, end)
 			} else if j.Group != "" {

@@ -378,6 +378,14 @@ const (
 	// ReasonPriority: a job ahead of it in priority order is blocked and
 	// backfill is off.
 	ReasonPriority Reason = "priority"
+	// ReasonInsufficientCPU: the free GPUs would hold it, but the nodes
+	// with them lack the CPU its members ask (Job.CPUMillis). The CPU of
+	// reservations counts as used from now on (see the backfill package).
+	ReasonInsufficientCPU Reason = "insufficient-cpu"
+	// ReasonInsufficientMemory: the free GPUs, and their nodes' CPU,
+	// would hold it, but those nodes lack the memory its members ask
+	// (Job.MemoryMiB).
+	ReasonInsufficientMemory Reason = "insufficient-memory"
 )
 
 // Wait explains why a pending job did not start. Start, when not zero,

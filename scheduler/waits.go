@@ -138,11 +138,23 @@ func (st *stepState) largestGang(req gang.Request, ready bool) int {
 	counts := func(id topology.NodeID) bool {
 		return (!ready || st.ix.State(id) == topology.Ready) && st.ix.InClass(id, req.Class)
 	}
+	// A node's members with every job gone: its healthy GPUs, CPU and
+	// memory capacity.
+	room := func(id topology.NodeID) int {
+		k := st.ix.Healthy(id).Len() / g
+		if req.CPUMillis > 0 && st.ix.CPUCapacity(id) != topology.Unlimited {
+			k = min(k, int(st.ix.CPUCapacity(id)/req.CPUMillis))
+		}
+		if req.MemoryMiB > 0 && st.ix.MemoryCapacity(id) != topology.Unlimited {
+			k = min(k, int(st.ix.MemoryCapacity(id)/req.MemoryMiB))
+		}
+		return k
+	}
 	if req.Required == gang.NoLevel {
 		total := 0
 		for n := range st.ix.NumNodes() {
 			if id := topology.NodeID(n); counts(id) {
-				total += st.ix.Healthy(id).Len() / g
+				total += room(id)
 			}
 		}
 		return total
@@ -150,7 +162,7 @@ func (st *stepState) largestGang(req gang.Request, ready bool) int {
 	per := make([]int, st.ix.NumDomains(req.Required))
 	for n := range st.ix.NumNodes() {
 		if id := topology.NodeID(n); counts(id) {
-			per[st.ix.DomainOf(req.Required, id)] += st.ix.Healthy(id).Len() / g
+			per[st.ix.DomainOf(req.Required, id)] += room(id)
 		}
 	}
 	return slices.Max(per) // every node is in a domain of each level
@@ -200,7 +212,7 @@ func (st *stepState) whyWaits(j *Job, req gang.Request, d time.Duration, key sha
 func (st *stepState) fitIgnoringReservations(j *Job, req gang.Request, key shapeKey) gang.Outcome {
 	if e := st.eligibleOf(j); e != nil && req.Avoid != nil {
 		// Counted on the eligible nodes: exact, and O(their number).
-		best, total := st.eligibleRoom(e, req, st.freeRoom)
+		best, total := st.eligibleRoom(e, req, st.freeRoom, true)
 		switch {
 		case best >= j.Members:
 			return gang.Placed
@@ -210,7 +222,7 @@ func (st *stepState) fitIgnoringReservations(j *Job, req gang.Request, key shape
 		return gang.NoCapacity
 	}
 	clusterHolds := func() bool {
-		return st.ix.Capacity(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember) >= j.Members
+		return st.ix.CapacityFor(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember, req.CPUMillis, req.MemoryMiB) >= j.Members
 	}
 	switch {
 	case st.memo.failsIgnoringReservations(key, j.Members):
@@ -257,6 +269,12 @@ func (st *stepState) noRoom(j *Job, req gang.Request, out gang.Outcome, noHorizo
 		if s := st.noEligibleRoom(j, req, st.fitIgnoringReservations(j, all, key)); s.decided() {
 			return s
 		}
+	}
+	if s := st.noResources(j, req, out); s.decided() {
+		if noHorizonStart {
+			s.message += st.horizonNote()
+		}
+		return s
 	}
 	free := st.ix.FreeGPUs(topology.ClusterLevel, 0, req.Class)
 	why := ReasonInsufficientGPUs
@@ -349,4 +367,62 @@ func counted(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// noResources is the status of j, which does not fit now (out says how),
+// when its GPUs would fit were its CPU and memory not asked:
+// insufficient-cpu when CPU alone stops it, else insufficient-memory.
+// Undecided when j asks for neither or its GPUs do not fit either.
+func (st *stepState) noResources(j *Job, req gang.Request, out gang.Outcome) status {
+	if (req.CPUMillis == 0 && req.MemoryMiB == 0) || !st.ix.Limited() || out == gang.Placed {
+		return status{}
+	}
+	key := func(r gang.Request) shapeKey {
+		return shapeKey{class: r.Class, gpusPerMember: r.GPUsPerMember, cpu: r.CPUMillis, mem: r.MemoryMiB, required: r.Required,
+			preferred: r.Preferred, mode: int32(j.Placement), spread: r.SpreadLevel, eligible: st.eligibleID(j)}
+	}
+	// Its answer depends on the job's shape and the state of the Step
+	// (placements and reservations change what is free and pinned).
+	return st.memo.resourceWait(resourceKey{key(req), j.Members}, st.changes()+st.retracted, func() status {
+		return st.noResourcesNow(j, req, key)
+	})
+}
+
+// noResourcesNow is noResources, unremembered.
+func (st *stepState) noResourcesNow(j *Job, req gang.Request, key func(gang.Request) shapeKey) status {
+	gpus := req
+	gpus.CPUMillis, gpus.MemoryMiB = 0, 0
+	if st.fitIgnoringReservations(j, gpus, key(gpus)) != gang.Placed {
+		return status{}
+	}
+	cpu := req
+	cpu.MemoryMiB = 0
+	why, what, per := ReasonInsufficientMemory, "memory", formatMiB(req.MemoryMiB)
+	room := st.ix.CapacityFor(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember, 0, req.MemoryMiB)
+	if req.CPUMillis > 0 && st.fitIgnoringReservations(j, cpu, key(cpu)) != gang.Placed {
+		why, what, per = ReasonInsufficientCPU, "CPU", formatMillis(req.CPUMillis)
+		room = st.ix.CapacityFor(topology.ClusterLevel, 0, req.Class, req.GPUsPerMember, req.CPUMillis, 0)
+	}
+	where := ""
+	if j.Topology.Required != "" {
+		where = " in one " + j.Topology.Required
+	}
+	return waitFor(why, fmt.Sprintf("needs %d×%d%s GPUs%s and %s per member; the free GPUs would hold it, but their nodes have %s for %s",
+		j.Members, j.GPUsPerMember, typeWord(j.GPUType), where, per, what, counted(room, "member")))
+}
+
+// formatMiB formats MiB as GiB when whole ("64 GiB", "100 MiB").
+func formatMiB(m int64) string {
+	if m%1024 == 0 {
+		return fmt.Sprintf("%d GiB", m/1024)
+	}
+	return fmt.Sprintf("%d MiB", m)
+}
+
+// formatMillis formats millicores as CPUs ("2 CPUs", "0.5 CPUs").
+func formatMillis(m int64) string {
+	if m%1000 == 0 {
+		return fmt.Sprintf("%d CPUs", m/1000)
+	}
+	return fmt.Sprintf("%g CPUs", float64(m)/1000)
 }

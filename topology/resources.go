@@ -1,7 +1,6 @@
 package topology
 
 import (
-	"iter"
 	"math"
 	"slices"
 )
@@ -253,44 +252,48 @@ const (
 	someFit
 )
 
-// tighten makes the bounds of bucket (g, f) of level li exact, from its
-// nodes.
-func (ix *Index) tighten(li, g int, f int32, nodes iter.Seq[NodeID]) {
-	b := g*ix.freeCounts + int(f)
+// eachInBucket calls fn for the nodes of group g's bucket for free count
+// f at level li, in NodeID order, until fn returns false. fn does not
+// escape, so a caller's closure costs no allocation.
+func (ix *Index) eachInBucket(li, g int, f int32, fn func(NodeID) bool) {
+	lv := &ix.levels[li]
+	if lv.counts[g*ix.freeCounts+int(f)] == 0 {
+		return
+	}
+	members := lv.members[lv.memberStart[g]:lv.memberStart[g+1]]
+	if len(members) == 1 {
+		fn(members[0])
+		return
+	}
+	w, s, ns := lv.bits(g, f)
+	bitAll(lv.words, lv.sum, w, s, ns, func(i int32) bool {
+		return fn(members[i])
+	})
+}
+
+// countBucket returns how many members of g GPUs, cpu and mem each fit
+// the nodes of bucket (grp, f) of level li, at most k per node, reading
+// them one by one; their bounds become exact on the way.
+func (ix *Index) countBucket(li, grp int, f int32, k int, g int, cpu, mem int64) int {
+	total := 0
 	first := true
 	var lo, hi res
-	for n := range nodes {
+	ix.eachInBucket(li, grp, f, func(n NodeID) bool {
 		v := ix.freeRes(n)
+		total += min(k, fitCount(v, cpu, mem, k))
 		if first {
 			lo, hi, first = v, v, false
-			continue
+			return true
 		}
 		lo.cpu, lo.mem = min(lo.cpu, v.cpu), min(lo.mem, v.mem)
 		hi.cpu, hi.mem = max(hi.cpu, v.cpu), max(hi.mem, v.mem)
-	}
+		return true
+	})
 	if !first {
+		b := grp*ix.freeCounts + int(f)
 		ix.res.lo[li][b], ix.res.hi[li][b] = lo, hi
 	}
-}
-
-// bucketNodes yields the nodes of group g's bucket for free count f at
-// level li, in NodeID order.
-func (ix *Index) bucketNodes(li, g int, f int32) iter.Seq[NodeID] {
-	return func(yield func(NodeID) bool) {
-		lv := &ix.levels[li]
-		if lv.counts[g*ix.freeCounts+int(f)] == 0 {
-			return
-		}
-		members := lv.members[lv.memberStart[g]:lv.memberStart[g+1]]
-		if len(members) == 1 {
-			yield(members[0])
-			return
-		}
-		w, s, ns := lv.bits(g, f)
-		bitAll(lv.words, lv.sum, w, s, ns, func(i int32) bool {
-			return yield(members[i])
-		})
-	}
+	return total
 }
 
 // CapacityFor returns how many members of g GPUs, cpu millicores and
@@ -320,11 +323,7 @@ func (ix *Index) CapacityFor(level int, d DomainID, c Class, g int, cpu, mem int
 		case allFit:
 			total += cnt * (f / g)
 		case someFit:
-			nodes := ix.bucketNodes(li, grp, int32(f))
-			for n := range nodes {
-				total += min(f/g, fitCount(ix.freeRes(n), cpu, mem, f/g))
-			}
-			ix.tighten(li, grp, int32(f), nodes)
+			total += ix.countBucket(li, grp, int32(f), f/g, g, cpu, mem)
 		}
 	}
 	return total
@@ -350,10 +349,13 @@ func (ix *Index) FirstFit(level int, d DomainID, c Class, f, k, g int, cpu, mem 
 	case say == allFit && avoid == nil:
 		return ix.first(lv, grp, int32(f))
 	}
-	for n := range ix.bucketNodes(li, grp, int32(f)) {
+	found := NodeID(-1)
+	ix.eachInBucket(li, grp, int32(f), func(n NodeID) bool {
 		if (avoid == nil || !avoid(n)) && (say == allFit || fits(ix.freeRes(n), cpu, mem, k)) {
-			return n, true
+			found = n
+			return false
 		}
-	}
-	return -1, false
+		return true
+	})
+	return found, found >= 0
 }

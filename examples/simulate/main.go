@@ -6,12 +6,27 @@
 //	         [-jobs N] [-json] [-plot out.svg] [-swf-procs allocated|requested]
 //	         [-cluster cluster.json] [-teams teams.json]
 //	         [-config policy.json | -compare a.json,b.json,...]
+//	simulate -trace openb_pod_list_default.csv -format alibaba
+//	         [-alibaba-nodes openb_node_list_gpu_node.csv] [-alibaba-lifetime trace|forever] ...
 //
 // Jobs are ordered first come, first served within a tier
 // (scheduler.TierOrder), as Parallel Workloads Archive simulators do;
 // -backfill none is plain FCFS. SWF jobs all have the same tier; a CSV
 // trace may give a tier column, which enables preemption between tiers
 // (tiers above 3 count as 3, the lowest of the default four).
+//
+// Alibaba: -format alibaba replays the pod list of Alibaba's GPU trace of
+// 2023 on its own node list (-alibaba-nodes, by default
+// openb_node_list_gpu_node.csv beside the pod list): the GPU nodes with
+// their CPU, memory and GPU model, and the pods that ask for whole GPUs,
+// each one member with the pod's CPU and memory, its QoS class as its
+// team. Pods that share a GPU, ask for none or last no second, and nodes
+// of no GPU, are left out and counted. A pod runs from its binding to its
+// deletion (-alibaba-lifetime trace) or never leaves (forever). On a
+// cluster whose nodes limit CPU or memory (this one, or a -cluster file
+// that sets them), the table and -json add the GPU-hours stranded by CPU
+// or memory, and -plot draws the GPUs, CPU and memory held, the GPUs
+// stranded and the pending jobs by reason over time.
 //
 // Policy: -config reads a policy file, the one the step command takes
 // (scheduler.DecodeConfig), instead of -backfill and -backfill-order; its
@@ -53,7 +68,8 @@
 // meanFlowTime, maxBoundedSlowdown, completed, killedAtLimit,
 // preemptions, promised, promisesKept (jobs given a reservation before
 // they started, and those that started no later than the first one),
-// unfinished, steps, gpus, gpuHours, jain, skippedBy and teams (each with
+// unfinished, steps, gpus, gpuHours, strandedGPUHours, jain, skippedBy and
+// teams (each with
 // its share of the GPU time and the share it is entitled to). With
 // -compare, the table has a column per policy and -json prints an array
 // of those objects, one per policy in the order given. -plot draws
@@ -75,6 +91,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -111,6 +128,7 @@ type options struct {
 	trace, format, backfill, order, plot string
 	procs                                string
 	config, cluster, teams, compare      string
+	alibabaNodes, lifetime               string
 	gpus, nodes, perNode, jobs           int
 	json                                 bool
 	set                                  map[string]bool // the flags given
@@ -121,7 +139,9 @@ const synopsis = `usage: simulate -trace FILE [-format swf|csv] [-gpus N | -node
                 [-backfill easy|conservative|none] [-backfill-order priority|shortest]
                 [-jobs N] [-json] [-plot out.svg] [-swf-procs allocated|requested]
                 [-cluster cluster.json] [-teams teams.json]
-                [-config policy.json | -compare a.json,b.json,...]`
+                [-config policy.json | -compare a.json,b.json,...]
+       simulate -trace PODS.csv -format alibaba [-alibaba-nodes NODES.csv]
+                [-alibaba-lifetime trace|forever] [other flags as above]`
 
 // errHelp is returned by parseFlags for -h and -help: print the usage,
 // exit 0.
@@ -141,7 +161,9 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.trace, "trace", "", "workload trace `FILE` (SWF or CSV), required")
-	fs.StringVar(&o.format, "format", "", "trace `format`: swf or csv (default: by file name)")
+	fs.StringVar(&o.format, "format", "", "trace `format`: swf, csv or alibaba (default: swf or csv by file name)")
+	fs.StringVar(&o.lifetime, "alibaba-lifetime", "trace", "pod `lifetime` of -format alibaba: trace (binding to deletion) or forever (never leave)")
+	fs.StringVar(&o.alibabaNodes, "alibaba-nodes", "", "node list `FILE` of -format alibaba (default: "+alibabaNodeList+" beside the trace)")
 	fs.IntVar(&o.gpus, "gpus", 0, "flat pool of `N` one-GPU nodes (0, without -nodes: an SWF trace's header size)")
 	fs.IntVar(&o.nodes, "nodes", 0, "`N` nodes (with -gpus-per-node)")
 	fs.IntVar(&o.perNode, "gpus-per-node", 0, "`G` GPUs per node (with -nodes)")
@@ -173,8 +195,14 @@ func parseFlags(args []string) (*options, error) {
 		return nil, usagef("simulate: unexpected argument %q", fs.Arg(0))
 	case o.trace == "":
 		return nil, usagef("simulate: -trace is required")
-	case o.format != "" && o.format != "swf" && o.format != "csv":
-		return nil, usagef("simulate: -format must be swf or csv, got %q", o.format)
+	case o.format != "" && o.format != "swf" && o.format != "csv" && o.format != "alibaba":
+		return nil, usagef("simulate: -format must be swf, csv or alibaba, got %q", o.format)
+	case o.format == "alibaba" && (o.gpus > 0 || o.nodes > 0 || o.perNode > 0 || o.cluster != ""):
+		return nil, usagef("simulate: -format alibaba runs on the trace's node list (-alibaba-nodes), not -gpus, -nodes or -cluster")
+	case (o.alibabaNodes != "" || o.set["alibaba-lifetime"]) && o.format != "alibaba":
+		return nil, usagef("simulate: -alibaba-nodes and -alibaba-lifetime go with -format alibaba")
+	case o.lifetime != "trace" && o.lifetime != "forever":
+		return nil, usagef("simulate: -alibaba-lifetime must be trace or forever, got %q", o.lifetime)
 	case o.gpus < 0 || o.nodes < 0 || o.perNode < 0 || o.jobs < 0:
 		return nil, negative(o)
 	case o.gpus > 0 && (o.nodes > 0 || o.perNode > 0):
@@ -299,9 +327,50 @@ type workload struct {
 	// when file is set, whose largest node has perNode GPUs; gpus in all.
 	nodes, perNode, gpus int
 	file                 *topology.Cluster
+	clusterName          string           // the file the cluster was read from
 	teams                []scheduler.Team // of -teams
+	cpuOnlyNodes         int              // nodes of no GPU left out (-format alibaba)
 	skipped              int
 	skippedBy            map[string]int
+}
+
+// limited reports whether a node of the cluster limits CPU or memory.
+func (w *workload) limited() bool {
+	if w.file == nil {
+		return false
+	}
+	for i := range w.file.Nodes {
+		if w.file.Nodes[i].CPUMillis > 0 || w.file.Nodes[i].MemoryMiB > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ratio is a / b, 0 when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// skipLine lists the records left out by cause, in cause order, and the
+// nodes of no GPU left out of an Alibaba node list.
+func skipLine(w *workload) string {
+	causes := make([]string, 0, len(w.skippedBy))
+	for c := range w.skippedBy {
+		causes = append(causes, c)
+	}
+	slices.Sort(causes)
+	parts := make([]string, 0, len(causes)+1)
+	for _, c := range causes {
+		parts = append(parts, fmt.Sprintf("%s %d", c, w.skippedBy[c]))
+	}
+	if w.cpuOnlyNodes > 0 {
+		parts = append(parts, fmt.Sprintf("nodes of no GPU %d", w.cpuOnlyNodes))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // cluster returns the cluster to run on.
@@ -325,6 +394,9 @@ const (
 // load reads the trace and turns it into the simulator's jobs on the
 // cluster the options and the trace give.
 func load(o *options) (*workload, error) {
+	if o.format == "alibaba" {
+		return loadAlibaba(o)
+	}
 	tr, err := trace.Read(o.trace, o.format)
 	if err != nil {
 		return nil, usagef("simulate: %v", oneLine(err))
@@ -363,7 +435,7 @@ func (w *workload) size(o *options, tr *trace.Trace) error {
 		if err != nil {
 			return err
 		}
-		w.file, w.nodes = &c, len(c.Nodes)
+		w.file, w.nodes, w.clusterName = &c, len(c.Nodes), o.cluster
 		for i := range c.Nodes {
 			w.perNode = max(w.perNode, c.Nodes[i].GPUs)
 			w.gpus += c.Nodes[i].GPUs
@@ -528,9 +600,12 @@ func simulate(args []string, stdout, stderr io.Writer, isTTY bool, clock func() 
 		}
 	}
 	if o.plot != "" {
-		if len(runs) == 1 {
+		switch {
+		case len(runs) == 1 && w.limited():
+			err = writeResourcePlot(o.plot, runs[0], w.gpus)
+		case len(runs) == 1:
 			err = writePlot(o.plot, runs[0], w.gpus)
-		} else {
+		default:
 			err = writeComparePlot(o.plot, pols, runs, w.gpus)
 		}
 		if err != nil {
@@ -639,6 +714,7 @@ type summaryJSON struct {
 	Steps               int            `json:"steps"`
 	GPUs                int            `json:"gpus"`
 	GPUHours            float64        `json:"gpuHours"`
+	StrandedGPUHours    float64        `json:"strandedGPUHours"`
 	Jain                float64        `json:"jain"`
 	SkippedBy           map[string]int `json:"skippedBy"`
 	Teams               []teamJSON     `json:"teams"`
@@ -654,7 +730,7 @@ func summaryOf(res *sim.Result, w *workload, p *policy, o *options) *summaryJSON
 		P95Wait: secs(s.P95Wait), MeanFlowTime: secs(s.MeanFlowTime), MaxBoundedSlowdown: s.MaxBoundedSlowdown,
 		Completed: s.Completed, KilledAtLimit: s.KilledAtLimit, Preemptions: s.Preemptions,
 		Promised: s.Promised, PromisesKept: s.PromisesKept,
-		Unfinished: s.Unfinished, Steps: s.Steps, GPUs: w.gpus, GPUHours: s.GPUHours,
+		Unfinished: s.Unfinished, Steps: s.Steps, GPUs: w.gpus, GPUHours: s.GPUHours, StrandedGPUHours: s.StrandedGPUHours,
 		Jain: s.Jain, SkippedBy: w.skippedBy, Teams: []teamJSON{},
 	}
 	for _, t := range s.Teams {
@@ -687,7 +763,7 @@ func describe(p *policy) string {
 // clusterLine describes the cluster in the table.
 func clusterLine(w *workload, o *options) string {
 	if w.file != nil {
-		return fmt.Sprintf("%s: %d nodes, %d GPUs", o.cluster, w.nodes, w.gpus)
+		return fmt.Sprintf("%s: %d nodes, %d GPUs", w.clusterName, w.nodes, w.gpus)
 	}
 	return fmt.Sprintf("%d nodes × %d GPUs = %d GPUs", w.nodes, w.perNode, w.gpus)
 }
@@ -708,6 +784,12 @@ func writeTable(out io.Writer, res *sim.Result, w *workload, o *options, p *poli
 	row("mean flow time", "%.1f s", secs(s.MeanFlowTime))
 	row("preemptions", "%d", s.Preemptions)
 	row("promises kept / made", "%d / %d", s.PromisesKept, s.Promised)
+	if w.limited() {
+		row("GPU-hours stranded by CPU or memory", "%.1f (%.4f of the GPU-hours held)", s.StrandedGPUHours, ratio(s.StrandedGPUHours, s.GPUHours))
+	}
+	if len(w.skippedBy) > 0 {
+		row("left out", "%s", skipLine(w))
+	}
 	row("Jain's index over teams", "%.4f (%d teams)", s.Jain, len(s.Teams))
 	row("steps", "%d, latency p50 %s, p99 %s", s.Steps, s.StepP50, s.StepP99)
 	if err := tw.Flush(); err != nil {

@@ -289,3 +289,69 @@ func groupedBars(title, unit string, groups, seriesNames []string, series []plot
 	p.NominalX(groups...)
 	return p, nil
 }
+
+// writeResourcePlot draws a run on a cluster whose nodes limit CPU or
+// memory, over time: the fractions of GPUs, CPU and memory held; the GPUs
+// stranded by CPU or memory beside the GPUs free; and the pending jobs by
+// the reason the latest decision gave.
+func writeResourcePlot(path string, res *sim.Result, gpus int) error {
+	pts := res.Series
+	if len(pts) == 0 {
+		return fmt.Errorf("nothing to plot: the simulation is empty")
+	}
+	origin := pts[0].At - pts[0].Width/2
+	hours := func(p sim.Point) float64 { return (p.At - origin).Hours() }
+	series := func(v func(p sim.Point) float64) plotter.XYs {
+		xy := make(plotter.XYs, len(pts))
+		for i, p := range pts {
+			xy[i] = plotter.XY{X: hours(p), Y: v(p)}
+		}
+		return xy
+	}
+	pa := plot.New()
+	pa.Title.Text = fmt.Sprintf("Allocation (%d GPUs)", gpus)
+	pa.Y.Min, pa.Y.Max = 0, 1.05
+	pa.Y.Label.Text = "fraction held"
+	pa.Legend.Top, pa.Legend.Left = true, true
+	for k, l := range []struct {
+		name string
+		v    func(p sim.Point) float64
+	}{
+		{"GPUs", func(p sim.Point) float64 { return p.Utilization }},
+		{"CPU", func(p sim.Point) float64 { return p.CPU }},
+		{"memory", func(p sim.Point) float64 { return p.Memory }},
+	} {
+		if err := line(pa, series(l.v), palette[k], l.name); err != nil {
+			return err
+		}
+	}
+	ps := plot.New()
+	ps.Title.Text = fmt.Sprintf("GPUs stranded by CPU or memory (%.0f GPU-hours in all)", res.Summary.StrandedGPUHours)
+	ps.Y.Min = 0
+	ps.Y.Label.Text = "GPUs"
+	ps.Legend.Top, ps.Legend.Left = true, true
+	if err := line(ps, series(func(p sim.Point) float64 { return float64(gpus) * (1 - p.Utilization) }), palette[7], "free"); err != nil {
+		return err
+	}
+	if err := line(ps, series(func(p sim.Point) float64 { return p.Stranded }), palette[3], "stranded"); err != nil {
+		return err
+	}
+	pr := plot.New()
+	pr.Title.Text = "Pending jobs by reason (time-averaged)"
+	pr.Y.Min = 0
+	pr.Y.Label.Text = "jobs"
+	pr.X.Label.Text = "hours since first submit"
+	pr.Legend.Top, pr.Legend.Left = true, true
+	for k, why := range res.Reasons {
+		if err := line(pr, series(func(p sim.Point) float64 { return p.Pending[k] }), palette[k%len(palette)], string(why)); err != nil {
+			return err
+		}
+	}
+	if len(res.Reasons) == 0 {
+		// No job ever waited: an empty panel would have no axes to draw.
+		if err := line(pr, series(func(p sim.Point) float64 { return p.Queue }), palette[0], "pending"); err != nil {
+			return err
+		}
+	}
+	return savePanels(path, []*plot.Plot{pa, ps, pr})
+}
