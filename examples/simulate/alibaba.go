@@ -33,7 +33,10 @@ const (
 // never bound), with that run as its limit; with forever it never leaves
 // (it runs past the last deletion of the trace, with no limit), as in the
 // replays that measure how full a placement policy packs the cluster. Its
-// team is its QoS class. Pods that share a GPU, ask for none
+// team is its QoS class. -alibaba-copies N replays N copies of the pods,
+// copy c arriving c times the pod list's span (last creation − first
+// creation, plus a second) after the first, each pod lasting as its
+// original; with forever, load piles up copy after copy. Pods that share a GPU, ask for none
 // or do not last a second are left out and counted, and so are the
 // nodes of no GPU.
 func loadAlibaba(o *options) (*workload, error) {
@@ -78,6 +81,8 @@ func loadAlibaba(o *options) (*workload, error) {
 	if o.jobs > 0 && o.jobs < len(list) {
 		list = list[:o.jobs]
 	}
+	copies := max(o.copies, 1)
+	list = copyPods(list, copies)
 	width := len(fmt.Sprint(len(list)))
 	end := int64(0) // the last deletion
 	for _, p := range list {
@@ -126,4 +131,23 @@ func (w *workload) count(cause string, n int) {
 		w.skippedBy[cause] += n
 		w.skipped += n
 	}
+}
+
+// copyPods returns n copies of pods (sorted by creation), copy c shifted
+// by c times the list's span plus a second, in creation order.
+func copyPods(pods []trace.AlibabaPod, n int) []trace.AlibabaPod {
+	if n <= 1 || len(pods) == 0 {
+		return pods
+	}
+	span := pods[len(pods)-1].Created - pods[0].Created + 1
+	out := make([]trace.AlibabaPod, 0, n*len(pods))
+	for c := range int64(n) {
+		for _, p := range pods {
+			p.Created += c * span
+			p.Deleted += c * span
+			p.Scheduled += c * span
+			out = append(out, p)
+		}
+	}
+	return out
 }

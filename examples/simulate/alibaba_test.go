@@ -32,6 +32,14 @@ func TestAlibabaReplay(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "GPU-hours stranded by CPU or memory       0.2 (")
 	require.Contains(t, out, "left out                                  cpu-only 1, fractional-gpu 1, nodes of no GPU 1")
+	require.Contains(t, out, "at the longest queue                      hour 0: GPUs 0.250, CPU 1.000, memory 0.016 held; 6 of 8 GPUs stranded; 1 pending, reserved 1\n")
+
+	// Two copies, the second arriving a second after the first's span.
+	code, out, stderr = runCLI(t, "-trace", alibabaPods, "-format", "alibaba", "-alibaba-copies", "2", "-json")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	require.EqualValues(t, 4, m["jobs"])
+	require.InDelta(t, 2*600.0/3600, m["strandedGPUHours"], 1e-12)
 
 	// Pods that never leave: a holds n0's CPU to the end, b never starts.
 	code, out, stderr = runCLI(t, "-trace", alibabaPods, "-format", "alibaba", "-alibaba-lifetime", "forever", "-json")
@@ -67,6 +75,8 @@ func TestAlibabaErrors(t *testing.T) {
 		{[]string{"-trace", alibabaPods, "-format", "alibaba", "-gpus", "8"}, "-format alibaba runs on the trace's node list"},
 		{[]string{"-trace", alibabaPods, "-alibaba-lifetime", "forever"}, "go with -format alibaba"},
 		{[]string{"-trace", alibabaPods, "-format", "alibaba", "-alibaba-lifetime", "always"}, "-alibaba-lifetime must be trace or forever"},
+		{[]string{"-trace", alibabaPods, "-format", "alibaba", "-alibaba-copies", "0"}, "-alibaba-copies must be in 1..1000, got 0"},
+		{[]string{"-trace", alibabaPods, "-alibaba-copies", "2"}, "go with -format alibaba"},
 	} {
 		code, out, stderr := runCLI(t, tc.args...)
 		require.Equal(t, 2, code, "%v: %s", tc.args, stderr)

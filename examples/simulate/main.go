@@ -7,7 +7,8 @@
 //	         [-cluster cluster.json] [-teams teams.json]
 //	         [-config policy.json | -compare a.json,b.json,...]
 //	simulate -trace openb_pod_list_default.csv -format alibaba
-//	         [-alibaba-nodes openb_node_list_gpu_node.csv] [-alibaba-lifetime trace|forever] ...
+//	         [-alibaba-nodes openb_node_list_gpu_node.csv] [-alibaba-lifetime trace|forever]
+//	         [-alibaba-copies N] ...
 //
 // Jobs are ordered first come, first served within a tier
 // (scheduler.TierOrder), as Parallel Workloads Archive simulators do;
@@ -22,7 +23,9 @@
 // each one member with the pod's CPU and memory, its QoS class as its
 // team. Pods that share a GPU, ask for none or last no second, and nodes
 // of no GPU, are left out and counted. A pod runs from its binding to its
-// deletion (-alibaba-lifetime trace) or never leaves (forever). On a
+// deletion (-alibaba-lifetime trace) or never leaves (forever);
+// -alibaba-copies N replays N copies of the pods one after another, so
+// that pods that never leave fill the cluster. On a
 // cluster whose nodes limit CPU or memory (this one, or a -cluster file
 // that sets them), the table and -json add the GPU-hours stranded by CPU
 // or memory, and -plot draws the GPUs, CPU and memory held, the GPUs
@@ -129,7 +132,7 @@ type options struct {
 	procs                                string
 	config, cluster, teams, compare      string
 	alibabaNodes, lifetime               string
-	gpus, nodes, perNode, jobs           int
+	gpus, nodes, perNode, jobs, copies   int
 	json                                 bool
 	set                                  map[string]bool // the flags given
 }
@@ -141,7 +144,7 @@ const synopsis = `usage: simulate -trace FILE [-format swf|csv] [-gpus N | -node
                 [-cluster cluster.json] [-teams teams.json]
                 [-config policy.json | -compare a.json,b.json,...]
        simulate -trace PODS.csv -format alibaba [-alibaba-nodes NODES.csv]
-                [-alibaba-lifetime trace|forever] [other flags as above]`
+                [-alibaba-lifetime trace|forever] [-alibaba-copies N] [other flags as above]`
 
 // errHelp is returned by parseFlags for -h and -help: print the usage,
 // exit 0.
@@ -163,6 +166,7 @@ func newFlagSet() (*flag.FlagSet, *options) {
 	fs.StringVar(&o.trace, "trace", "", "workload trace `FILE` (SWF or CSV), required")
 	fs.StringVar(&o.format, "format", "", "trace `format`: swf, csv or alibaba (default: swf or csv by file name)")
 	fs.StringVar(&o.lifetime, "alibaba-lifetime", "trace", "pod `lifetime` of -format alibaba: trace (binding to deletion) or forever (never leave)")
+	fs.IntVar(&o.copies, "alibaba-copies", 1, "replay `N` copies of the pods of -format alibaba, one after another")
 	fs.StringVar(&o.alibabaNodes, "alibaba-nodes", "", "node list `FILE` of -format alibaba (default: "+alibabaNodeList+" beside the trace)")
 	fs.IntVar(&o.gpus, "gpus", 0, "flat pool of `N` one-GPU nodes (0, without -nodes: an SWF trace's header size)")
 	fs.IntVar(&o.nodes, "nodes", 0, "`N` nodes (with -gpus-per-node)")
@@ -199,8 +203,10 @@ func parseFlags(args []string) (*options, error) {
 		return nil, usagef("simulate: -format must be swf, csv or alibaba, got %q", o.format)
 	case o.format == "alibaba" && (o.gpus > 0 || o.nodes > 0 || o.perNode > 0 || o.cluster != ""):
 		return nil, usagef("simulate: -format alibaba runs on the trace's node list (-alibaba-nodes), not -gpus, -nodes or -cluster")
-	case (o.alibabaNodes != "" || o.set["alibaba-lifetime"]) && o.format != "alibaba":
-		return nil, usagef("simulate: -alibaba-nodes and -alibaba-lifetime go with -format alibaba")
+	case (o.alibabaNodes != "" || o.set["alibaba-lifetime"] || o.set["alibaba-copies"]) && o.format != "alibaba":
+		return nil, usagef("simulate: -alibaba-nodes, -alibaba-lifetime and -alibaba-copies go with -format alibaba")
+	case o.copies < 1 || o.copies > 1000:
+		return nil, usagef("simulate: -alibaba-copies must be in 1..1000, got %d", o.copies)
 	case o.lifetime != "trace" && o.lifetime != "forever":
 		return nil, usagef("simulate: -alibaba-lifetime must be trace or forever, got %q", o.lifetime)
 	case o.gpus < 0 || o.nodes < 0 || o.perNode < 0 || o.jobs < 0:
@@ -345,6 +351,34 @@ func (w *workload) limited() bool {
 		}
 	}
 	return false
+}
+
+// longestQueue returns the point of res's series with the most pending
+// jobs, false when no job ever waited (or there is no series).
+func longestQueue(res *sim.Result) (sim.Point, bool) {
+	var best sim.Point
+	for _, p := range res.Series {
+		if p.Queue > best.Queue {
+			best = p
+		}
+	}
+	return best, best.Queue > 0
+}
+
+// atPoint describes the cluster at point p: hours since the first submit,
+// GPUs, CPU and memory held, GPUs stranded and pending jobs by reason
+// (time-averaged over the point's interval).
+func atPoint(res *sim.Result, p sim.Point, gpus int) string {
+	origin := res.Series[0].At - res.Series[0].Width/2
+	var b strings.Builder
+	fmt.Fprintf(&b, "hour %.0f: GPUs %.3f, CPU %.3f, memory %.3f held; %.0f of %d GPUs stranded; %.0f pending",
+		(p.At - origin).Hours(), p.Utilization, p.CPU, p.Memory, p.Stranded, gpus, p.Queue)
+	for k, why := range res.Reasons {
+		if p.Pending[k] >= 0.5 {
+			fmt.Fprintf(&b, ", %s %.0f", why, p.Pending[k])
+		}
+	}
+	return b.String()
 }
 
 // ratio is a / b, 0 when b is 0.
@@ -636,9 +670,10 @@ func simulate(args []string, stdout, stderr io.Writer, isTTY bool, clock func() 
 // when it is a terminal.
 func replay(o *options, w *workload, p *policy, stderr io.Writer, isTTY bool, clock func() time.Time) (*sim.Result, error) {
 	opt := sim.Options{Clock: clock, Teams: w.teams}
-	if o.plot == "" {
-		// Only the chart reads the time series, which holds a share per
-		// team and point: without one, one point will do.
+	if o.plot == "" && !w.limited() {
+		// Only the chart (and the longest queue of a cluster that limits
+		// CPU or memory) reads the time series, which holds a share per
+		// team and point: without them, one point will do.
 		opt.MaxPoints = 1
 	}
 	var bar *progressbar.ProgressBar
@@ -786,6 +821,9 @@ func writeTable(out io.Writer, res *sim.Result, w *workload, o *options, p *poli
 	row("promises kept / made", "%d / %d", s.PromisesKept, s.Promised)
 	if w.limited() {
 		row("GPU-hours stranded by CPU or memory", "%.1f (%.4f of the GPU-hours held)", s.StrandedGPUHours, ratio(s.StrandedGPUHours, s.GPUHours))
+		if p, ok := longestQueue(res); ok {
+			row("at the longest queue", "%s", atPoint(res, p, w.gpus))
+		}
 	}
 	if len(w.skippedBy) > 0 {
 		row("left out", "%s", skipLine(w))
