@@ -47,6 +47,11 @@ func TestAlibabaReplay(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &m))
 	require.EqualValues(t, 2, m["jobs"])
 
+	// A comparison on it adds the stranded GPU-hours of each policy.
+	code, out, stderr = runCLI(t, "-trace", alibabaPods, "-format", "alibaba", "-compare", "testdata/easy.policy.json,testdata/fcfs.policy.json")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `GPU-hours stranded by CPU or memory +0\.2 +0\.2\n`, out)
+
 	p := filepath.Join(t.TempDir(), "ali.svg")
 	code, _, stderr = runCLI(t, "-trace", alibabaPods, "-format", "alibaba", "-plot", p)
 	require.Equal(t, 0, code, stderr)

@@ -848,12 +848,15 @@ func writeTable(out io.Writer, res *sim.Result, w *workload, o *options, p *poli
 	return nil
 }
 
-// compareRows are the rows of the comparison table: a label and each
-// run's figure.
-var compareRows = []struct {
+// compareRow is a row of the comparison table: a label and each run's
+// figure.
+type compareRow struct {
 	label string
 	cell  func(s *sim.Summary) string
-}{
+}
+
+// compareRows are the rows of the comparison table.
+var compareRows = []compareRow{
 	{"utilization", func(s *sim.Summary) string { return fmt.Sprintf("%.4f", s.Utilization) }},
 	{"mean wait (s)", func(s *sim.Summary) string { return fmt.Sprintf("%.1f", secs(s.MeanWait)) }},
 	{"p95 wait (s)", func(s *sim.Summary) string { return fmt.Sprintf("%.1f", secs(s.P95Wait)) }},
@@ -880,8 +883,14 @@ func writeCompareTable(out io.Writer, runs []*sim.Result, w *workload, o *option
 	fmt.Fprintln(out)
 	// Labels are padded to one width, so that they stand left-aligned in
 	// a table whose figures align right.
-	labels := make([]string, 0, len(compareRows)+15)
-	for _, r := range compareRows {
+	rows := compareRows
+	if w.limited() {
+		rows = append(slices.Clip(rows), compareRow{"GPU-hours stranded by CPU or memory", func(s *sim.Summary) string {
+			return fmt.Sprintf("%.1f", s.StrandedGPUHours)
+		}})
+	}
+	labels := make([]string, 0, len(rows)+15)
+	for _, r := range rows {
 		labels = append(labels, r.label)
 	}
 	s0 := &runs[0].Summary
@@ -903,7 +912,7 @@ func writeCompareTable(out io.Writer, runs []*sim.Result, w *workload, o *option
 		fmt.Fprintf(tw, "[%d] %s\t", k+1, pols[k].name)
 	}
 	fmt.Fprintln(tw)
-	for i, r := range compareRows {
+	for i, r := range rows {
 		fmt.Fprintf(tw, "%s\t", pad(labels[i]))
 		for _, res := range runs {
 			fmt.Fprintf(tw, "%s\t", r.cell(&res.Summary))
@@ -911,7 +920,7 @@ func writeCompareTable(out io.Writer, runs []*sim.Result, w *workload, o *option
 		fmt.Fprintln(tw)
 	}
 	for i, t := range teams {
-		fmt.Fprintf(tw, "%s\t", pad(labels[len(compareRows)+i]))
+		fmt.Fprintf(tw, "%s\t", pad(labels[len(rows)+i]))
 		for _, res := range runs {
 			fmt.Fprintf(tw, "%.4f\t", teamShare(&res.Summary, t.Team))
 		}

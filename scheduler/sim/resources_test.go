@@ -148,3 +148,39 @@ func replayStranded(c topology.Cluster, jobs []sim.Job, res *sim.Result) float64
 	}
 	return total / 3600
 }
+
+// TestStrandedInsufficientCPU: a job whose GPUs would fit but whose CPU
+// does not waits with reason insufficient-cpu, and the node's free GPUs
+// are stranded meanwhile.
+func TestStrandedInsufficientCPU(t *testing.T) {
+	c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 8, CPUMillis: 4000}}}
+	jobs := []sim.Job{
+		// a has no limit: no reservation can count on its end.
+		{ID: "a", Run: 100 * s, Members: 1, GPUsPerMember: 1, CPUMillis: 4000},
+		{ID: "b", Submit: 10 * s, Run: 10 * s, Limit: 10 * s, Members: 1, GPUsPerMember: 1, CPUMillis: 1000},
+	}
+	res, err := sim.Run(c, jobs, scheduler.Config{Order: scheduler.TierOrder{}, Backfill: scheduler.NoBackfill}, sim.Options{MaxPoints: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Jobs[1].Start; got != 100*s {
+		t.Fatalf("b started at %s, want 100s, when a frees the CPU", got)
+	}
+	// [0, 100): 7 GPUs free with no CPU left.
+	if want := 7 * 100.0 / 3600; math.Abs(res.Summary.StrandedGPUHours-want) > 1e-12 {
+		t.Fatalf("stranded %v GPU-hours, want %v", res.Summary.StrandedGPUHours, want)
+	}
+	k := slices.Index(res.Reasons, scheduler.ReasonInsufficientCPU)
+	if k < 0 {
+		t.Fatalf("reasons %v: no insufficient-cpu", res.Reasons)
+	}
+	waited := 0.0
+	for _, p := range res.Series {
+		if p.At > 10*s && p.At < 100*s {
+			waited = max(waited, p.Pending[k])
+		}
+	}
+	if waited != 1 {
+		t.Fatalf("b waiting for CPU: %v jobs, want 1", waited)
+	}
+}
