@@ -153,7 +153,7 @@ var errHelp = errors.New("help requested")
 // writeUsage prints the synopsis and every flag with its description.
 func writeUsage(w io.Writer) {
 	fs, _ := newFlagSet()
-	fmt.Fprintf(w, "%s\n\nReplays a workload trace (SWF or GPU CSV) through the scheduler and prints\nutilization, waits, bounded slowdown and fairness.\n\nFlags:\n", synopsis)
+	fmt.Fprintf(w, "%s\n\nReplays a workload trace (SWF, GPU CSV or the Alibaba GPU trace) through the\nscheduler and prints utilization, waits, bounded slowdown and fairness, for one\npolicy or several side by side.\n\nFlags:\n", synopsis)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
