@@ -5,7 +5,10 @@
 // of free GPUs); placers evaluate it once per class, so scoring costs
 // O(types × GPUs per node) per member whatever the cluster size.
 // [Pack] (the default) is most-allocated: the fullest node that fits, and
-// for a gang the fewest nodes. [Spread] is least-allocated.
+// for a gang the fewest nodes, counting the members a node hosts by its
+// scarcest resource (GPUs, CPU or memory). [Spread] is least-allocated.
+// [Fragmentation] measures how free GPUs are scattered, and how many are
+// stranded on nodes whose CPU or memory is used up.
 //
 // A custom scorer is a function:
 //

@@ -15,6 +15,11 @@ type NodeUse struct {
 	// Free is the number of those GPUs free now. Values outside 0..GPUs
 	// are clamped into that range.
 	Free int
+	// CPUUsedUp and MemoryUsedUp say that the node's CPU, or its memory,
+	// is used up: its free GPUs cannot take a member that asks for some.
+	// The caller judges it, for example free CPU below what the smallest
+	// member it expects asks for (zero free, for any member that asks).
+	CPUUsedUp, MemoryUsedUp bool
 }
 
 // Report is a fragmentation figure: how the free GPUs of a set of nodes
@@ -48,6 +53,13 @@ type Report struct {
 	// any member of Member GPUs: the sum of Free mod Member, that is
 	// FreeGPUs - Member × MembersFitting.
 	WastedForMember int
+	// StrandedByCPU is the number of free GPUs on nodes whose CPU is used
+	// up (NodeUse.CPUUsedUp), and StrandedByMemory those on nodes whose
+	// memory is used up but not their CPU: GPUs no member that asks for
+	// CPU (memory) can use until a job there ends. Both count free GPUs
+	// of empty and partly used nodes alike; StrandedByCPU +
+	// StrandedByMemory <= FreeGPUs.
+	StrandedByCPU, StrandedByMemory int
 }
 
 // Fragmentation measures how the free GPUs of nodes are scattered,
@@ -78,6 +90,12 @@ func Fragmentation(nodes []NodeUse, member int) Report {
 		}
 		r.MembersFitting += free / member
 		r.WastedForMember += free % member
+		switch {
+		case n.CPUUsedUp:
+			r.StrandedByCPU += free
+		case n.MemoryUsedUp:
+			r.StrandedByMemory += free
+		}
 	}
 	return r
 }
@@ -85,9 +103,14 @@ func Fragmentation(nodes []NodeUse, member int) Report {
 // UsedGPUs returns GPUs - FreeGPUs.
 func (r Report) UsedGPUs() int { return r.GPUs - r.FreeGPUs }
 
-// String summarizes r on one line, for logs and examples.
+// String summarizes r on one line, for logs and examples; GPUs stranded
+// by CPU or memory are named when there are some.
 func (r Report) String() string {
-	return fmt.Sprintf("free %d/%d GPUs on %d nodes; empty %d; partly used %d (stranded %d); for %d-GPU members: nodes fitting %d, members %d, wasted %d",
+	s := fmt.Sprintf("free %d/%d GPUs on %d nodes; empty %d; partly used %d (stranded %d); for %d-GPU members: nodes fitting %d, members %d, wasted %d",
 		r.FreeGPUs, r.GPUs, r.Nodes, r.EmptyNodes, r.PartialNodes, r.StrandedGPUs,
 		r.Member, r.NodesFitting, r.MembersFitting, r.WastedForMember)
+	if r.StrandedByCPU > 0 || r.StrandedByMemory > 0 {
+		s += fmt.Sprintf("; stranded by CPU %d, by memory %d", r.StrandedByCPU, r.StrandedByMemory)
+	}
+	return s
 }

@@ -64,6 +64,14 @@ func TestFragmentation(t *testing.T) {
 func TestReportString(t *testing.T) {
 	r := binpack.Fragmentation(nodes(8, 4, 6, 6, 8), 8)
 	require.Equal(t, "free 24/32 GPUs on 4 nodes; empty 1; partly used 3 (stranded 16); for 8-GPU members: nodes fitting 1, members 1, wasted 16", r.String())
+	// A node with 6 free GPUs whose CPU a data-loading job used up, and
+	// one whose memory is.
+	use := nodes(8, 4, 6, 6, 8)
+	use[1].CPUUsedUp, use[2].MemoryUsedUp = true, true
+	r = binpack.Fragmentation(use, 8)
+	require.Equal(t, 6, r.StrandedByCPU)
+	require.Equal(t, 6, r.StrandedByMemory)
+	require.Contains(t, r.String(), "; stranded by CPU 6, by memory 6")
 }
 
 // TestFragmentationProperties checks the report against a brute force
@@ -75,7 +83,8 @@ func TestFragmentationProperties(t *testing.T) {
 		use := make([]binpack.NodeUse, n)
 		for i := range use {
 			g := rapid.IntRange(1, 16).Draw(t, "gpus")
-			use[i] = binpack.NodeUse{GPUs: g, Free: rapid.IntRange(0, g).Draw(t, "free")}
+			use[i] = binpack.NodeUse{GPUs: g, Free: rapid.IntRange(0, g).Draw(t, "free"),
+				CPUUsedUp: rapid.IntRange(0, 3).Draw(t, "cpuUsedUp") == 0, MemoryUsedUp: rapid.IntRange(0, 3).Draw(t, "memUsedUp") == 0}
 		}
 		member := rapid.IntRange(1, 16).Draw(t, "member")
 		r := binpack.Fragmentation(use, member)
@@ -88,8 +97,14 @@ func TestFragmentationProperties(t *testing.T) {
 		}
 		// Brute force: take members off each node while one fits.
 		fitting, members, left, stranded, empty := 0, 0, 0, 0, 0
+		byCPU, byMem := 0, 0
 		for _, u := range use {
 			f := u.Free
+			if u.CPUUsedUp {
+				byCPU += f
+			} else if u.MemoryUsedUp {
+				byMem += f
+			}
 			if f >= member {
 				fitting++
 			}
@@ -108,6 +123,9 @@ func TestFragmentationProperties(t *testing.T) {
 		got := [5]int{r.NodesFitting, r.MembersFitting, r.WastedForMember, r.StrandedGPUs, r.EmptyNodes}
 		if want != got {
 			t.Fatalf("fitting, members, wasted, stranded, empty = %v, brute force %v", got, want)
+		}
+		if r.StrandedByCPU != byCPU || r.StrandedByMemory != byMem || byCPU+byMem > r.FreeGPUs {
+			t.Fatalf("stranded by CPU %d, by memory %d; brute force %d, %d", r.StrandedByCPU, r.StrandedByMemory, byCPU, byMem)
 		}
 		if r.FreeGPUs != r.Member*r.MembersFitting+r.WastedForMember {
 			t.Fatalf("free %d != %d × %d + %d", r.FreeGPUs, r.Member, r.MembersFitting, r.WastedForMember)

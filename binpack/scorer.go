@@ -3,7 +3,9 @@ package binpack
 // Candidate describes a class of nodes that could host one member of a
 // job: every ready node of one GPU type with the same number of free GPUs.
 // Placers evaluate a scorer once per class, not once per node, so a scorer
-// sees only what a class has in common.
+// sees only what a class has in common. CPU and memory are not part of a
+// class: the placer takes, in the best class, the first node that has the
+// member's CPU and memory free.
 type Candidate struct {
 	// Free is the number of free GPUs on the node before the member lands.
 	Free int
@@ -46,6 +48,13 @@ type Consolidator interface {
 // Pack is the most-allocated scorer: the fullest node that fits wins, and
 // the members of one gang go to as few nodes as possible. It leaves whole
 // nodes free for large jobs. It is the default.
+//
+// When members ask for CPU or memory besides GPUs, Pack counts the
+// scarcest resource: the members a node hosts are the fewest of its free
+// GPUs, free CPU and free memory over what one member asks, so the
+// fewest-nodes rule goes first to the node that hosts the most members by
+// all three, and then to the fullest node (by GPUs) that hosts the rest.
+// A node whose CPU is used up hosts none, however many GPUs it has free.
 type Pack struct{}
 
 // Score prefers the fewest free GPUs left after the member lands.

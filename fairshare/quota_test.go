@@ -92,3 +92,26 @@ func TestQuotaLimitIsWhatAdmitAllows(t *testing.T) {
 	}
 	require.Equal(t, math.MaxInt, Quota{}.Limit())
 }
+
+// TestQuotaResources: CPU and memory caps are hard, independent of the
+// GPU quota (a Quota with only them set limits no GPUs), and say which
+// cap a job would pass.
+func TestQuotaResources(t *testing.T) {
+	q := Quota{CPUMillis: 128000, MemoryMiB: 1 << 20}
+	ok, _ := q.AdmitTeam("a", 1000, 512, 0)
+	require.True(t, ok, "no GPU quota")
+	require.Equal(t, math.MaxInt, q.Limit())
+	require.Equal(t, 0, q.Borrowed(1000))
+	ok, why := q.AdmitResources("a", 96000, 0, 64000, 0)
+	require.False(t, ok)
+	require.Equal(t, "a uses 96 CPUs of 128 CPUs; job needs 64 CPUs", why)
+	ok, _ = q.AdmitResources("a", 64000, 0, 64000, 0)
+	require.True(t, ok, "exactly at the cap")
+	ok, why = q.AdmitResources("a", 0, 1<<20, 0, 1)
+	require.False(t, ok)
+	require.Contains(t, why, "MiB of memory")
+	ok, _ = Quota{GPUs: 8}.AdmitResources("a", 1<<40, 1<<40, 1<<40, 1<<40)
+	require.True(t, ok, "no CPU or memory cap")
+	require.Error(t, Quota{CPUMillis: -1}.Validate())
+	require.Error(t, Quota{MemoryMiB: -1}.Validate())
+}

@@ -250,7 +250,6 @@ func helpsReleased(ix *topology.Index, r gang.Request) func(n topology.NodeID) b
 // once sc has its dense array of N nodes (allocated on first use); the
 // array stays in use until sc.clearExtra, which costs O(H).
 func (sc *Selector) upperBound(ix *topology.Index, r gang.Request, holds []hold) (helps func(n topology.NodeID) bool, ok bool) {
-	g := r.GPUsPerMember
 	lr := r.Required
 	if lr == gang.NoLevel {
 		lr = topology.ClusterLevel
@@ -258,20 +257,20 @@ func (sc *Selector) upperBound(ix *topology.Index, r gang.Request, holds []hold)
 	// The GPUs each node would have free: the holds merged by node, in
 	// a dense array (clearing the nodes it touched costs less than
 	// sorting the holds).
-	if len(sc.extra) != ix.NumNodes() {
-		sc.extra = make([]topology.GPUSet, ix.NumNodes())
-	}
+	sc.ensureExtra(ix)
 	extra := sc.extra
 	touched := sc.touched[:0]
 	for _, h := range holds {
-		if extra[h.node] == 0 {
+		if c, m := sc.freedUse(h.node); extra[h.node] == 0 && c == 0 && m == 0 {
 			touched = append(touched, h.node)
 		}
 		extra[h.node] |= h.set
+		sc.addFreed(h.node, h.cpu, h.mem)
 	}
 	sc.touched = touched
-	freeAfter := func(n topology.NodeID) int {
-		return ix.Free(n) + (extra[n] &^ ix.FreeSet(n)).Len()
+	after := func(n topology.NodeID) int {
+		c, m := sc.freedUse(n)
+		return membersWith(ix, r, n, extra[n], c, m)
 	}
 	nd := max(ix.NumDomains(lr), 1)
 	if cap(sc.gain) < nd {
@@ -283,17 +282,18 @@ func (sc *Selector) upperBound(ix *topology.Index, r gang.Request, holds []hold)
 	clear(fits)
 	for _, n := range touched {
 		d := ix.DomainOf(lr, n)
-		gain[d] += freeAfter(n)/g - ix.Free(n)/g
+		gain[d] += after(n) - membersWith(ix, r, n, 0, 0, 0)
 		seen[d] = true
 	}
 	for d, more := range gain {
-		if seen[d] && ix.Capacity(lr, topology.DomainID(d), r.Class, g)+more >= r.Members {
+		if seen[d] && capacity(ix, r, lr, topology.DomainID(d))+more >= r.Members {
 			fits[d] = true
 			ok = true
 		}
 	}
 	return func(n topology.NodeID) bool {
-		return extra[n] != 0 && freeAfter(n) >= g && fits[ix.DomainOf(lr, n)]
+		c, m := sc.freedUse(n)
+		return (extra[n] != 0 || c != 0 || m != 0) && after(n) >= 1 && fits[ix.DomainOf(lr, n)]
 	}, ok
 }
 
@@ -365,9 +365,7 @@ func (sc *Selector) newRoomCount(ix *topology.Index, r gang.Request) roomCount {
 	if lr == gang.NoLevel {
 		lr = topology.ClusterLevel
 	}
-	if len(sc.extra) != ix.NumNodes() {
-		sc.extra = make([]topology.GPUSet, ix.NumNodes())
-	}
+	sc.ensureExtra(ix)
 	nd := max(ix.NumDomains(lr), 1)
 	if cap(sc.gain) < nd {
 		sc.gain, sc.seen, sc.fits = make([]int, nd), make([]bool, nd), make([]bool, nd)
@@ -384,9 +382,55 @@ func (sc *Selector) newRoomCount(ix *topology.Index, r gang.Request) roomCount {
 // members is how many more members of r node n holds with its freed
 // GPUs than without them.
 func (rc *roomCount) members(n topology.NodeID) int {
-	g := rc.r.GPUsPerMember
-	free := rc.ix.Free(n)
-	return (free+(rc.extra[n]&^rc.ix.FreeSet(n)).Len())/g - free/g
+	c, m := rc.sc.freedUse(n)
+	return membersWith(rc.ix, rc.r, n, rc.extra[n], c, m) - membersWith(rc.ix, rc.r, n, 0, 0, 0)
+}
+
+// membersWith is how many members of r node n holds with the GPUs extra
+// and cpu and mem more freed (by candidates stopped): its free GPUs and
+// those, its free CPU and memory and those. O(1).
+func membersWith(ix *topology.Index, r gang.Request, n topology.NodeID, extra topology.GPUSet, cpu, mem int64) int {
+	k := (ix.Free(n) + (extra &^ ix.FreeSet(n)).Len()) / r.GPUsPerMember
+	if k == 0 || !limited(ix, r) {
+		return k
+	}
+	if c := ix.CPUCapacity(n); r.CPUMillis > 0 && c != topology.Unlimited {
+		k = min(k, int(max(c-(ix.UsedCPU(n)-cpu), 0)/r.CPUMillis))
+	}
+	if m := ix.MemoryCapacity(n); r.MemoryMiB > 0 && m != topology.Unlimited {
+		k = min(k, int(max(m-(ix.UsedMemory(n)-mem), 0)/r.MemoryMiB))
+	}
+	return k
+}
+
+// ensureExtra sizes sc's dense arrays of freed GPUs, CPU and memory for
+// ix.
+func (sc *Selector) ensureExtra(ix *topology.Index) {
+	if len(sc.extra) != ix.NumNodes() {
+		sc.extra = make([]topology.GPUSet, ix.NumNodes())
+		sc.extraCPU, sc.extraMem = nil, nil
+	}
+	if ix.Limited() && len(sc.extraCPU) != ix.NumNodes() {
+		sc.extraCPU = make([]int64, ix.NumNodes())
+		sc.extraMem = make([]int64, ix.NumNodes())
+	}
+}
+
+// freedUse returns the CPU and memory freed on node n so far (none when
+// the index limits neither).
+func (sc *Selector) freedUse(n topology.NodeID) (cpu, mem int64) {
+	if sc.extraCPU == nil {
+		return 0, 0
+	}
+	return sc.extraCPU[n], sc.extraMem[n]
+}
+
+// addFreed adds cpu and mem to what is freed on node n.
+func (sc *Selector) addFreed(n topology.NodeID, cpu, mem int64) {
+	if sc.extraCPU != nil {
+		sc.extraCPU[n] += cpu
+		sc.extraMem[n] += mem
+	}
 }
 
 // change frees (free) or retakes the holds hs and updates the counts of
@@ -395,17 +439,20 @@ func (rc *roomCount) change(hs []hold, free bool) {
 	for _, h := range hs {
 		d := rc.ix.DomainOf(rc.level, h.node)
 		if !rc.seen[d] {
-			rc.seen[d], rc.base[d] = true, rc.ix.Capacity(rc.level, d, rc.r.Class, rc.r.GPUsPerMember)
+			rc.seen[d], rc.base[d] = true, capacity(rc.ix, rc.r, rc.level, d)
 		}
 		was := rc.base[d]+rc.gain[d] >= rc.r.Members
 		rc.gain[d] -= rc.members(h.node)
+		sc := rc.sc
 		if free {
-			if rc.extra[h.node] == 0 {
-				rc.sc.touched = append(rc.sc.touched, h.node)
+			if c, m := sc.freedUse(h.node); rc.extra[h.node] == 0 && c == 0 && m == 0 {
+				sc.touched = append(sc.touched, h.node)
 			}
 			rc.extra[h.node] |= h.set
+			sc.addFreed(h.node, h.cpu, h.mem)
 		} else {
 			rc.extra[h.node] &^= h.set
+			sc.addFreed(h.node, -h.cpu, -h.mem)
 		}
 		rc.gain[d] += rc.members(h.node)
 		if now := rc.base[d]+rc.gain[d] >= rc.r.Members; now != was {
@@ -422,6 +469,9 @@ func (rc *roomCount) change(hs []hold, free bool) {
 func (sc *Selector) clearExtra() {
 	for _, n := range sc.touched {
 		sc.extra[n] = 0
+		if sc.extraCPU != nil {
+			sc.extraCPU[n], sc.extraMem[n] = 0, 0
+		}
 	}
 	sc.touched = sc.touched[:0]
 }
@@ -434,13 +484,16 @@ func (sc *Selector) clearExtra() {
 // not set one as the victim selector of a scheduler whose Steps run
 // concurrently ([Select] itself is safe for that).
 type Selector struct {
-	holds   []hold
-	span    [][2]int32
-	order   []int
-	gpus    []int
-	extra   []topology.GPUSet
-	touched []topology.NodeID
-	undo    []undoEntry
+	holds []hold
+	span  [][2]int32
+	order []int
+	gpus  []int
+	extra []topology.GPUSet
+	// extraCPU and extraMem are the CPU and memory freed per node, beside
+	// extra.
+	extraCPU, extraMem []int64
+	touched            []topology.NodeID
+	undo               []undoEntry
 	// Per domain of the required level, for upperBound: the members its
 	// candidates' GPUs would add, whether it has any, and whether it
 	// could then hold the gang.
@@ -471,9 +524,9 @@ type Selector struct {
 //
 // When r asks for CPU or memory and some node of ix limits them, stopping
 // a candidate frees its CPU and memory with its GPUs (Hold.CPUMillis,
-// Hold.MemoryMiB), so victims are chosen to free whatever r lacks; each
-// step then asks the placer, as with Avoid, and minimality holds against
-// its answers.
+// Hold.MemoryMiB), so victims are chosen to free whatever r lacks: a
+// node's room counts members by GPUs, CPU and memory alike
+// ([topology.Index.Members]), and minimality holds the same way.
 //
 // Select does not consult a preemption matrix except that tier 0 (or a
 // negative tier, as for [Matrix.CanPreempt]) is never a victim: filter
@@ -507,7 +560,7 @@ func (sc *Selector) Select(ix *topology.Index, r gang.Request, s binpack.Scorer,
 	of := func(i int) []hold { return holds[span[i][0]:span[i][1]] }
 	v := &view{ix: ix, log: sc.undo[:0]}
 	defer func() { v.restore(); sc.undo = v.log[:0] }()
-	if r.Avoid == nil && !limited(ix, r) {
+	if r.Avoid == nil {
 		return sc.selectCounted(ix, r, s, cands, holds, of, v)
 	}
 	return sc.selectPlaced(r, s, cands, holds, of, v)

@@ -205,7 +205,7 @@ func (fc *forecaster) one(slot int32, j *Job) {
 		return
 	}
 	st.profile.Reserve(best.Placement, best.At, d)
-	st.inUse[j.Team] += j.GPUs()
+	st.addInUse(j, 1)
 	if len(st.quotas) > 0 {
 		if st.reserved == nil {
 			st.reserved = map[string]int{}

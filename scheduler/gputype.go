@@ -209,6 +209,16 @@ func (st *stepState) whyWaitsOneType(j *Job, reqs []gang.Request, d time.Duratio
 // holds with every job gone, on its ready nodes when ready, else on all
 // (see largestGang), computed once per shape.
 func (st *stepState) largestOf(req gang.Request, ready bool) int {
+	if req.CPUMillis > 0 || req.MemoryMiB > 0 {
+		// CPU and memory that hold as many members as the largest node's
+		// GPUs do on every node never bind with every job gone: the shape
+		// without them answers (and is remembered once for all).
+		cpu, mem := st.ix.LeastCapacity()
+		most := int64(st.ix.MaxGPUs() / req.GPUsPerMember)
+		if (req.CPUMillis == 0 || cpu/req.CPUMillis >= most) && (req.MemoryMiB == 0 || mem/req.MemoryMiB >= most) {
+			req.CPUMillis, req.MemoryMiB = 0, 0
+		}
+	}
 	key := shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, cpu: req.CPUMillis, mem: req.MemoryMiB, required: req.Required, preferred: gang.NoLevel, spread: gang.NoLevel}
 	if ready {
 		key.mode = -1 // a key no job's shape has

@@ -194,6 +194,12 @@ func (w *jsonWriter) team(t *Team) {
 		w.token(jsontext.BeginObject)
 		w.intMember("gpus", t.Quota.GPUs)
 		w.intMember("borrowLimit", t.Quota.BorrowLimit)
+		if t.Quota.CPUMillis != 0 {
+			w.intMember("cpuMillis", t.Quota.CPUMillis)
+		}
+		if t.Quota.MemoryMiB != 0 {
+			w.intMember("memoryMiB", t.Quota.MemoryMiB)
+		}
 		w.token(jsontext.EndObject)
 	}
 	w.token(jsontext.EndObject)

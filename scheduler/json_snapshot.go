@@ -339,12 +339,17 @@ func (r *jsonReader) team(t *Team) error {
 // quota reads a team's quota into *q.
 func (r *jsonReader) quota(q **Quota) error {
 	var v Quota
-	ok, err := r.object([]string{"gpus", "borrowLimit"}, func(f int) error {
+	ok, err := r.object([]string{"gpus", "borrowLimit", "cpuMillis", "memoryMiB"}, func(f int) error {
 		var err error
-		if f == 0 {
+		switch f {
+		case 0:
 			_, err = r.integer(&v.GPUs)
-		} else {
+		case 1:
 			_, err = r.integer(&v.BorrowLimit)
+		case 2:
+			_, err = r.integer(&v.CPUMillis)
+		default:
+			_, err = r.integer(&v.MemoryMiB)
 		}
 		return err
 	})

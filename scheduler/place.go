@@ -108,7 +108,7 @@ func (st *stepState) scorer(j *Job) binpack.Scorer {
 // holds already.
 func (st *stepState) recordPlacement(j *Job, pl gang.Placement) {
 	st.decided.Placements = append(st.decided.Placements, Placement{Job: j.ID, Allocation: pl.Allocation(st.ix)})
-	st.inUse[j.Team] += j.GPUs()
+	st.addInUse(j, 1)
 	if j.Group != "" {
 		for _, sl := range pl.Slots {
 			st.addGroup(j.Group, sl.Node, sl.Members)

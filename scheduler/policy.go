@@ -17,6 +17,9 @@ type Usage struct {
 	// Steps that see it evicting agree, so a preemptor admitted when it
 	// evicted is not refused while its victims checkpoint.
 	TeamGPUs int
+	// TeamCPUMillis and TeamMemoryMiB are the CPU and memory of the same
+	// jobs (per member times members), for CPU and memory quotas.
+	TeamCPUMillis, TeamMemoryMiB int64
 	// IdleGPUs is the number of GPUs of the whole cluster that are free
 	// now, or healthy on ready nodes and held by jobs being evicted
 	// (other than this Step's preemption victims, whose GPUs go to their
@@ -53,7 +56,8 @@ func (f AdmitFunc) Admit(s *Snapshot, j *Job, u Usage) (bool, string) { return f
 
 // QuotaAdmitter applies the teams' quotas of the snapshot (Team.Quota):
 // a team within its nominal GPUs always starts jobs; above nominal it may
-// borrow idle GPUs up to its borrowing limit. Teams without a quota (or
+// borrow idle GPUs up to its borrowing limit; and a job that would take
+// the team past its CPU or memory cap waits. Teams without a quota (or
 // with a zero quota) are not limited. See [fairshare.Quota].
 type QuotaAdmitter struct {
 	quotas map[string]*Quota
@@ -74,7 +78,10 @@ func (a QuotaAdmitter) Admit(s *Snapshot, j *Job, u Usage) (bool, string) {
 	if q == nil {
 		return true, ""
 	}
-	return q.AdmitTeam(j.Team, u.TeamGPUs, j.GPUs(), u.IdleGPUs)
+	if ok, why := q.AdmitTeam(j.Team, u.TeamGPUs, j.GPUs(), u.IdleGPUs); !ok {
+		return false, why
+	}
+	return q.AdmitResources(j.Team, u.TeamCPUMillis, u.TeamMemoryMiB, int64(j.Members)*int64(j.CPUMillis), int64(j.Members)*int64(j.MemoryMiB))
 }
 
 // VictimSelector chooses which running jobs to preempt so that gang r

@@ -408,7 +408,7 @@ func (st *stepState) evictVictims(j *Job, victims []int) {
 			st.profile.MoveRelease(h.Node, h.GPUs, v.CheckpointGrace)
 		}
 		st.evictionsEnd = max(st.evictionsEnd, v.CheckpointGrace)
-		st.inUse[v.Team] -= v.GPUs()
+		st.addInUse(v, -1)
 	}
 }
 

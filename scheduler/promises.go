@@ -383,7 +383,7 @@ func (st *stepState) unreserve(j *Job, p *promise, d time.Duration) backfill.Mar
 	st.unledger(p.ledger)
 	st.retracted++
 	p.res = -1
-	st.inUse[j.Team] -= j.GPUs()
+	st.addInUse(j, -1)
 	if st.reserved != nil {
 		st.reserved[j.Team] -= j.GPUs()
 	}

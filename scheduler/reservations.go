@@ -79,7 +79,7 @@ func (st *stepState) recordReservationOf(j *Job, pl gang.Placement, start time.D
 			st.freeing -= (taken & st.ix.Healthy(sl.Node)).Len()
 		}
 	}
-	st.inUse[j.Team] += j.GPUs()
+	st.addInUse(j, 1)
 	if len(st.quotas) > 0 {
 		if st.reserved == nil {
 			st.reserved = map[string]int{}

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -298,5 +299,57 @@ func TestExplainCountsResources(t *testing.T) {
 	}
 	if e.MembersFitNow != 1 { // n2 holds one member by CPU (40 of 64) and memory
 		t.Fatalf("members fit now %d, want 1", e.MembersFitNow)
+	}
+}
+
+// TestQuotaCPUAndMemory: a team's CPU and memory caps (quota keys
+// "cpuMillis" and "memoryMiB") hold its jobs to them, running ones
+// counted, while another team's job alike starts; and the JSON keys
+// read and write back.
+func TestQuotaCPUAndMemory(t *testing.T) {
+	in := `{"now": "2026-12-02T00:00:00Z",
+	 "cluster": {"nodes": [{"name": "n0", "gpus": 8, "cpuMillis": 128000}, {"name": "n1", "gpus": 8, "cpuMillis": 128000}]},
+	 "teams": [{"name": "a", "share": 1, "quota": {"cpuMillis": 64000, "memoryMiB": 1048576}}, {"name": "b", "share": 1}],
+	 "jobs": [
+	  {"id": "R", "team": "a", "kind": "inference", "gpusPerMember": 2, "cpuMillis": 48000, "state": "running",
+	   "started": "2026-12-01T23:00:00Z", "allocation": [{"node": "n0", "gpus": [0, 1]}]},
+	  {"id": "A", "team": "a", "gpusPerMember": 2, "cpuMillis": 32000, "timeLimit": "1h"},
+	  {"id": "A2", "team": "a", "gpusPerMember": 2, "cpuMillis": 16000, "timeLimit": "1h", "submitted": "2026-12-02T00:00:00Z"},
+	  {"id": "B", "team": "b", "gpusPerMember": 2, "cpuMillis": 32000, "timeLimit": "1h"}]}`
+	snap, err := scheduler.DecodeSnapshot(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := snap.Teams[0].Quota; q == nil || q.CPUMillis != 64000 || q.MemoryMiB != 1048576 || q.GPUs != 0 {
+		t.Fatalf("quota %+v", q)
+	}
+	d, err := scheduler.New(scheduler.Config{}).Step(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var placed []string
+	for _, p := range d.Placements {
+		placed = append(placed, p.Job)
+	}
+	if !slices.Equal(placed, []string{"A2", "B"}) || len(d.Pending) != 1 || d.Pending[0].Job != "A" || d.Pending[0].Reason != scheduler.ReasonQuota {
+		t.Fatalf("placed %v, pending %+v; want A2 and B placed (a: 48+16 of 64 CPUs), A waiting for quota", placed, d.Pending)
+	}
+	if want := "a uses 48 CPUs of 64 CPUs; job needs 32 CPUs"; d.Pending[0].Message != want {
+		t.Fatalf("message %q, want %q", d.Pending[0].Message, want)
+	}
+	var out strings.Builder
+	if err := scheduler.EncodeSnapshot(&out, snap); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"cpuMillis": 64000`) || !strings.Contains(out.String(), `"memoryMiB": 1048576`) {
+		t.Fatalf("encoded quota missing its CPU and memory: %s", out.String())
+	}
+	back, err := scheduler.DecodeSnapshot(strings.NewReader(out.String()))
+	if err != nil || *back.Teams[0].Quota != *snap.Teams[0].Quota {
+		t.Fatalf("round trip: %v %+v", err, back.Teams[0].Quota)
+	}
+	snap.Teams[0].Quota.CPUMillis = -1
+	if _, err := scheduler.New(scheduler.Config{}).Step(snap); err == nil || !strings.Contains(err.Error(), "quota.cpuMillis") {
+		t.Fatalf("negative cpuMillis quota: %v", err)
 	}
 }

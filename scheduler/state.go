@@ -38,8 +38,11 @@ type stepState struct {
 	// quotas by team, and GPUs each team holds or was promised: running
 	// jobs not being evicted, this Step's placements and reservations;
 	// reserved is the part of inUse that this Step's reservations promise.
-	quotas   map[string]*Quota
-	inUse    map[string]int
+	quotas map[string]*Quota
+	inUse  map[string]int
+	// inUseRes is, per team, the CPU and memory of the jobs inUse counts
+	// (for CPU and memory quotas); nil until a job asks for some.
+	inUseRes map[string][2]int64
 	reserved map[string]int
 
 	// groups counts, per service group, its members on each node.
@@ -134,7 +137,7 @@ func newStepState(cfg *Config, snap *Snapshot, c checked, memoize bool) (*stepSt
 	for _, h := range st.held {
 		j := h.Job
 		if j.State == Running {
-			st.inUse[j.Team] += j.GPUs() // evicting jobs are leaving
+			st.addInUse(j, 1) // evicting jobs are leaving
 		}
 	}
 	// Hold running allocations with one TakeSet per node, and their CPU
@@ -206,7 +209,7 @@ func (st *stepState) evict() {
 		if leaving {
 			st.evictionsEnd = max(st.evictionsEnd, end)
 			if j.State == Running {
-				st.inUse[j.Team] -= j.GPUs()
+				st.addInUse(j, -1)
 			}
 		}
 		for _, hold := range h.holds {
@@ -385,4 +388,19 @@ func addDur(a, b time.Duration) time.Duration {
 		return backfill.Forever
 	}
 	return a + b
+}
+
+// addInUse counts job j (sign 1) or stops counting it (sign -1) in its
+// team's use: its GPUs and, when it asks for some, its CPU and memory.
+func (st *stepState) addInUse(j *Job, sign int) {
+	st.inUse[j.Team] += sign * j.GPUs()
+	if j.CPUMillis == 0 && j.MemoryMiB == 0 {
+		return
+	}
+	if st.inUseRes == nil {
+		st.inUseRes = map[string][2]int64{}
+	}
+	r := st.inUseRes[j.Team]
+	m := int64(sign) * int64(j.Members)
+	st.inUseRes[j.Team] = [2]int64{r[0] + m*int64(j.CPUMillis), r[1] + m*int64(j.MemoryMiB)}
 }

@@ -201,10 +201,13 @@ type Job struct {
 func (j *Job) GPUs() int { return j.Members * j.GPUsPerMember }
 
 // Quota caps a team's GPUs: GPUs always, and BorrowLimit more while
-// others leave them idle. It is the fair-share package's quota, so that a
-// host passes its quotas through unchanged; in a snapshot both fields
-// must be >= 0 (JSON keys "gpus" and "borrowLimit"), and a Quota whose
-// fields are both zero limits nothing.
+// others leave them idle; CPUMillis and MemoryMiB, when set, cap the CPU
+// and memory of its jobs (per member times members, as they hold them on
+// their nodes). It is the fair-share package's quota, so that a host
+// passes its quotas through unchanged; in a snapshot every field must be
+// >= 0 (JSON keys "gpus", "borrowLimit", "cpuMillis" and "memoryMiB"),
+// GPUs and BorrowLimit both zero limit no GPUs, and a zero CPUMillis or
+// MemoryMiB limits nothing.
 type Quota = fairshare.Quota
 
 // Team is an account of the fair-share tree.

@@ -276,6 +276,12 @@ func validateTeams(ts []Team) error {
 			if q.BorrowLimit < 0 {
 				return verr(f()+": quota.borrowLimit", "must be >= 0, got %d", q.BorrowLimit)
 			}
+			if q.CPUMillis < 0 {
+				return verr(f()+": quota.cpuMillis", "must be >= 0, got %d", q.CPUMillis)
+			}
+			if q.MemoryMiB < 0 {
+				return verr(f()+": quota.memoryMiB", "must be >= 0, got %d", q.MemoryMiB)
+			}
 		}
 	}
 	return checkTeamTree(ts, teams)

@@ -176,6 +176,9 @@ func (st *stepState) admitted(j *Job) status {
 		a = st.cfg.Admit
 	}
 	u := Usage{TeamGPUs: st.inUse[j.Team], IdleGPUs: st.ix.FreeGPUs(topology.ClusterLevel, 0, topology.AnyType) + st.freeing}
+	if r, ok := st.inUseRes[j.Team]; ok {
+		u.TeamCPUMillis, u.TeamMemoryMiB = r[0], r[1]
+	}
 	if ok, why := a.Admit(st.snap, j, u); !ok {
 		if why == "" {
 			why = "not admitted by the admission policy"

@@ -39,6 +39,9 @@ type resources struct {
 	// cap is each node's capacity (Unlimited where it sets none), shared
 	// by clones; used is each node's use, each index's own.
 	cap, used []res
+	// least is the least capacity of any node (Unlimited where none sets
+	// one).
+	least res
 	// Per level, per (group, free count) as the counts: the bounds of
 	// the free CPU and memory of the nodes in the bucket.
 	lo, hi [][]res
@@ -65,7 +68,7 @@ func (ix *Index) addResources(c *Cluster, order []int) {
 	if !limited {
 		return
 	}
-	r := &resources{cap: make([]res, len(order)), used: make([]res, len(order))}
+	r := &resources{cap: make([]res, len(order)), used: make([]res, len(order)), least: res{Unlimited, Unlimited}}
 	for id, oi := range order {
 		n := &c.Nodes[oi]
 		r.cap[id] = res{Unlimited, Unlimited}
@@ -75,6 +78,7 @@ func (ix *Index) addResources(c *Cluster, order []int) {
 		if n.MemoryMiB > 0 {
 			r.cap[id].mem = int64(n.MemoryMiB)
 		}
+		r.least.cpu, r.least.mem = min(r.least.cpu, r.cap[id].cpu), min(r.least.mem, r.cap[id].mem)
 	}
 	r.lo, r.hi = make([][]res, len(ix.levels)), make([][]res, len(ix.levels))
 	for li := range ix.levels {
@@ -87,6 +91,15 @@ func (ix *Index) addResources(c *Cluster, order []int) {
 // Limited reports whether some node of the index limits CPU or memory.
 // When none does, every resource request fits wherever its GPUs do.
 func (ix *Index) Limited() bool { return ix.res != nil }
+
+// LeastCapacity returns the least CPU (millicores) and memory (MiB)
+// capacity of any node, [Unlimited] where no node sets one. O(1).
+func (ix *Index) LeastCapacity() (cpu, mem int64) {
+	if ix.res == nil {
+		return Unlimited, Unlimited
+	}
+	return ix.res.least.cpu, ix.res.least.mem
+}
 
 // CPUCapacity returns the CPU capacity of node n in millicores, and
 // [Unlimited] when it sets none.
