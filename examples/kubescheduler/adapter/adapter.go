@@ -296,13 +296,12 @@ func (b *builder) requests(p *v1.Pod) (gpus int, cpuMillis, memBytes int64) {
 }
 
 type gangPods struct {
-	name     string // namespace/name
-	size     int
-	sizes    map[int]bool
-	pending  []*member
-	bound    []*member
-	waiting  string
-	problems []Problem
+	name    string // namespace/name
+	size    int
+	sizes   map[int]bool
+	pending []*member
+	bound   []*member
+	waiting string
 }
 
 // pods sorts the pods into running jobs, pending jobs and problems.
