@@ -496,6 +496,8 @@ func (m *cursorMove) passStarts() {
 			} else {
 				skip = !m.recomputed(e.n) && (p.releasedNone(e.n, e.set, m.start) || m.start < p.timeline.reservedAgainBy[e.seq]) // rule 4
 			}
+			// A reservation's CPU and memory come and go with its start.
+			skip = skip && !p.tracksUse()
 			if !m.pass(e, skip) {
 				return false
 			}

@@ -67,4 +67,13 @@
 // whose members each take a whole node of the largest size finds its start
 // from each node's whole-node free windows instead. A Profile is not safe
 // for concurrent use, and an index serves one profile at a time.
+//
+// # CPU and memory
+//
+// Where nodes of the index limit CPU or memory, the profile applies the
+// same rule to them: a run may use what no job holds at any moment of it.
+// A held GPU carries a share of its job's CPU and memory, free at its
+// release ([Profile.AddReleaseUse]); a reservation holds its slots' CPU and
+// memory over its run. A request that asks for some is placed where its
+// GPUs, CPU and memory all fit for the whole run (see resources.go).
 package backfill

@@ -16,6 +16,9 @@ type nodeEvent struct {
 	seq        int32 // of its timeline entry: the release, or the reservation's end
 	startSeq   int32 // of a reservation's entry among the starts
 	reserve    bool
+	// cpu and mem are a reservation's CPU and memory on the node (see
+	// resources.go); zero for a release.
+	cpu, mem int64
 }
 
 // nodeEvents is the events of one node: its releases in

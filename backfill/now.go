@@ -23,15 +23,16 @@ type undoLog struct {
 }
 
 type savedHeld struct {
-	n    topology.NodeID
-	held topology.GPUSet
+	n        topology.NodeID
+	held     topology.GPUSet
+	cpu, mem int64 // the node's use in the live index
 }
 
 // touch saves node n's held GPUs the first time the current query
 // changes it, and returns the GPUs it had free then.
 func (p *Profile) touch(n topology.NodeID) topology.GPUSet {
 	if p.undo.at[n] == 0 {
-		p.undo.saved = append(p.undo.saved, savedHeld{n: n, held: p.ix.Held(n)})
+		p.undo.saved = append(p.undo.saved, savedHeld{n: n, held: p.ix.Held(n), cpu: p.ix.UsedCPU(n), mem: p.ix.UsedMemory(n)})
 		p.undo.at[n] = int32(len(p.undo.saved))
 	}
 	return p.ix.Healthy(n) &^ p.undo.saved[p.undo.at[n]-1].held
@@ -49,6 +50,7 @@ func (p *Profile) setUsable(n topology.NodeID, u topology.GPUSet) {
 func (p *Profile) restore() {
 	for i := len(p.undo.saved) - 1; i >= 0; i-- {
 		s := p.undo.saved[i]
+		p.ix.SetUse(s.n, s.cpu, s.mem)
 		p.ix.SetHeld(s.n, s.held)
 		p.undo.at[s.n] = 0
 	}
@@ -99,6 +101,14 @@ func (p *Profile) blockNow(d time.Duration) {
 // GPUs released at 0 stay out: they are held now.
 func (p *Profile) blockNode(n topology.NodeID, d time.Duration) {
 	free := p.ix.FreeSet(n)
+	if p.tracksUse() {
+		// The CPU and memory of the reservations during [0, d) count as
+		// used now.
+		if cpu, mem := p.peakUse(n, p.ix.Held(n), -1, d); cpu != p.ix.UsedCPU(n) || mem != p.ix.UsedMemory(n) {
+			p.touch(n)
+			p.ix.SetUse(n, cpu, mem)
+		}
+	}
 	if u := p.usable(n, free, 0, d) & free; u != free {
 		p.touch(n)
 		p.setUsable(n, u)

@@ -29,7 +29,7 @@ func (p *Profile) Usable(pl gang.Placement, start, d time.Duration) bool {
 		} else if ne := &p.nodes[n]; ne.firstReservation < run(d) && len(ne.reservations()) > 0 {
 			u &^= p.reservedIn(ne, 0, run(d))
 		}
-		if sl.GPUs&^u != 0 || !p.roomFor(sl, start) {
+		if sl.GPUs&^u != 0 || !p.roomFor(sl, start, d) {
 			return false
 		}
 	}
@@ -63,7 +63,6 @@ func (p *Profile) Take(pl gang.Placement, d time.Duration) {
 // per node.
 func (p *Profile) Unreserve(pl gang.Placement, start, d time.Duration) Mark {
 	m := Mark{loose: len(p.memo.loose), forgets: p.memo.forgets}
-	p.pin(pl, -1)
 	end := add(start, run(d))
 	for _, sl := range pl.Slots {
 		n := sl.Node
@@ -92,11 +91,14 @@ func (p *Profile) Unreserve(pl gang.Placement, start, d time.Duration) Mark {
 		// GPUs: remembered answers hold for the others (see memo.go).
 		p.memo.loosen(n, e.set, 0, e.end)
 
-		// What Reserve joined to it on either side goes back in, without
-		// CPU or memory: those of the reservations joined stay pinned.
-		bare := sl
-		bare.CPUMillis, bare.MemoryMiB = 0, 0
-		one := gang.Placement{Slots: []gang.Slot{bare}}
+		if e.cpu != 0 || e.mem != 0 {
+			p.memo.forget() // CPU or memory freed: a remembered answer may be too late
+		}
+		// What Reserve joined to it on either side goes back in, with the
+		// CPU and memory of the event (Reserve joins only equal ones).
+		joined := sl
+		joined.CPUMillis, joined.MemoryMiB = e.cpu, e.mem
+		one := gang.Placement{Slots: []gang.Slot{joined}}
 		if e.start < start {
 			p.Reserve(one, e.start, start-e.start)
 		}

@@ -26,7 +26,6 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	// lowers them (lowerReservedAgainBy, the e·g term). wholeReserve cuts the
 	// windows.
 	end := add(start, run(d))
-	p.pin(pl, 1)
 	p.countSlots(pl.Slots, start, end)
 	// The timeline entries go in together after the loop, which reads
 	// only the nodes' events: every end of this reservation is at end
@@ -38,7 +37,8 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		p.wholeReserve(s.Node, start, end)
 		p.blockCursors(s.Node, s.GPUs, start, end)
 		p.noteStart(s.Node, start)
-		if old, ok := p.extend(s.Node, s.GPUs, start, end); ok {
+		cpu, mem := p.slotUse(s)
+		if old, ok := p.extend(s.Node, s.GPUs, start, end, cpu, mem); ok {
 			gone = append(gone, old)
 			if end != Forever {
 				ends = append(ends, timelineEntry{at: end, seq: p.timeline.seq, n: s.Node, set: s.GPUs})
@@ -48,7 +48,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 		p.timeline.seq++
 		starts = append(starts, timelineEntry{at: start, seq: p.timeline.seq, n: s.Node, set: s.GPUs})
 		p.timeline.setReservedAgainBy(p.timeline.seq, p.heldBefore(s.Node, s.GPUs, start))
-		e := nodeEvent{reserve: true, start: start, end: end, set: s.GPUs, startSeq: p.timeline.seq}
+		e := nodeEvent{reserve: true, start: start, end: end, set: s.GPUs, startSeq: p.timeline.seq, cpu: cpu, mem: mem}
 		if end != Forever {
 			p.timeline.seq++
 			e.seq = p.timeline.seq
@@ -65,6 +65,7 @@ func (p *Profile) Reserve(pl gang.Placement, start, d time.Duration) {
 	p.timeline.ends.InsertSorted(ends)
 	p.timeline.starts.InsertSorted(starts)
 	p.scratch.ends, p.scratch.starts, p.scratch.gone = ends[:0], starts[:0], gone[:0]
+	p.useCursors(pl)
 }
 
 // heldBefore returns, for a reservation of s on node n from start, the
@@ -107,7 +108,7 @@ func (p *Profile) heldBefore(n topology.NodeID, s topology.GPUSet, start time.Du
 // entry of its old end, which the caller deletes; the new end, when there
 // is one, has seq p.timeline.seq, for the caller to enter. It moves the
 // reservation to its place among those ordered by end.
-func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time.Duration) (timelineEntry, bool) {
+func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time.Duration, cpu, mem int64) (timelineEntry, bool) {
 	ne := &p.nodes[n]
 	evs := ne.events
 	for i := len(evs) - 1; i >= ne.numReleases; i-- {
@@ -115,7 +116,7 @@ func (p *Profile) extend(n topology.NodeID, set topology.GPUSet, start, end time
 		if e.end < start {
 			return timelineEntry{}, false // ordered by end: none earlier ends at start
 		}
-		if e.end != start || e.set != set {
+		if e.end != start || e.set != set || e.cpu != cpu || e.mem != mem {
 			continue
 		}
 		old := timelineEntry{at: e.end, seq: e.seq, n: n}

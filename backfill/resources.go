@@ -10,31 +10,28 @@ import (
 // CPU and memory over time.
 //
 // When some node of the index limits CPU or memory, the profile keeps
-// them beside the GPUs, by these rules:
+// them beside the GPUs, by the same rule: a run may use what no job
+// holds at any moment of it.
 //
-//   - A reservation holds its CPU and memory on its nodes from now on,
-//     not only over its run: [Profile.Reserve] adds them to the use of
-//     the live index (and of every cursor), [Profile.Unreserve] takes
-//     them back. So a job placed now never takes CPU or memory that a
-//     reservation needs, whenever it ends, and a later reservation never
-//     counts on it either. This is sound and simple; it may keep a short
-//     job off a node whose CPU a reservation needs only after the job
-//     would have ended.
 //   - A held GPU carries a share of the CPU and memory of the job that
 //     holds it ([Profile.AddReleaseUse], and the placements the profile
-//     makes): when its release comes, the share is free. So the view of
-//     a run from t counts the live use minus the shares of the GPUs held
-//     now and released by t. A job that never ends has no release: its
-//     CPU and memory stay used.
-//
-// A run found this way can use its nodes' CPU and memory at every moment
-// of it: at any moment, the jobs running are those held now and not yet
-// released, those placed now, and reservations, all counted.
+//     makes); when its release comes, the share is free. A job that
+//     never ends has no release: its CPU and memory stay used.
+//   - A reservation holds its CPU and memory on its nodes over its run
+//     (the node's events carry them).
+//   - A run [t, t+d) finds used on a node, at most, the live use less
+//     the shares released by each moment, plus the reservations holding
+//     that moment, over the run's start and the reservation starts
+//     inside it (peakUse). Cursors show that use in their index; a
+//     query "now" adds the reservations during [0, d) to the live index
+//     for its duration (blockNode), so a job placed now never takes CPU
+//     or memory that a reservation needs before it ends.
 //
 // Requests that ask for CPU or memory are placed by the gang placer on
-// the cursor's view; the shortcuts that choose GPUs without it (whole-node
+// such a view; the shortcuts that choose GPUs without it (whole-node
 // windows, the choice of GPUs reserved later or busy now) are not used
-// for them.
+// for them, and a cursor moved over events recomputes the nodes they
+// touch rather than apply them in O(1).
 
 // limited reports whether CPU or memory can decide where r fits on ix.
 func limited(ix *topology.Index, r gang.Request) bool {
@@ -77,20 +74,22 @@ func (p *Profile) setShares(n topology.NodeID, s topology.GPUSet, cpu, mem int64
 	}
 }
 
-// usedAt returns what node n uses during a run from t (t < 0: now):
-// the live use less the shares of the GPUs of held that are released by
-// t.
-func (p *Profile) usedAt(n topology.NodeID, held topology.GPUSet, t time.Duration) (cpu, mem int64) {
+// usedAtWithout returns what node n uses during a run from t (t < 0:
+// now): the live use less the shares of the GPUs of held released by t,
+// and of those of gone, released now.
+func (p *Profile) usedAtWithout(n topology.NodeID, held topology.GPUSet, t time.Duration, gone topology.GPUSet) (cpu, mem int64) {
 	cpu, mem = p.ix.UsedCPU(n), p.ix.UsedMemory(n)
 	sh := &p.shares
-	if sh.cpu == nil || t < 0 {
+	if sh.cpu == nil || (t < 0 && gone == 0) {
 		return cpu, mem
 	}
 	ne := &p.nodes[n]
-	var rel topology.GPUSet
-	if ne.lastRelease <= t {
-		rel = ne.releasedGPUs
-	} else {
+	rel := gone
+	switch {
+	case t < 0: // the live view: gone alone
+	case ne.lastRelease <= t:
+		rel |= ne.releasedGPUs
+	default:
 		for _, e := range ne.releases() {
 			if e.start <= t {
 				rel |= e.set
@@ -105,46 +104,102 @@ func (p *Profile) usedAt(n topology.NodeID, held topology.GPUSet, t time.Duratio
 	return cpu, mem
 }
 
-// pointUse makes cursor c's index use on node n what a run of c uses.
+// slotUse is the CPU and memory a reservation of slot s holds on its
+// node: none when the profile keeps none.
+func (p *Profile) slotUse(s gang.Slot) (cpu, mem int64) {
+	if !p.tracksUse() {
+		return 0, 0
+	}
+	return s.CPUMillis, s.MemoryMiB
+}
+
+// peakUse returns what node n uses at most during a run [t, t+d): at
+// each moment, the live use less the shares of the GPUs of held released
+// by then, plus the reservations of the node holding CPU or memory then;
+// the most over the run's start and the reservation starts inside it
+// (releases only lower the use, so the most is at one of those). t < 0
+// is a run from now on the live view: nothing counts as released at its
+// start, what is released later does. CPU
+// and memory are each taken at their own most. O(r·(e + g)) for r
+// reservations with CPU or memory that the run overlaps.
+func (p *Profile) peakUse(n topology.NodeID, held topology.GPUSet, t, d time.Duration) (cpu, mem int64) {
+	return p.peakUseWithout(n, held, t, d, 0)
+}
+
+// peakUseWithout is peakUse with the jobs holding the GPUs gone of held
+// gone now: their shares are free from the run's start.
+func (p *Profile) peakUseWithout(n topology.NodeID, held topology.GPUSet, t, d time.Duration, gone topology.GPUSet) (cpu, mem int64) {
+	from := max(t, 0)
+	end := add(from, run(d))
+	ne := &p.nodes[n]
+	cpu, mem = p.usedAtWithout(n, held, t, gone)
+	if ne.lastReservationEnd <= from || ne.firstReservation >= end {
+		return cpu, mem
+	}
+	rs := ne.reservations()
+	at := func(m time.Duration) (c, me int64) {
+		if m == from {
+			c, me = cpu, mem
+		} else {
+			c, me = p.usedAtWithout(n, held, m, gone) // later than now: released by then
+		}
+		for i := range rs {
+			if e := &rs[i]; e.start <= m && m < e.end {
+				c, me = c+e.cpu, me+e.mem
+			}
+		}
+		return c, me
+	}
+	bestC, bestM := at(from)
+	for i := range rs {
+		if e := &rs[i]; (e.cpu != 0 || e.mem != 0) && e.start > from && e.start < end {
+			c, me := at(e.start)
+			bestC, bestM = max(bestC, c), max(bestM, me)
+		}
+	}
+	return bestC, bestM
+}
+
+// pointUse makes cursor c's index use on node n what a run of c uses
+// at most.
 func (p *Profile) pointUse(c *cursor, n topology.NodeID) {
 	if !p.tracksUse() {
 		return
 	}
-	cpu, mem := p.usedAt(n, p.seenHeld[n], c.at)
+	cpu, mem := p.peakUse(n, p.seenHeld[n], c.at, c.d)
 	c.ix.SetUse(n, cpu, mem)
 }
 
-// pin adds (sign 1) or takes back (sign -1) the CPU and memory of the
-// slots of a reservation in the live index and every cursor.
-func (p *Profile) pin(pl gang.Placement, sign int64) {
-	if !p.tracksUse() {
+// useCursors brings the use of the nodes of a new reservation pl up to
+// date in every cursor that is not to recompute them anyway.
+func (p *Profile) useCursors(pl gang.Placement) {
+	if !p.tracksUse() || p.seenHeld == nil {
 		return
 	}
 	for _, sl := range pl.Slots {
 		if sl.CPUMillis == 0 && sl.MemoryMiB == 0 {
 			continue
 		}
-		p.ix.AddUse(sl.Node, sign*sl.CPUMillis, sign*sl.MemoryMiB)
 		for _, c := range p.cursors {
-			c.ix.AddUse(sl.Node, sign*sl.CPUMillis, sign*sl.MemoryMiB)
-		}
-		if sign < 0 {
-			p.memo.forget() // CPU or memory freed: a remembered answer may be too late
+			if !c.stale[sl.Node] {
+				p.pointUse(c, sl.Node)
+			}
 		}
 	}
 }
 
 // roomFor reports whether node n has the CPU and memory of slot sl for
-// a run from t (t <= 0: now), with held the GPUs held now.
-func (p *Profile) roomFor(sl gang.Slot, t time.Duration) bool {
+// a run of d from t (t <= 0: now, on the live view), besides what the
+// run finds used at most (peakUse).
+func (p *Profile) roomFor(sl gang.Slot, t, d time.Duration) bool {
 	if !p.tracksUse() || (sl.CPUMillis == 0 && sl.MemoryMiB == 0) {
 		return true
 	}
 	n := sl.Node
-	cpu, mem := p.ix.UsedCPU(n), p.ix.UsedMemory(n)
-	if t > 0 {
-		cpu, mem = p.usedAt(n, p.ix.Held(n), t)
+	if t <= 0 {
+		t = -1
 	}
+	cpu, mem := p.peakUse(n, p.ix.Held(n), t, d)
 	fits := func(capacity, used, want int64) bool {
 		return want == 0 || capacity == topology.Unlimited || used+want <= capacity
 	}
@@ -159,15 +214,22 @@ func (p *Profile) AddReleaseUse(n topology.NodeID, s topology.GPUSet, at time.Du
 	p.AddRelease(n, s, at)
 }
 
-// UseOn returns the CPU (millicores) and memory (MiB) that node n has in
-// use for a run from t, by the rules of this file: its use now (t <= 0),
-// or its use now less what the jobs released by t free. With
+// UseOn returns the CPU (millicores) and memory (MiB) that node n has
+// in use at most during a run of d from t, by the rules of this file;
+// t < 0 is a run from now on the live view (the use now, nothing
+// released, plus the reservations during [0, d)). With
 // [Profile.UsableOn] it is the view of one node, for callers that place
-// a job on a few nodes of their own index. O(e + g) for e events and g
-// GPUs of n.
-func (p *Profile) UseOn(n topology.NodeID, t time.Duration) (cpu, mem int64) {
-	if t <= 0 {
-		return p.ix.UsedCPU(n), p.ix.UsedMemory(n)
-	}
-	return p.usedAt(n, p.ix.Held(n), t)
+// a job on a few nodes of their own index. O(r·(e + g)) for e events,
+// r reservations and g GPUs of n.
+func (p *Profile) UseOn(n topology.NodeID, t, d time.Duration) (cpu, mem int64) {
+	return p.peakUse(n, p.ix.Held(n), t, d)
+}
+
+// UseOnWithout is UseOn for a run of d from now (on the live view) were
+// the jobs that hold the GPUs gone of node n gone now: the use a
+// preemptor finds once its victims stop. Subtracting their CPU and
+// memory from UseOn would not do: the most may come after they would
+// have ended anyway.
+func (p *Profile) UseOnWithout(n topology.NodeID, d time.Duration, gone topology.GPUSet) (cpu, mem int64) {
+	return p.peakUseWithout(n, p.ix.Held(n), -1, d, gone)
 }

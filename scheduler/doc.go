@@ -71,9 +71,19 @@
 //	                 declines)
 //	reserved         the backfill mode has a reservation left for it (EASY: the first
 //	                 K jobs that wait; conservative: all), within Config.Horizon
-//	waits            behind-reservation, insufficient-gpus or topology; with backfill
+//	waits            behind-reservation, insufficient-gpus, topology, or
+//	                 insufficient-cpu / insufficient-memory when its GPUs would fit
+//	                 but the nodes with them lack its CPU or memory; with backfill
 //	                 off, priority once an earlier job waits for GPUs (after the
 //	                 job's own checks)
+//
+// Nodes may limit CPU and memory (Node.CPUMillis, Node.MemoryMiB) and jobs
+// ask for some per member (Job.CPUMillis, Job.MemoryMiB): a member then fits
+// a node only where its GPUs, CPU and memory all fit, now and, for a
+// reservation, over its run; preemption frees what the preemptor lacks;
+// no node's CPU or memory is over-committed by running, evicting and new
+// jobs (DESIGN invariant 11). A team's quota may cap its CPU and memory
+// too (Quota.CPUMillis, Quota.MemoryMiB).
 //
 // [Scheduler.Explain] tells, for one job, why it is where it is.
 // [Scheduler.Forecast] estimates when every pending job starts: the

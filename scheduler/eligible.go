@@ -312,7 +312,11 @@ func (st *stepState) placeEligible(e *eligibleSet, req gang.Request, s binpack.S
 		}
 		sub.SetHeld(topology.NodeID(i), topology.FirstN(st.ix.GPUs(n))&^u)
 		if sub.Limited() {
-			cpu, mem := st.profile.UseOn(n, t)
+			at := t
+			if now {
+				at = -1 // the live view: nothing released yet
+			}
+			cpu, mem := st.profile.UseOn(n, at, d)
 			sub.SetUse(topology.NodeID(i), cpu, mem)
 		}
 	}

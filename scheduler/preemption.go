@@ -583,7 +583,6 @@ func (st *stepState) customVictims(req gang.Request, scorer binpack.Scorer, sub 
 func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate, victims []int, pl gang.Placement, window time.Duration) bool {
 	freed := map[topology.NodeID]topology.GPUSet{}
 	type use struct{ cpu, mem int64 }
-	freedUse := map[topology.NodeID]use{}
 	seen := map[int]bool{}
 	for _, v := range victims {
 		if v < 0 || v >= len(cands) || seen[v] {
@@ -592,8 +591,6 @@ func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate
 		seen[v] = true
 		for _, h := range cands[v].Holds {
 			freed[h.Node] |= h.GPUs
-			u := freedUse[h.Node]
-			freedUse[h.Node] = use{u.cpu + h.CPUMillis, u.mem + h.MemoryMiB}
 		}
 	}
 	slotUse := map[topology.NodeID]use{}
@@ -622,9 +619,11 @@ func (st *stepState) validPreemption(req gang.Request, cands []preempt.Candidate
 	}
 	// CPU and memory: what the node uses, less what the victims free,
 	// plus the placement's, within its capacity.
+	// (The selector may free a victim's CPU and memory over the whole
+	// run, where they count only until its release; this is exact.)
 	for n, u := range slotUse {
-		f := freedUse[n]
-		if !roomLeft(st.ix.CPUCapacity(n), st.ix.UsedCPU(n)-f.cpu, u.cpu) || !roomLeft(st.ix.MemoryCapacity(n), st.ix.UsedMemory(n)-f.mem, u.mem) {
+		cpu, mem := st.profile.UseOnWithout(n, window, freed[n])
+		if !roomLeft(st.ix.CPUCapacity(n), cpu, u.cpu) || !roomLeft(st.ix.MemoryCapacity(n), mem, u.mem) {
 			return false
 		}
 	}

@@ -27,17 +27,22 @@ func TestInvariantPromises(t *testing.T) {
 	for _, mode := range []scheduler.BackfillMode{scheduler.Conservative, scheduler.EASY} {
 		for _, early := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/early=%v", mode, early), func(t *testing.T) {
-				rapid.Check(t, func(t *rapid.T) { promisesHold(t, mode, early) })
+				rapid.Check(t, func(t *rapid.T) { promisesHold(t, mode, early, false) })
 			})
 		}
 	}
 }
 
-func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early bool) {
+// promisesHold runs one world of TestInvariantPromises; with res, nodes
+// limit CPU and jobs ask for some.
+func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early, res bool) {
 	var c topology.Cluster
 	g := rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus")
 	for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
 		c.Nodes = append(c.Nodes, topology.Node{Name: fmt.Sprintf("n%d", i), GPUs: g})
+		if res {
+			c.Nodes[i].CPUMillis = rapid.SampledFrom([]int{8000, 16000}).Draw(t, "cpuCap")
+		}
 	}
 	now := gen.Now
 	var jobs []scheduler.Job
@@ -47,6 +52,9 @@ func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early bool) {
 		limit := time.Duration(rapid.IntRange(1, 24).Draw(t, "limit")) * 10 * time.Minute
 		jobs = append(jobs, scheduler.Job{ID: id, Team: "t", Tier: scheduler.P1, Members: rapid.IntRange(1, len(c.Nodes)).Draw(t, "members"),
 			GPUsPerMember: rapid.IntRange(1, g).Draw(t, "gpm"), TimeLimit: limit, Submitted: now.Add(time.Duration(i) * time.Second)})
+		if res {
+			jobs[len(jobs)-1].CPUMillis = rapid.SampledFrom([]int{0, 1000, 4000, 8000}).Draw(t, "cpu")
+		}
 		actual[id] = limit
 		if early {
 			actual[id] = time.Duration(rapid.IntRange(1, int(limit/time.Minute)).Draw(t, "run")) * time.Minute

@@ -133,9 +133,8 @@ func checkReservationResources(w *world) error {
 
 // checkWorkConservingResources is invariant 6 with CPU and memory: a job
 // that waits for GPUs, CPU or memory (or holds a reservation) does not
-// fit what is free now once held jobs, new placements, the GPUs of
-// reservations overlapping its run, and the CPU and memory of every
-// reservation (held from now on: see the backfill package) are taken.
+// fit what is free now once held jobs, new placements and the
+// reservations overlapping its run take their GPUs, CPU and memory.
 func checkWorkConservingResources(w *world) error {
 	waits := slices.Clone(w.d.Pending)
 	for _, r := range w.d.Reservations {
@@ -172,8 +171,6 @@ func checkWorkConservingResources(w *world) error {
 					if err := takeAllocation(ix, topology.Allocation{ng}); err != nil {
 						return err
 					}
-					ix.AddUse(n, c, m)
-				} else if u.who[0] == 'r' {
 					ix.AddUse(n, c, m)
 				}
 			}
@@ -351,5 +348,17 @@ func TestQuotaCPUAndMemory(t *testing.T) {
 	snap.Teams[0].Quota.CPUMillis = -1
 	if _, err := scheduler.New(scheduler.Config{}).Step(snap); err == nil || !strings.Contains(err.Error(), "quota.cpuMillis") {
 		t.Fatalf("negative cpuMillis quota: %v", err)
+	}
+}
+
+// TestInvariantPromisesWithResources is invariant 9 with CPU limited on
+// the nodes and asked by the jobs: no promised start moves later.
+func TestInvariantPromisesWithResources(t *testing.T) {
+	for _, mode := range []scheduler.BackfillMode{scheduler.Conservative, scheduler.EASY} {
+		for _, early := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/early=%v", mode, early), func(t *testing.T) {
+				rapid.Check(t, func(t *rapid.T) { promisesHold(t, mode, early, true) })
+			})
+		}
 	}
 }

@@ -41,4 +41,17 @@
 // Release and SetHeld are O(L);
 // BestDomains is O(log D) to the first domain plus O(k log D) for the k
 // domains changed since the previous call. Nothing scans all nodes.
+//
+// # CPU and memory
+//
+// A node may also limit the CPU (Node.CPUMillis, millicores) and memory
+// (Node.MemoryMiB) of the members on it; zero means not limited, so a
+// cluster described by GPUs alone keeps its meaning and an index of it
+// keeps no CPU or memory at all ([Index.Limited] is false). Otherwise the
+// index keeps each node's use ([Index.AddUse]) and, per bucket, bounds of
+// its nodes' free CPU and memory. [Index.Members] is how many members of
+// a shape (GPUs, CPU, memory each) fit a node; [Index.CapacityFor] and
+// [Index.FirstFit] count and find them per bucket, reading a bucket node by
+// node only when its bounds do not decide it: when CPU and memory are
+// plentiful they cost what [Index.Capacity] and [Index.First] do.
 package topology

@@ -296,13 +296,12 @@ func (b *builder) requests(p *v1.Pod) (gpus int, cpuMillis, memBytes int64) {
 }
 
 type gangPods struct {
-	name     string // namespace/name
-	size     int
-	sizes    map[int]bool
-	pending  []*member
-	bound    []*member
-	waiting  string
-	problems []Problem
+	name    string // namespace/name
+	size    int
+	sizes   map[int]bool
+	pending []*member
+	bound   []*member
+	waiting string
 }
 
 // pods sorts the pods into running jobs, pending jobs and problems.
@@ -331,8 +330,8 @@ func (b *builder) pods() {
 				b.memUsed[i] += mem
 				continue
 			}
-		} else if p.Spec.SchedulerName != b.in.SchedulerName || p.DeletionTimestamp != nil {
-			continue
+		} else if p.Spec.SchedulerName != b.in.SchedulerName || p.DeletionTimestamp != nil || len(p.Spec.SchedulingGates) > 0 {
+			continue // not ours, leaving, or gated: not ready to be scheduled
 		}
 		m := &member{pod: p, gpus: gpus, cpuMillis: int(cpu), memoryMiB: int((mem + 1<<20 - 1) >> 20), node: node}
 		if node == "" {

@@ -260,7 +260,9 @@ func TestBadInputIsAProblemAndTheRestIsScheduled(t *testing.T) {
 	noGPU := gpuPod("ns", "nogpu", 0)
 	huge := gpuPod("ns", "huge", 65)
 	ok := gpuPod("ns", "ok", 1)
-	r := Build(input([]*v1.Node{gpuNode("a", 8, nil)}, noSize, badSize, m1, m2, s1, s2, badLimit, badLevel, noGPU, huge, ok))
+	gated := gpuPod("ns", "gated", 1) // not ready to be scheduled: neither a job nor a problem
+	gated.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/quota"}}
+	r := Build(input([]*v1.Node{gpuNode("a", 8, nil)}, noSize, badSize, m1, m2, s1, s2, badLimit, badLevel, noGPU, huge, ok, gated))
 	mustValid(t, r)
 	if ids := jobIDs(r); !slices.Equal(ids, []string{"ns/ok"}) {
 		t.Errorf("jobs %v, want only ns/ok", ids)

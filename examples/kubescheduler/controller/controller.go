@@ -475,6 +475,10 @@ func (c *Controller) forget(pods []*v1.Pod) {
 	for uid := range c.written {
 		if p, ok := byUID[uid]; !ok || p.Spec.NodeName != "" {
 			delete(c.written, uid)
+		}
+	}
+	for uid := range c.warned {
+		if _, ok := byUID[uid]; !ok {
 			delete(c.warned, uid)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -338,8 +339,19 @@ func (e *env) start(lease string, opts controller.Options, mod ...func(*counter)
 		opts.Coalesce = 20 * time.Millisecond
 	}
 	opts.Metrics = controller.NewMetrics()
-	opts.PodGroups = "off"
-	c := controller.New(cl, nil, opts)
+	var dyn dynamic.Interface
+	if opts.PodGroups == "" {
+		opts.PodGroups = "off"
+	}
+	if opts.PodGroups != "off" {
+		cfg := rest.CopyConfig(e.cfg)
+		cfg.Wrap(cnt.wrap)
+		var err error
+		if dyn, err = dynamic.NewForConfig(cfg); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	c := controller.New(cl, dyn, opts)
 	ctx, cancel := context.WithCancel(e.ctx)
 	s := &sched{c: c, m: opts.Metrics, calls: cnt, cancel: cancel, done: make(chan error, 1)}
 	go func() {
