@@ -245,7 +245,8 @@ func TestHelp(t *testing.T) {
 		require.True(t, strings.HasPrefix(stderr, "usage: simulate -trace FILE [-format swf|csv] [-gpus N | -nodes N -gpus-per-node G]\n"), "%v: %q", args, stderr)
 		require.Contains(t, stderr, "[-backfill easy|conservative|none] [-backfill-order priority|shortest]")
 		require.Contains(t, stderr, "[-jobs N] [-json] [-plot out.svg] [-swf-procs allocated|requested]")
-		for _, f := range []string{"trace", "format", "gpus", "nodes", "gpus-per-node", "backfill", "backfill-order", "jobs", "json", "plot", "swf-procs"} {
+		require.Contains(t, stderr, "[-config policy.json | -compare a.json,b.json,...]")
+		for _, f := range []string{"trace", "format", "gpus", "nodes", "gpus-per-node", "backfill", "backfill-order", "jobs", "json", "plot", "swf-procs", "config", "cluster", "teams", "compare"} {
 			require.Regexp(t, `(?m)^  -`+regexp.QuoteMeta(f)+`( |$)`, stderr, "%v: flag %s", args, f)
 		}
 		require.Contains(t, stderr, `(default "easy")`)
@@ -290,7 +291,7 @@ func TestTableTeamNames(t *testing.T) {
 	require.Contains(t, teams, `"tab\there"`)
 	require.Contains(t, teams, `"bad\xffbyte"`)
 	for _, l := range lines[1:] {
-		require.Len(t, strings.Fields(l), 6, "%q", l)
+		require.Len(t, strings.Fields(l), 7, "%q", l)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -183,4 +184,174 @@ func savePanels(path string, panels []*plot.Plot) error {
 		return err
 	}
 	return f.Close()
+}
+
+// writeComparePlot draws the runs of one trace under several policies:
+// the queue length over time, one line per policy (its legend gives each
+// policy's utilization); the mean and p95 wait of each policy as bars;
+// and each team's share of the GPU-hours under each policy beside the
+// share it is entitled to. The policy that drains the queue soonest, with
+// the shortest waits and the shares closest to the entitled ones, stands
+// out.
+func writeComparePlot(path string, pols []policy, runs []*sim.Result, gpus int) error {
+	var origin time.Duration
+	found := false
+	for _, res := range runs {
+		if len(res.Series) > 0 {
+			p := res.Series[0]
+			if o := p.At - p.Width/2; !found || o < origin {
+				origin, found = o, true
+			}
+		}
+	}
+	if !found {
+		return fmt.Errorf("nothing to plot: the simulation is empty")
+	}
+	hours := func(p sim.Point) float64 { return (p.At - origin).Hours() }
+	pq := plot.New()
+	pq.Title.Text = fmt.Sprintf("Queue length (pending jobs, time-averaged) on %d GPUs", gpus)
+	pq.Y.Min = 0
+	pq.Y.Label.Text = "jobs"
+	pq.X.Label.Text = "hours since first submit"
+	pq.Legend.Top = true
+	for k, res := range runs {
+		q := make(plotter.XYs, len(res.Series))
+		for i, p := range res.Series {
+			q[i] = plotter.XY{X: hours(p), Y: p.Queue}
+		}
+		name := fmt.Sprintf("%s (utilization %.3f)", pols[k].name, res.Summary.Utilization)
+		if err := line(pq, q, palette[k%len(palette)], name); err != nil {
+			return err
+		}
+	}
+	names := make([]string, len(runs))
+	for k := range pols {
+		names[k] = pols[k].name
+	}
+	mean := make(plotter.Values, len(runs))
+	p95 := make(plotter.Values, len(runs))
+	for k, res := range runs {
+		mean[k] = res.Summary.MeanWait.Hours()
+		p95[k] = res.Summary.P95Wait.Hours()
+	}
+	pw, err := groupedBars("Wait per policy", "hours", names, []string{"mean wait", "p95 wait"}, []plotter.Values{mean, p95})
+	if err != nil {
+		return err
+	}
+	panels := []*plot.Plot{pq, pw}
+	if teams := topTeams(runs[0].Summary.Teams, maxPlotTeams); len(teams) > 1 {
+		labels := make([]string, len(teams))
+		series := make([]plotter.Values, len(runs)+1)
+		for i := range series {
+			series[i] = make(plotter.Values, len(teams))
+		}
+		for t, ts := range teams {
+			labels[t] = teamLabel(ts.Team)
+			for k, res := range runs {
+				series[k][t] = teamShare(&res.Summary, ts.Team)
+			}
+			series[len(runs)][t] = ts.Entitled
+		}
+		ps, err := groupedBars("Share of GPU-hours by team", "share", labels, append(names, "entitled"), series)
+		if err != nil {
+			return err
+		}
+		panels = append(panels, ps)
+	}
+	return savePanels(path, panels)
+}
+
+// groupedBars plots series[s][g], the value of series s for group g, as
+// one bar per series in each group, the groups named along the x axis.
+// The last series is gray when it is the "entitled" reference.
+func groupedBars(title, unit string, groups, seriesNames []string, series []plotter.Values) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Min = 0
+	p.Y.Label.Text = unit
+	p.Legend.Top = true
+	n := len(series)
+	w := vg.Points(max(6, min(24, 240/float64(n*len(groups)))))
+	for s, v := range series {
+		bars, err := plotter.NewBarChart(v, w)
+		if err != nil {
+			return nil, err
+		}
+		bars.Color = palette[s%len(palette)]
+		if seriesNames[s] == "entitled" {
+			bars.Color = color.Gray{Y: 0x60}
+		}
+		bars.LineStyle.Width = 0
+		bars.Offset = w * (vg.Length(s) - vg.Length(n-1)/2)
+		p.Add(bars)
+		p.Legend.Add(seriesNames[s], bars)
+	}
+	p.NominalX(groups...)
+	return p, nil
+}
+
+// writeResourcePlot draws a run on a cluster whose nodes limit CPU or
+// memory, over time: the fractions of GPUs, CPU and memory held; the GPUs
+// stranded by CPU or memory beside the GPUs free; and the pending jobs by
+// the reason the latest decision gave.
+func writeResourcePlot(path string, res *sim.Result, gpus int) error {
+	pts := res.Series
+	if len(pts) == 0 {
+		return fmt.Errorf("nothing to plot: the simulation is empty")
+	}
+	origin := pts[0].At - pts[0].Width/2
+	hours := func(p sim.Point) float64 { return (p.At - origin).Hours() }
+	series := func(v func(p sim.Point) float64) plotter.XYs {
+		xy := make(plotter.XYs, len(pts))
+		for i, p := range pts {
+			xy[i] = plotter.XY{X: hours(p), Y: v(p)}
+		}
+		return xy
+	}
+	pa := plot.New()
+	pa.Title.Text = fmt.Sprintf("Allocation (%d GPUs)", gpus)
+	pa.Y.Min, pa.Y.Max = 0, 1.05
+	pa.Y.Label.Text = "fraction held"
+	pa.Legend.Top, pa.Legend.Left = true, true
+	for k, l := range []struct {
+		name string
+		v    func(p sim.Point) float64
+	}{
+		{"GPUs", func(p sim.Point) float64 { return p.Utilization }},
+		{"CPU", func(p sim.Point) float64 { return p.CPU }},
+		{"memory", func(p sim.Point) float64 { return p.Memory }},
+	} {
+		if err := line(pa, series(l.v), palette[k], l.name); err != nil {
+			return err
+		}
+	}
+	ps := plot.New()
+	ps.Title.Text = fmt.Sprintf("GPUs stranded by CPU or memory (%.0f GPU-hours in all)", res.Summary.StrandedGPUHours)
+	ps.Y.Min = 0
+	ps.Y.Label.Text = "GPUs"
+	ps.Legend.Top, ps.Legend.Left = true, true
+	if err := line(ps, series(func(p sim.Point) float64 { return float64(gpus) * (1 - p.Utilization) }), palette[7], "free"); err != nil {
+		return err
+	}
+	if err := line(ps, series(func(p sim.Point) float64 { return p.Stranded }), palette[3], "stranded"); err != nil {
+		return err
+	}
+	pr := plot.New()
+	pr.Title.Text = "Pending jobs by reason (time-averaged)"
+	pr.Y.Min = 0
+	pr.Y.Label.Text = "jobs"
+	pr.X.Label.Text = "hours since first submit"
+	pr.Legend.Top, pr.Legend.Left = true, true
+	for k, why := range res.Reasons {
+		if err := line(pr, series(func(p sim.Point) float64 { return p.Pending[k] }), palette[k%len(palette)], string(why)); err != nil {
+			return err
+		}
+	}
+	if len(res.Reasons) == 0 {
+		// No job ever waited: an empty panel would have no axes to draw.
+		if err := line(pr, series(func(p sim.Point) float64 { return p.Queue }), palette[0], "pending"); err != nil {
+			return err
+		}
+	}
+	return savePanels(path, []*plot.Plot{pa, ps, pr})
 }

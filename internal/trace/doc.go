@@ -1,6 +1,7 @@
 // Package trace reads workload traces into a common job list for the
 // simulator: Standard Workload Format (SWF) logs of HPC clusters, counted
-// in processors, and the project's CSV format for GPU clusters.
+// in processors, and the project's CSV format for GPU clusters; and the
+// node and pod lists of Alibaba's GPU trace, with CPU and memory.
 //
 // Both readers return a [Trace] whose Jobs are sorted stably by submit
 // time, so jobs submitted at the same second keep their file order. A
@@ -91,6 +92,26 @@
 // IDs are kept as written and are not checked for uniqueness. A row is
 // skipped as "no-processors" when gpus <= 0, otherwise as "no-runtime" when
 // duration <= 0.
+//
+// # Alibaba GPU trace (2023)
+//
+// [ReadAlibabaNodes] and [ReadAlibabaPods] read the node list and the
+// pod list of Alibaba's GPU cluster trace of 2023 (the openb_*.csv files
+// of cluster-trace-gpu-v2023), CSV with a header row that names the
+// columns (in any order; others are ignored):
+//
+//	nodes  sn,cpu_milli,memory_mib,gpu,model
+//	pods   name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,
+//	       pod_phase,creation_time,deletion_time,scheduled_time
+//
+// A pod's CPU and memory are for the whole pod, its times in seconds;
+// scheduled_time is empty for a pod never bound. Only pods that ask for
+// whole GPUs (num_gpu >= 1, gpu_milli 1000) are kept, sorted stably by
+// creation time; pods that share a GPU (gpu_milli below 1000), pods of no
+// GPU and pods deleted before they were created are counted in
+// [AlibabaPods]. Counts are whole numbers >= 0, gpu_milli at most 1000,
+// times >= 0 and node names unique; errors are [*ParseError]s of format
+// "alibaba", within the same limits as the other readers.
 //
 // # Files
 //

@@ -59,11 +59,20 @@
 // max(run, 10 s)). The [Summary] gives their means, the median, p95
 // (nearest rank) and maximum wait, the makespan (last finish − first
 // submit), utilization (GPU-seconds held by running and evicting jobs /
-// (GPUs × makespan)), per-team GPU-hours and share, Jain's index over
-// teams, preemptions, kills at the limit and, with [Options.Clock], the
-// p50/p99 Step latency. The series averages, over intervals of equal
-// width, the fraction of GPUs held, the pending and running jobs and each
-// team's share of the GPU time; the width doubles as the run grows, so
+// (GPUs × makespan)), per-team GPU-hours and share against the share the
+// team is entitled to, Jain's index over teams, preemptions, kills at the
+// limit, promises made and kept (a job's promise is the start of the
+// first reservation it was given before it started; kept when it started
+// no later) and, with [Options.Clock], the p50/p99 Step latency. The
+// series averages, over intervals of equal width, the fraction of GPUs
+// held, the pending and running jobs, the pending jobs by the reason the
+// latest decision gave ([Reserved] for a reservation), each team's share
+// of the GPU time and, on a cluster where some node limits CPU or memory
+// (Job.CPUMillis and Job.MemoryMiB are per member, as Step's), the
+// fractions of CPU and memory held and the GPUs stranded by them
+// ([Point.Stranded]; [Summary.StrandedGPUHours] over the run, recomputed
+// after each change from every node, so a run on such a cluster costs
+// O(nodes) more per event); the width doubles as the run grows, so
 // there are at most [Options.MaxPoints] points.
 //
 // Times are offsets from [Options.Start], so a run spans at most about

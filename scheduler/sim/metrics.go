@@ -21,6 +21,10 @@ type Summary struct {
 	Preemptions, NodeDown int
 	// Steps counts the calls of Step.
 	Steps int
+	// Promised counts the jobs given a promised start before they first
+	// started (see [JobResult.Promised]); PromisesKept those of them that
+	// started, and no later than their first promise.
+	Promised, PromisesKept int
 	// Makespan is the last finish minus the first submit.
 	Makespan time.Duration
 	// Utilization is the GPU-seconds held by jobs (running or evicting)
@@ -30,6 +34,10 @@ type Summary struct {
 	Utilization float64
 	// GPUHours is the GPU time held by jobs, in hours.
 	GPUHours float64
+	// StrandedGPUHours is the GPU time stranded by CPU or memory (see
+	// [Point.Stranded]), in hours; zero on a cluster where no node limits
+	// CPU or memory.
+	StrandedGPUHours float64
 	// Wait statistics (see [JobResult.Wait]); P95Wait is a nearest-rank
 	// percentile, MedianWait the middle value (mean of the two middle
 	// values for an even count).
@@ -61,6 +69,12 @@ type TeamSummary struct {
 	// GPUHours is the GPU time its jobs held; Share its fraction of all
 	// GPU time held.
 	GPUHours, Share float64
+	// Entitled is the fraction of the GPU time its share entitles it to:
+	// its share in [Options.Teams] (1 for a team not listed there or
+	// with no share, as [Summary.Jain] weighs it) over the sum of the
+	// shares of the teams jobs name. Share against Entitled tells
+	// whether a policy gave each team what it is due.
+	Entitled float64
 	// MeanWait and MeanBoundedSlowdown are over its finished jobs.
 	MeanWait            time.Duration
 	MeanBoundedSlowdown float64
@@ -81,6 +95,19 @@ type Point struct {
 	// TeamShare[k] is team [Result.Teams][k]'s fraction of the GPU time
 	// held during the interval (all zero when nothing ran).
 	TeamShare []float64
+	// Pending[k] is the mean number of pending jobs that the latest
+	// decision gave reason [Result.Reasons][k] (a job that arrived since
+	// has none until the next Step, at the same instant).
+	Pending []float64
+	// Stranded is the mean number of GPUs stranded by CPU or memory: free
+	// GPUs of ready nodes whose free CPU or memory cannot hold one member
+	// of the pending job that asks least of it or, with no job pending
+	// (or none asking for it), is used up. Zero on a cluster where no
+	// node limits CPU or memory.
+	Stranded float64
+	// CPU and Memory are the mean fractions of the CPU and memory of the
+	// nodes that limit them held by jobs (zero where none does).
+	CPU, Memory float64
 }
 
 // result gathers the Result once the events have run out.
@@ -91,6 +118,7 @@ func (r *runner) result() *Result {
 	s.Steps = r.steps
 	s.NodeDown = r.nodeDown
 	s.GPUHours = r.gpuSec / 3600
+	s.StrandedGPUHours = r.strandedSec / 3600
 	byTeam := r.tally(s)
 	s.Teams, s.Jain = r.teamSummaries(byTeam)
 	if len(r.lat) > 0 {
@@ -99,7 +127,13 @@ func (r *runner) result() *Result {
 		s.StepP50 = nearestRank(lat, 0.50)
 		s.StepP99 = nearestRank(lat, 0.99)
 	}
-	out.Series = r.samp.points(r.gpus)
+	var of []int32
+	out.Reasons, of = r.reasons.sorted()
+	var cpuCap, memCap int
+	if r.rb != nil {
+		cpuCap, memCap = r.rb.cpuCap, r.rb.memCap
+	}
+	out.Series = r.samp.points(r.gpus, cpuCap, memCap, of)
 	return out
 }
 
@@ -124,6 +158,12 @@ func (r *runner) tally(s *Summary) []teamTally {
 		tt := &byTeam[r.st[i].team]
 		tt.jobs++
 		s.Preemptions += j.Preemptions
+		if j.Promised {
+			s.Promised++
+			if j.Attempts > 0 && j.Start <= j.Promise {
+				s.PromisesKept++
+			}
+		}
 		switch j.Outcome {
 		case Unfinished:
 			s.Unfinished++
@@ -187,7 +227,16 @@ func (r *runner) teamSummaries(byTeam []teamTally) ([]TeamSummary, float64) {
 		}
 	}
 	var out []TeamSummary
-	var sx, sxx float64
+	of := func(name string) float64 {
+		if w := weight[name]; w > 0 {
+			return w
+		}
+		return 1
+	}
+	var sx, sxx, sw float64
+	for _, name := range r.teams.names {
+		sw += of(name)
+	}
 	for k, name := range r.teams.names {
 		tt := &byTeam[k]
 		ts := TeamSummary{Team: name, Jobs: tt.jobs, GPUHours: r.teams.sec[k] / 3600}
@@ -198,11 +247,9 @@ func (r *runner) teamSummaries(byTeam []teamTally) ([]TeamSummary, float64) {
 			ts.MeanWait = tt.wait.mean(tt.done)
 			ts.MeanBoundedSlowdown = tt.bsld / float64(tt.done)
 		}
+		w := of(name)
+		ts.Entitled = w / sw
 		out = append(out, ts)
-		w := weight[name]
-		if w == 0 {
-			w = 1
-		}
 		x := ts.GPUHours / w
 		sx += x
 		sxx += x * x
@@ -275,6 +322,17 @@ type sampler struct {
 	queue  []float64
 	run    []float64
 	team   []map[int32]float64 // per bucket: GPU-seconds by team index
+	// Per bucket: integrals of the extras, and of the pending jobs by
+	// reason number (see reasonBook).
+	stranded, cpu, mem []float64
+	why                [][]float64
+}
+
+// extras are the figures of the cluster state beyond GPUs that a
+// sampler integrates.
+type extras struct {
+	stranded, cpu, mem int
+	reasons            []int // pending jobs by reason number
 }
 
 func newSampler(max int, origin time.Duration, teams []string) sampler {
@@ -283,7 +341,7 @@ func newSampler(max int, origin time.Duration, teams []string) sampler {
 
 // add integrates a constant state over [from, to), the teams' GPUs as
 // held in tb.
-func (s *sampler) add(from, to time.Duration, busy, queue, running int, tb *teamBook) {
+func (s *sampler) add(from, to time.Duration, busy, queue, running int, tb *teamBook, x *extras) {
 	if to <= from || from < s.origin {
 		return
 	}
@@ -306,12 +364,28 @@ func (s *sampler) add(from, to time.Duration, busy, queue, running int, tb *team
 			s.queue = append(s.queue, 0)
 			s.run = append(s.run, 0)
 			s.team = append(s.team, nil)
+			s.stranded = append(s.stranded, 0)
+			s.cpu = append(s.cpu, 0)
+			s.mem = append(s.mem, 0)
+			s.why = append(s.why, nil)
 		}
 		d := (end - from).Seconds()
 		s.dt[b] += d
 		s.busy[b] += float64(busy) * d
 		s.queue[b] += float64(queue) * d
 		s.run[b] += float64(running) * d
+		s.stranded[b] += float64(x.stranded) * d
+		s.cpu[b] += float64(x.cpu) * d
+		s.mem[b] += float64(x.mem) * d
+		for k, c := range x.reasons {
+			if c == 0 {
+				continue
+			}
+			for len(s.why[b]) <= k {
+				s.why[b] = append(s.why[b], 0)
+			}
+			s.why[b][k] += float64(c) * d
+		}
 		for _, k := range tb.holders() {
 			if s.team[b] == nil {
 				s.team[b] = map[int32]float64{}
@@ -329,7 +403,17 @@ func (s *sampler) merge() {
 		a, b := 2*i, 2*i+1
 		s.dt[i], s.busy[i], s.queue[i], s.run[i] = s.dt[a], s.busy[a], s.queue[a], s.run[a]
 		s.team[i] = s.team[a]
+		s.stranded[i], s.cpu[i], s.mem[i], s.why[i] = s.stranded[a], s.cpu[a], s.mem[a], s.why[a]
 		if b < len(s.dt) {
+			s.stranded[i] += s.stranded[b]
+			s.cpu[i] += s.cpu[b]
+			s.mem[i] += s.mem[b]
+			for k, v := range s.why[b] {
+				for len(s.why[i]) <= k {
+					s.why[i] = append(s.why[i], 0)
+				}
+				s.why[i][k] += v
+			}
 			s.dt[i] += s.dt[b]
 			s.busy[i] += s.busy[b]
 			s.queue[i] += s.queue[b]
@@ -343,7 +427,9 @@ func (s *sampler) merge() {
 		}
 	}
 	clear(s.team[n:])
+	clear(s.why[n:])
 	s.dt, s.busy, s.queue, s.run, s.team = s.dt[:n], s.busy[:n], s.queue[:n], s.run[:n], s.team[:n]
+	s.stranded, s.cpu, s.mem, s.why = s.stranded[:n], s.cpu[:n], s.mem[:n], s.why[:n]
 	// A width past math.MaxInt64/2 covers more than half of all times
 	// after origin, so at most two buckets were merged into one that
 	// covers them all.
@@ -354,7 +440,10 @@ func (s *sampler) merge() {
 	}
 }
 
-func (s *sampler) points(gpus int) []Point {
+// points returns the buckets as points: fractions of gpus GPUs and of
+// cpuCap and memCap, and the pending jobs of reason number of[k] in
+// column k.
+func (s *sampler) points(gpus, cpuCap, memCap int, of []int32) []Point {
 	nt := len(s.teams)
 	// The middle of a bucket that reaches past the last time after origin
 	// a Duration holds is shown at that time.
@@ -376,6 +465,19 @@ func (s *sampler) points(gpus int) []Point {
 			Queue:     s.queue[b] / dt,
 			Running:   s.run[b] / dt,
 			TeamShare: make([]float64, nt),
+			Pending:   make([]float64, len(of)),
+			Stranded:  s.stranded[b] / dt,
+		}
+		if cpuCap > 0 {
+			p.CPU = s.cpu[b] / (float64(cpuCap) * dt)
+		}
+		if memCap > 0 {
+			p.Memory = s.mem[b] / (float64(memCap) * dt)
+		}
+		for k, i := range of {
+			if int(i) < len(s.why[b]) {
+				p.Pending[k] = s.why[b][i] / dt
+			}
 		}
 		if gpus > 0 {
 			p.Utilization = s.busy[b] / (float64(gpus) * dt)

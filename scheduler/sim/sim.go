@@ -43,6 +43,9 @@ type Job struct {
 	GPUType string
 	// CheckpointGrace is how long the job needs to stop once evicted.
 	CheckpointGrace time.Duration
+	// CPUMillis and MemoryMiB are what each member needs on its node
+	// besides its GPUs, as in scheduler.Job; zero asks for none.
+	CPUMillis, MemoryMiB int
 }
 
 // NodeEvent changes the state of one node at a time: a failure (Down), a
@@ -124,108 +127,6 @@ var ErrTimeRange = errors.New("time out of range: past the last time a time.Dura
 // caller can change it for every other.)
 func DefaultStart() time.Time { return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) }
 
-// Outcome is how a job's simulation ended.
-type Outcome uint8
-
-const (
-	// Unfinished jobs never completed: they waited forever (for example,
-	// a job too large for the cluster) when the events ran out.
-	Unfinished Outcome = iota
-	// Completed jobs did all their work.
-	Completed
-	// Killed jobs were evicted at their time limit and not requeued.
-	Killed
-	// Dropped jobs were evicted for another reason and not requeued.
-	Dropped
-)
-
-// String returns "unfinished", "completed", "killed" or "dropped".
-func (o Outcome) String() string {
-	switch o {
-	case Unfinished:
-		return "unfinished"
-	case Completed:
-		return "completed"
-	case Killed:
-		return "killed"
-	case Dropped:
-		return "dropped"
-	}
-	return fmt.Sprintf("Outcome(%d)", uint8(o))
-}
-
-// Attempt is one stay of a job on GPUs, recorded when
-// [Options.RecordRuns] is set.
-type Attempt struct {
-	// Start is when the job was placed.
-	Start time.Duration
-	// Evicted is when it was told to stop, or zero-length (== End) when
-	// it completed.
-	Evicted time.Duration
-	// End is when it released its GPUs.
-	End time.Duration
-	// Reason is the eviction reason, "" when the attempt completed.
-	Reason scheduler.EvictReason
-	// Allocation is the GPUs it held.
-	Allocation topology.Allocation
-}
-
-// JobResult is what happened to one job. Times are offsets from
-// [Options.Start].
-type JobResult struct {
-	// ID is the job's ID.
-	ID string
-	// Team is the job's team.
-	Team string
-	// Outcome says how it ended.
-	Outcome Outcome
-	// Submit is the arrival time.
-	Submit time.Duration
-	// Start is the first start; it is meaningful when Attempts > 0.
-	Start time.Duration
-	// Finish is when it released its GPUs for the last time.
-	Finish time.Duration
-	// Run is the useful work done: Job.Run for a completed job; for a
-	// killed or dropped one, the time it ran in its last attempt plus the
-	// work kept from earlier attempts.
-	Run time.Duration
-	// Wait is Finish − Submit − Run: time spent queued, checkpointing
-	// and redoing lost work.
-	Wait time.Duration
-	// Attempts counts the placements of the job.
-	Attempts int
-	// Evictions counts its evictions, Preemptions those with reason
-	// preempted.
-	Evictions, Preemptions int
-	// Runs holds every attempt when [Options.RecordRuns] is set.
-	Runs []Attempt
-}
-
-// Flow returns Finish − Submit, the job completion time.
-func (r *JobResult) Flow() time.Duration { return r.Finish - r.Submit }
-
-// BoundedSlowdown returns max(1, (Wait+Run) / max(Run, 10 s)).
-func (r *JobResult) BoundedSlowdown() float64 {
-	return boundedSlowdown(r.Wait, r.Run)
-}
-
-func boundedSlowdown(wait, run time.Duration) float64 {
-	s := float64(wait+run) / float64(max(run, 10*time.Second))
-	return max(1, s)
-}
-
-// Result is the outcome of [Run].
-type Result struct {
-	// Jobs holds one result per input job, in input order.
-	Jobs []JobResult
-	// Summary aggregates the metrics.
-	Summary Summary
-	// Teams names the teams of Series' TeamShare columns, sorted.
-	Teams []string
-	// Series is the cluster over time, at most [Options.MaxPoints] points.
-	Series []Point
-}
-
 // state of a job in the simulation.
 const (
 	sFuture uint8 = iota
@@ -288,6 +189,9 @@ type runner struct {
 	nodeDown    int
 	lat         []time.Duration
 	samp        sampler
+	rb          *resBook // nil unless a node limits CPU or memory
+	reasons     reasonBook
+	strandedSec float64 // GPU-seconds stranded (see resBook)
 }
 
 // Run simulates the workload jobs on cluster c under policy cfg and
@@ -358,6 +262,7 @@ func (r *runner) setCluster(c topology.Cluster) {
 	r.snap.Cluster = c
 	r.held = make([]topology.GPUSet, len(c.Nodes))
 	r.nodes = newNodeIndex(c.Nodes)
+	r.rb = newResBook(c.Nodes)
 	for i := range c.Nodes {
 		r.gpus += c.Nodes[i].GPUs
 	}
@@ -406,6 +311,10 @@ func checkJob(i int, j *Job) error {
 		return fmt.Errorf("%s: limit must be >= 0, got %s", where, j.Limit)
 	case j.CheckpointGrace < 0:
 		return fmt.Errorf("%s: checkpointGrace must be >= 0, got %s", where, j.CheckpointGrace)
+	case j.CPUMillis < 0:
+		return fmt.Errorf("%s: cpuMillis must be >= 0, got %d", where, j.CPUMillis)
+	case j.MemoryMiB < 0:
+		return fmt.Errorf("%s: memoryMiB must be >= 0, got %d", where, j.MemoryMiB)
 	}
 	return nil
 }
@@ -551,7 +460,12 @@ func (r *runner) advance(t time.Duration) {
 	dt := (t - r.now).Seconds()
 	r.gpuSec += float64(r.busy) * dt
 	r.teams.charge(dt, r.start.Add(t))
-	r.samp.add(r.now, t, r.busy, r.pending, r.running, &r.teams)
+	x := extras{reasons: r.reasons.counts}
+	if r.rb != nil {
+		x.stranded, x.cpu, x.mem = r.rb.strandedGPUs(r), r.rb.cpuUsed, r.rb.memUsed
+		r.strandedSec += float64(x.stranded) * dt
+	}
+	r.samp.add(r.now, t, r.busy, r.pending, r.running, &r.teams, &x)
 	r.now = t
 }
 
@@ -565,6 +479,9 @@ func (r *runner) apply(e event) bool {
 		ne := r.nodeEv[e.job]
 		n, _ := r.nodes.find(ne.Node)
 		r.pool.nodes[n].State = ne.State
+		if r.rb != nil {
+			r.rb.dirty = true
+		}
 		return true
 	}
 	s := &r.st[e.job]
@@ -597,6 +514,9 @@ func (r *runner) apply(e event) bool {
 			}
 			s.progress = min(s.progress+kept, r.jobs[e.job].Run)
 			s.state = sPending
+			if r.rb != nil {
+				r.rb.dirty = true
+			}
 			r.pending++
 			r.pendingGPUs += r.jobs[e.job].Members * r.jobs[e.job].GPUsPerMember
 			sj := &r.snap.Jobs[s.pos]
@@ -620,6 +540,9 @@ func (r *runner) release(i int32, reason scheduler.EvictReason) {
 	for _, a := range s.alloc {
 		n, _ := r.nodes.find(a.Node)
 		r.held[n] &^= topology.SetOf(a.GPUs...)
+	}
+	if r.rb != nil {
+		r.rb.hold(r, &r.jobs[i], s.alloc, -1)
 	}
 	g := r.jobs[i].Members * r.jobs[i].GPUsPerMember
 	r.busy -= g
@@ -679,7 +602,11 @@ func (r *runner) arrive(i int32) {
 		ID: j.ID, Team: j.Team, Tier: j.Tier, Kind: j.Kind,
 		Submitted: r.start.Add(j.Submit), Members: j.Members, GPUsPerMember: j.GPUsPerMember,
 		GPUType: j.GPUType, TimeLimit: j.Limit, CheckpointGrace: j.CheckpointGrace,
+		CPUMillis: j.CPUMillis, MemoryMiB: j.MemoryMiB,
 	})
+	if r.rb != nil {
+		r.rb.dirty = true
+	}
 	r.owner = append(r.owner, i)
 }
 
@@ -710,6 +637,9 @@ func (r *runner) step() error {
 	r.snap.Plan = d.Reservations
 	r.pool.planTop = 0
 	for _, res := range d.Reservations {
+		if i, ok := r.byID[res.Job]; ok && r.res[i].Attempts == 0 && !r.res[i].Promised {
+			r.res[i].Promised, r.res[i].Promise = true, res.Start.Sub(r.start)
+		}
 		for _, a := range res.Allocation {
 			if n, ok := r.nodes.find(a.Node); ok {
 				r.pool.planTop = max(r.pool.planTop, n+1)
@@ -726,6 +656,7 @@ func (r *runner) step() error {
 			return fmt.Errorf("sim: at %s: %w", r.now, err)
 		}
 	}
+	r.reasons.set(d)
 	r.wake(d)
 	if r.opt.Progress != nil {
 		r.opt.Progress(r.finished, len(r.jobs))
@@ -845,6 +776,9 @@ func (r *runner) place(p *scheduler.Placement) error {
 	s.state = sRunning
 	s.started = r.now
 	s.alloc = p.Allocation
+	if r.rb != nil {
+		r.rb.hold(r, j, p.Allocation, 1)
+	}
 	r.pending--
 	r.running++
 	g := j.Members * j.GPUsPerMember
