@@ -408,28 +408,37 @@ func checkWorkConserving(w *world) error {
 				}
 			}
 		}
-		req := gang.NewRequest(j.Members, j.GPUsPerMember)
-		c, ok := ix.Class(j.GPUType)
-		if !ok {
-			return fmt.Errorf("job %s waits with %s but no node has type %q", j.ID, p.Reason, j.GPUType)
+		if err := fitsNow(ix, j, p, gang.NewRequest(j.Members, j.GPUsPerMember)); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// fitsNow returns an error when job j, which waits (p), fits now on ix
+// under req: on its own GPU type, or, for a gang that names no type and
+// does not mix types, on some one type.
+func fitsNow(ix *topology.Index, j *scheduler.Job, p scheduler.Wait, req gang.Request) error {
+	c, ok := ix.Class(j.GPUType)
+	if !ok {
+		return fmt.Errorf("job %s waits with %s but no node has type %q", j.ID, p.Reason, j.GPUType)
+	}
+	req.Class = c
+	if l, ok := ix.LevelOf(j.Topology.Required); ok {
+		req.Required = l
+	}
+	classes := []topology.Class{c}
+	if c == topology.AnyType && j.Members > 1 && !j.MixGPUTypes && ix.NumTypes() > 1 {
+		classes = classes[:0] // all members on one type: try each
+		for i := range ix.NumTypes() {
+			tc, _ := ix.TypeClass(i)
+			classes = append(classes, tc)
+		}
+	}
+	for _, c := range classes {
 		req.Class = c
-		if l, ok := ix.LevelOf(j.Topology.Required); ok {
-			req.Required = l
-		}
-		classes := []topology.Class{c}
-		if c == topology.AnyType && j.Members > 1 && !j.MixGPUTypes && ix.NumTypes() > 1 {
-			classes = classes[:0] // all members on one type: try each
-			for i := range ix.NumTypes() {
-				tc, _ := ix.TypeClass(i)
-				classes = append(classes, tc)
-			}
-		}
-		for _, c := range classes {
-			req.Class = c
-			if pl, out := gang.Place(ix, req, nil); out == gang.Placed {
-				return fmt.Errorf("job %s waits (%s: %s) but fits now on %s", j.ID, p.Reason, p.Message, pl.Allocation(ix))
-			}
+		if pl, out := gang.Place(ix, req, nil); out == gang.Placed {
+			return fmt.Errorf("job %s waits (%s: %s) but fits now on %s", j.ID, p.Reason, p.Message, pl.Allocation(ix))
 		}
 	}
 	return nil

@@ -177,26 +177,8 @@ func checkWorkConservingResources(w *world) error {
 		}
 		req := gang.NewRequest(j.Members, j.GPUsPerMember)
 		req.CPUMillis, req.MemoryMiB = int64(j.CPUMillis), int64(j.MemoryMiB)
-		c, ok := ix.Class(j.GPUType)
-		if !ok {
-			return fmt.Errorf("job %s waits with %s but no node has type %q", j.ID, p.Reason, j.GPUType)
-		}
-		if l, ok := ix.LevelOf(j.Topology.Required); ok {
-			req.Required = l
-		}
-		classes := []topology.Class{c}
-		if c == topology.AnyType && j.Members > 1 && !j.MixGPUTypes && ix.NumTypes() > 1 {
-			classes = classes[:0]
-			for i := range ix.NumTypes() {
-				tc, _ := ix.TypeClass(i)
-				classes = append(classes, tc)
-			}
-		}
-		for _, c := range classes {
-			req.Class = c
-			if pl, out := gang.Place(ix, req, nil); out == gang.Placed {
-				return fmt.Errorf("job %s waits (%s: %s) but fits now on %s", j.ID, p.Reason, p.Message, pl.Allocation(ix))
-			}
+		if err := fitsNow(ix, j, p, req); err != nil {
+			return err
 		}
 	}
 	return nil
