@@ -26,7 +26,11 @@ func drawExplainSnapshot(t *rapid.T) (*scheduler.Snapshot, int) {
 	case 1:
 		return staggered(t), source
 	default:
-		return gen.Snapshot(t), source
+		s := gen.Snapshot(t)
+		if rapid.Bool().Draw(t, "resources") {
+			s = gen.WithResources(t, s) // nodes that limit CPU and memory, jobs that ask for them
+		}
+		return s, source
 	}
 }
 
@@ -235,9 +239,12 @@ type explainRef struct {
 	evict map[string]scheduler.Eviction
 	// free GPUs of each node after the Step's placements: healthy, held
 	// by no running, evicting or placed job, on a ready node.
-	free  map[string]int
-	types map[string]bool
-	jobs  map[string]*scheduler.Job
+	free map[string]int
+	// cpuUsed and memUsed are the CPU and memory of each node held by
+	// the same jobs: each member holds its job's request.
+	cpuUsed, memUsed map[string]int
+	types            map[string]bool
+	jobs             map[string]*scheduler.Job
 	// order is the pending jobs in priority order, rank their places
 	// (from 1), and mf the multifactor order in force, if any.
 	order []*scheduler.Job
@@ -248,7 +255,7 @@ type explainRef struct {
 func newExplainRef(s *scheduler.Snapshot, d *scheduler.Decision, cfg scheduler.Config) *explainRef {
 	x := &explainRef{s: s, d: d, cfg: cfg, place: map[string]scheduler.Placement{}, resv: map[string]scheduler.Reservation{},
 		wait: map[string]scheduler.Wait{}, evict: map[string]scheduler.Eviction{}, free: map[string]int{},
-		types: map[string]bool{}, jobs: map[string]*scheduler.Job{}, rank: map[string]int{}}
+		cpuUsed: map[string]int{}, memUsed: map[string]int{}, types: map[string]bool{}, jobs: map[string]*scheduler.Job{}, rank: map[string]int{}}
 	x.order, x.mf = expectedOrder(s, cfg)
 	for k, j := range x.order {
 		x.rank[j.ID] = k + 1
@@ -266,15 +273,22 @@ func newExplainRef(s *scheduler.Snapshot, d *scheduler.Decision, cfg scheduler.C
 		x.evict[e.Job] = e
 	}
 	held := heldGPUs{}
-	hold := held.hold
+	hold := func(j *scheduler.Job, a topology.Allocation) {
+		held.hold(a)
+		for _, ng := range a {
+			members := len(ng.GPUs) / j.GPUsPerMember
+			x.cpuUsed[ng.Node] += members * j.CPUMillis
+			x.memUsed[ng.Node] += members * j.MemoryMiB
+		}
+	}
 	for i := range s.Jobs {
 		x.jobs[s.Jobs[i].ID] = &s.Jobs[i]
 		if s.Jobs[i].State != scheduler.Pending {
-			hold(s.Jobs[i].Allocation) // evicted jobs keep their GPUs for now
+			hold(&s.Jobs[i], s.Jobs[i].Allocation) // evicted jobs keep their GPUs for now
 		}
 	}
 	for _, p := range d.Placements {
-		hold(p.Allocation)
+		hold(x.jobs[p.Job], p.Allocation)
 	}
 	for _, n := range s.Cluster.Nodes {
 		x.types[n.GPUType] = true
@@ -298,6 +312,28 @@ func healthy(n *topology.Node) int {
 		}
 	}
 	return k
+}
+
+// byResource is how many members asking for ask of a resource fit in
+// what capacity cap leaves beside used: unlimited (-1) when the node or
+// the job does not limit it.
+func byResource(capacity, used, ask int) int {
+	if capacity == 0 || ask == 0 {
+		return -1
+	}
+	return max(0, (capacity-used)/ask)
+}
+
+// members is how many members of j fit node n now, by its free GPUs and
+// the CPU and memory its held jobs leave.
+func (x *explainRef) members(n *topology.Node, j *scheduler.Job) int {
+	m := x.free[n.Name] / j.GPUsPerMember
+	for _, r := range []int{byResource(n.CPUMillis, x.cpuUsed[n.Name], j.CPUMillis), byResource(n.MemoryMiB, x.memUsed[n.Name], j.MemoryMiB)} {
+		if r >= 0 {
+			m = min(m, r)
+		}
+	}
+	return m
 }
 
 // ofType reports whether node n is ready and of j's GPU type.
@@ -357,12 +393,20 @@ func (x *explainRef) check(e *scheduler.Explanation, j *scheduler.Job) error {
 		if healthy(n) >= j.GPUsPerMember {
 			want.BigEnough++
 		}
-		if x.free[n.Name] >= j.GPUsPerMember {
+		if free := x.free[n.Name]; free >= j.GPUsPerMember {
 			want.FreeEnough++
-			want.CPUEnough++ // the snapshots limit no CPU or memory
-			want.MemoryEnough++
+			switch {
+			case byResource(n.CPUMillis, x.cpuUsed[n.Name], j.CPUMillis) == 0:
+				want.GPUsStrandedByCPU += free
+			case byResource(n.MemoryMiB, x.memUsed[n.Name], j.MemoryMiB) == 0:
+				want.CPUEnough++
+				want.GPUsStrandedByMemory += free
+			default:
+				want.CPUEnough++
+				want.MemoryEnough++
+			}
 		}
-		fit += x.free[n.Name] / j.GPUsPerMember
+		fit += x.members(n, j)
 	}
 	f := e.Nodes
 	if f.Total < f.Eligible || f.Eligible < f.Ready || f.Ready < f.OfType || f.OfType < f.BigEnough || f.BigEnough < f.FreeEnough || f.FreeEnough < 0 {
@@ -406,7 +450,7 @@ func (x *explainRef) checkTopology(e *scheduler.Explanation, j *scheduler.Job) e
 		p := strings.Join(path, "/")
 		fits[p] += 0
 		if x.ofType(n, j) {
-			fits[p] += x.free[n.Name] / j.GPUsPerMember
+			fits[p] += x.members(n, j)
 		}
 	}
 	names := make([]string, 0, len(fits))
