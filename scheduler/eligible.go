@@ -63,7 +63,10 @@ func (e *eligibleSet) avoid(n topology.NodeID) bool {
 type eligibility struct {
 	byList map[string]*eligibleSet
 	byJob  map[*Job]*eligibleSet
-	probes *int // given to every set (see eligibleSet.probes)
+	// bySlice is by list identity (see listID): jobs that share one
+	// slice share its set without sorting it again.
+	bySlice map[listID]*eligibleSet
+	probes  *int // given to every set (see eligibleSet.probes)
 	// nodeAt is the index of each node in the snapshot's cluster, by
 	// name, for building the sets' indexes.
 	nodeAt map[string]int
@@ -71,7 +74,8 @@ type eligibility struct {
 
 // eligibleOf returns j's resolved eligible nodes, nil when j may use
 // every node. The first call for a job costs O(k log k) for k names (the
-// first for a list also O(k + nodes/64) for its bitset); later ones O(1).
+// first for a list also O(k + nodes/64) for its bitset), O(1) when its
+// list is the very slice of a job resolved before; later ones O(1).
 // Validation has checked that every name is a node and none repeats.
 func (st *stepState) eligibleOf(j *Job) *eligibleSet {
 	if j.EligibleNodes == nil {
@@ -82,7 +86,15 @@ func (st *stepState) eligibleOf(j *Job) *eligibleSet {
 		return e
 	}
 	if el.byJob == nil {
-		el.byJob, el.byList = map[*Job]*eligibleSet{}, map[string]*eligibleSet{}
+		el.byJob, el.byList, el.bySlice = map[*Job]*eligibleSet{}, map[string]*eligibleSet{}, map[listID]*eligibleSet{}
+	}
+	var id listID
+	if len(j.EligibleNodes) > 0 {
+		id = idOf(j.EligibleNodes)
+		if e, ok := el.bySlice[id]; ok {
+			el.byJob[j] = e
+			return e
+		}
 	}
 	names := slices.Sorted(slices.Values(j.EligibleNodes))
 	key := strings.Join(names, "\x00")
@@ -99,6 +111,9 @@ func (st *stepState) eligibleOf(j *Job) *eligibleSet {
 		el.byList[key] = e
 	}
 	el.byJob[j] = e
+	if id.first != nil {
+		el.bySlice[id] = e
+	}
 	return e
 }
 

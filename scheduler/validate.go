@@ -80,9 +80,9 @@ func validateTiers(s *Snapshot, tiers int) error {
 		}
 		return i, s.Cluster.Nodes[i].GPUs, true
 	}
-	known := func(n string) bool {
-		_, ok := nodes[n]
-		return ok
+	known := func(n string) (int, bool) {
+		i, ok := nodes[n]
+		return i, ok
 	}
 	if err := validateJobs(s, tiers, node, known, make([]topology.GPUSet, len(s.Cluster.Nodes))); err != nil {
 		return err
@@ -119,9 +119,9 @@ func validate(s *Snapshot, tiers int) (checked, error) {
 		}
 		c.nodes = append(c.nodes, id)
 		return int(id), ix.GPUs(id), true
-	}, func(n string) bool {
-		_, ok := ix.Lookup(n)
-		return ok
+	}, func(n string) (int, bool) {
+		id, ok := ix.Lookup(n)
+		return int(id), ok
 	}, c.held)
 	if err == nil {
 		err = validatePlan(s.Plan)
@@ -194,14 +194,16 @@ func planField(i int, r *Reservation) string { return fmt.Sprintf("plan[%d] %q",
 // from 0) and its GPU count, or false for an unknown name. When the
 // snapshot is valid, it has asked node about every allocation entry of
 // every job exactly once, in order, and claimed (zero, by node number)
-// holds the GPUs the allocations hold. The error names the first field
+// holds the GPUs the allocations hold. known returns a node's number in
+// the same numbering, or false, for the names of eligible nodes. The error names the first field
 // at fault, in input order: teams first, then each job's ID, fields and
 // allocation.
-func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool), known func(name string) bool, claimed []topology.GPUSet) error {
+func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool), known func(name string) (int, bool), claimed []topology.GPUSet) error {
 	if err := validateTeams(s.Teams); err != nil {
 		return err
 	}
 	ids := newIDCheck(s.Jobs)
+	eligible := eligibleCheck{known: known, nodes: len(claimed)}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if err := ids.check(i, j); err != nil {
@@ -210,7 +212,7 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 		if err := checkJobFields(s.Cluster.Levels, tiers, i, j); err != nil {
 			return err
 		}
-		if err := checkEligible(i, j, known); err != nil {
+		if err := eligible.check(i, j); err != nil {
 			return err
 		}
 		if j.State == Pending {
@@ -226,23 +228,58 @@ func validateJobs(s *Snapshot, tiers int, node func(name string) (int, int, bool
 	return nil
 }
 
-// checkEligible checks job i's EligibleNodes: every name a node that
-// known reports, none listed twice. O(E) expected for E names.
-func checkEligible(i int, j *Job, known func(name string) bool) error {
+// eligibleCheck checks the jobs' EligibleNodes: every name a node that
+// known reports, none listed twice in one list. It marks each node with
+// the last job that listed it and where, so a list of E names costs E
+// lookups and no allocation beyond two slices over the nodes, made at the
+// first list; an error's field path is built only for the error. A list
+// that is the very slice of a job checked before (a host that gives every
+// pod of one placement rule the same list) is not read again.
+type eligibleCheck struct {
+	known func(name string) (int, bool)
+	nodes int // the number of nodes: known's numbers are below it
+	// by, by node number, 1 + the index of the last job whose list named
+	// it (0: none), and at the place in that list.
+	by, at []int
+	// done holds the lists found valid, by identity.
+	done map[listID]bool
+}
+
+// listID is the identity of a non-empty slice of names: its first
+// element's address and its length. Two slices of one identity hold the
+// same names in the same order.
+type listID struct {
+	first *string
+	n     int
+}
+
+// idOf returns the identity of names, which must not be empty.
+func idOf(names []string) listID { return listID{&names[0], len(names)} }
+
+// check checks job i's EligibleNodes. O(E) for E names.
+func (c *eligibleCheck) check(i int, j *Job) error {
 	if len(j.EligibleNodes) == 0 {
 		return nil
 	}
-	seen := make(map[string]int, len(j.EligibleNodes))
-	for k, n := range j.EligibleNodes {
-		field := fmt.Sprintf("%s: eligibleNodes[%d]", jobField(i, j), k)
-		if !known(n) {
-			return verr(field, "unknown node %q", clip(n))
-		}
-		if p, dup := seen[n]; dup {
-			return verr(field, "node %q listed twice (also eligibleNodes[%d])", clip(n), p)
-		}
-		seen[n] = k
+	id := idOf(j.EligibleNodes)
+	if c.done[id] {
+		return nil
 	}
+	if c.by == nil {
+		c.by, c.at, c.done = make([]int, c.nodes), make([]int, c.nodes), map[listID]bool{}
+	}
+	field := func(k int) string { return fmt.Sprintf("%s: eligibleNodes[%d]", jobField(i, j), k) }
+	for k, name := range j.EligibleNodes {
+		n, ok := c.known(name)
+		if !ok {
+			return verr(field(k), "unknown node %q", clip(name))
+		}
+		if c.by[n] == i+1 {
+			return verr(field(k), "node %q listed twice (also eligibleNodes[%d])", clip(name), c.at[n])
+		}
+		c.by[n], c.at[n] = i+1, k
+	}
+	c.done[id] = true
 	return nil
 }
 
