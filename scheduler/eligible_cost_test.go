@@ -1,56 +1,64 @@
-package scheduler_test
+package scheduler
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
 )
 
-// TestValidateEligibleNodesCost holds the validation of eligible-node
-// lists to a cost that does not grow with the names listed: a host that
-// gives each of J pods a list of the N-1 nodes it tolerates (a tainted
-// node left out) hands Step J×(N-1) names, and checking them must cost
-// lookups, not an allocation (a formatted field path, a map) per name.
-// With a path formatted per name it allocated about 2 per name (40,000
-// here).
-func TestValidateEligibleNodesCost(t *testing.T) {
-	const nodes, jobs = 200, 100
-	s := &scheduler.Snapshot{Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
-	var names []string
-	for i := range nodes {
-		name := fmt.Sprintf("n%03d", i)
-		s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: name, GPUs: 8})
-		names = append(names, name)
+// eligibleCostWorld is a cluster of nodes 8-GPU nodes in racks of 32, of
+// which the first 2·jobs are held by running jobs until +2h and the next
+// releases nodes one by one over the first two hours (one node per
+// minute); the rest is free. Each of jobs pending jobs of 8 GPUs may use
+// two of the held nodes only: the free GPUs elsewhere would hold them,
+// their eligible nodes will not before +2h.
+func eligibleCostWorld(nodes, jobs, releases int) *Snapshot {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	c := uniformCluster(nodes, 8, 32)
+	snap := &Snapshot{Now: now, Cluster: c}
+	all := topology.FirstN(8).Indices()
+	for i := range 2*jobs + releases {
+		limit := 2 * time.Hour
+		if i >= 2*jobs {
+			limit = time.Duration(i-2*jobs+1) * time.Minute
+		}
+		snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("r%05d", i), Tier: P1, Members: 1, GPUsPerMember: 8,
+			State: Running, Started: now, TimeLimit: limit,
+			Allocation: topology.Allocation{{Node: c.Nodes[i].Name, GPUs: all}}})
 	}
 	for i := range jobs {
-		s.Jobs = append(s.Jobs, scheduler.Job{ID: fmt.Sprintf("j%03d", i), Members: 1, GPUsPerMember: 1, Tier: scheduler.TierN(3),
-			EligibleNodes: slices.Clone(names[1:])})
+		snap.Jobs = append(snap.Jobs, Job{ID: fmt.Sprintf("p%05d", i), Tier: P2, Members: 1, GPUsPerMember: 8,
+			TimeLimit: time.Hour, Submitted: now,
+			EligibleNodes: []string{c.Nodes[2*i].Name, c.Nodes[2*i+1].Name}})
 	}
-	require.NoError(t, scheduler.Validate(s))
-	allocs := testing.AllocsPerRun(5, func() { _ = scheduler.Validate(s) })
-	t.Logf("%.0f allocations for %d names, a list per job", allocs, jobs*(nodes-1))
-	require.Less(t, allocs, float64(4*jobs+2*nodes), "allocations validating %d eligible-node names", jobs*(nodes-1))
+	return snap
+}
 
-	// One list shared by every job (as a host gives one list to every
-	// pod of one placement rule) costs no more.
-	for i := range s.Jobs {
-		s.Jobs[i].EligibleNodes = names[1:]
+// TestEligibleCost: jobs that may use two nodes each, on a cluster of
+// 16,384 nodes that would hold them elsewhere, cost work in proportion
+// to their lists, not to the cluster: the capability packages look at
+// few nodes one by one for them (counted: calls of the Avoid predicate).
+func TestEligibleCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster of 16,384 nodes")
 	}
-	require.NoError(t, scheduler.Validate(s))
-	shared := testing.AllocsPerRun(5, func() { _ = scheduler.Validate(s) })
-	t.Logf("%.0f allocations, one list shared", shared)
-	require.LessOrEqual(t, shared, allocs)
-
-	s.Jobs[7].EligibleNodes = append(names[1:4:4], "n002")
-	err := scheduler.Validate(s)
-	require.ErrorContains(t, err, `jobs[7] "j007": eligibleNodes[3]`)
-	require.ErrorContains(t, err, `node "n002" listed twice (also eligibleNodes[1])`)
-	s.Jobs[7].EligibleNodes = []string{"n001", "nope"}
-	require.ErrorContains(t, scheduler.Validate(s), `jobs[7] "j007": eligibleNodes[1]`)
+	const nodes, jobs, releases = 16384, 200, 120
+	for _, mode := range []BackfillMode{EASY, Conservative} {
+		d, probes, err := stepCountingProbes(Config{Backfill: mode, Order: TierOrder{}}, eligibleCostWorld(nodes, jobs, releases))
+		require.NoError(t, err)
+		waits := 0
+		for _, w := range d.Pending {
+			if w.Reason == ReasonNoEligibleNode {
+				waits++
+			}
+		}
+		t.Logf("mode %d: %d reservations, %d no-eligible-node, %d probes", mode, len(d.Reservations), waits, probes)
+		require.Len(t, d.Placements, 0)
+		require.Equal(t, jobs, len(d.Reservations)+waits)
+		require.LessOrEqual(t, probes, 64*jobs, "nodes looked at one by one")
+	}
 }
