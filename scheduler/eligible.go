@@ -201,6 +201,27 @@ func (st *stepState) readyRoom(n topology.NodeID) int {
 // anyRoom is the healthy GPUs of node n, whatever its state.
 func (st *stepState) anyRoom(n topology.NodeID) int { return st.ix.Healthy(n).Len() }
 
+// eligibleRoomFor reports whether e's nodes hold want members of req,
+// each node giving room(n) GPUs: eligibleRoom's best >= want. Without a
+// required level it stops at the first nodes that hold them, so a job
+// that fits costs O(nodes read), not O(k).
+func (st *stepState) eligibleRoomFor(e *eligibleSet, req gang.Request, room func(topology.NodeID) int, now bool, want int) bool {
+	if req.Required != gang.NoLevel {
+		best, _ := st.eligibleRoom(e, req, room, now)
+		return best >= want
+	}
+	g, total := req.GPUsPerMember, 0
+	for _, n := range e.nodes {
+		if total >= want {
+			return true
+		}
+		if st.ix.InClass(n, req.Class) {
+			total += st.resourceRoom(n, req, room(n)/g, now)
+		}
+	}
+	return total >= want
+}
+
 // eligibleFitsNow reports whether j (request req) may fit its eligible
 // nodes on the GPUs free now, counted: false means no placement can
 // succeed, true that one may. Jobs without a list always may.
@@ -209,8 +230,7 @@ func (st *stepState) eligibleFitsNow(j *Job, req gang.Request) bool {
 	if e == nil {
 		return true
 	}
-	best, _ := st.eligibleRoom(e, req, st.freeRoom, true)
-	return best >= j.Members
+	return st.eligibleRoomFor(e, req, st.freeRoom, true, j.Members)
 }
 
 // eligibleSatisfiable refuses j, which the cluster could hold, when its
@@ -226,10 +246,10 @@ func (st *stepState) eligibleSatisfiable(j *Job, req gang.Request) status {
 	if len(e.nodes) == 0 {
 		return refuse(ReasonNoEligibleNode, "its list of eligible nodes is empty: it may use no node")
 	}
-	ready, _ := st.eligibleRoom(e, req, st.readyRoom, false)
-	if ready >= j.Members {
+	if st.eligibleRoomFor(e, req, st.readyRoom, false, j.Members) {
 		return status{}
 	}
+	ready, _ := st.eligibleRoom(e, req, st.readyRoom, false)
 	all, _ := st.eligibleRoom(e, req, st.anyRoom, false)
 	where := ""
 	if req.Required != gang.NoLevel {
