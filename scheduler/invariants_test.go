@@ -376,10 +376,10 @@ func gpuKeys(a topology.Allocation) map[string]bool {
 	return out
 }
 
-// checkWorkConserving is invariant 6: a job left waiting for GPUs, or
-// given a reservation, does not fit on what is free now once held GPUs,
-// new placements and the GPUs of other reservations overlapping
-// [now, holdEnd) are taken away.
+// checkWorkConserving is invariant 6: a job left waiting for GPUs, CPU
+// or memory, or given a reservation, does not fit what is free now once
+// held jobs, new placements and the reservations overlapping
+// [now, holdEnd) take their GPUs, CPU and memory away.
 func checkWorkConserving(w *world) error {
 	waits := slices.Clone(w.d.Pending)
 	for _, r := range w.d.Reservations {
@@ -387,7 +387,8 @@ func checkWorkConserving(w *world) error {
 	}
 	for _, p := range waits {
 		switch p.Reason {
-		case scheduler.ReasonInsufficientGPUs, scheduler.ReasonTopology, scheduler.ReasonBehindReservation, "reserved":
+		case scheduler.ReasonInsufficientGPUs, scheduler.ReasonTopology, scheduler.ReasonBehindReservation, "reserved",
+			scheduler.ReasonInsufficientCPU, scheduler.ReasonInsufficientMemory:
 		default:
 			continue
 		}
@@ -397,18 +398,23 @@ func checkWorkConserving(w *world) error {
 		if err != nil {
 			return err
 		}
-		take := func(a topology.Allocation) error { return takeAllocation(ix, a) }
 		for _, u := range w.uses() {
-			if u.who == "reserved "+j.ID {
+			if u.who == "reserved "+j.ID || !(u.from.IsZero() || u.from.Before(end)) {
 				continue
 			}
-			if u.from.IsZero() || u.from.Before(end) {
-				if err := take(u.alloc); err != nil {
+			holder := w.jobs[u.who[strings.IndexByte(u.who, ' ')+1:]] // "held ID", "placed ID", "reserved ID"
+			for _, ng := range u.alloc {
+				if err := takeAllocation(ix, topology.Allocation{ng}); err != nil {
 					return err
 				}
+				n, _ := ix.Lookup(ng.Node)
+				cpu, mem := usePer(holder, len(ng.GPUs))
+				ix.AddUse(n, cpu, mem)
 			}
 		}
-		if err := fitsNow(ix, j, p, gang.NewRequest(j.Members, j.GPUsPerMember)); err != nil {
+		req := gang.NewRequest(j.Members, j.GPUsPerMember)
+		req.CPUMillis, req.MemoryMiB = int64(j.CPUMillis), int64(j.MemoryMiB)
+		if err := fitsNow(ix, j, p, req); err != nil {
 			return err
 		}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/internal/gen"
 	"github.com/gpusched/gpusched/scheduler"
 	"github.com/gpusched/gpusched/topology"
@@ -131,59 +130,6 @@ func checkReservationResources(w *world) error {
 	return nil
 }
 
-// checkWorkConservingResources is invariant 6 with CPU and memory: a job
-// that waits for GPUs, CPU or memory (or holds a reservation) does not
-// fit what is free now once held jobs, new placements and the
-// reservations overlapping its run take their GPUs, CPU and memory.
-func checkWorkConservingResources(w *world) error {
-	waits := slices.Clone(w.d.Pending)
-	for _, r := range w.d.Reservations {
-		waits = append(waits, scheduler.Wait{Job: r.Job, Reason: "reserved"})
-	}
-	for _, p := range waits {
-		switch p.Reason {
-		case scheduler.ReasonInsufficientGPUs, scheduler.ReasonTopology, scheduler.ReasonBehindReservation, "reserved",
-			scheduler.ReasonInsufficientCPU, scheduler.ReasonInsufficientMemory:
-		default:
-			continue
-		}
-		j := w.jobs[p.Job]
-		end := w.holdEnd(w.s.Now, j)
-		ix, err := topology.NewIndex(&w.s.Cluster)
-		if err != nil {
-			return err
-		}
-		for _, u := range w.uses() {
-			if u.who == "reserved "+j.ID {
-				continue
-			}
-			id := u.who[len("held "):]
-			switch u.who[0] {
-			case 'p':
-				id = u.who[len("placed "):]
-			case 'r':
-				id = u.who[len("reserved "):]
-			}
-			for _, ng := range u.alloc {
-				n, _ := ix.Lookup(ng.Node)
-				c, m := usePer(w.jobs[id], len(ng.GPUs))
-				if u.from.IsZero() || u.from.Before(end) {
-					if err := takeAllocation(ix, topology.Allocation{ng}); err != nil {
-						return err
-					}
-					ix.AddUse(n, c, m)
-				}
-			}
-		}
-		req := gang.NewRequest(j.Members, j.GPUsPerMember)
-		req.CPUMillis, req.MemoryMiB = int64(j.CPUMillis), int64(j.MemoryMiB)
-		if err := fitsNow(ix, j, p, req); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // propertyWithResources is propertyOf on snapshots whose nodes limit CPU
 // and memory and whose jobs ask for some (gen.WithResources).
 func propertyWithResources(c func(*world) error) func(t *rapid.T, cfg scheduler.Config) {
@@ -228,7 +174,7 @@ func TestInvariantReservationResources(t *testing.T) {
 // memory set.
 func TestInvariantsWithResources(t *testing.T) {
 	forModes(t, propertyWithResources(func(w *world) error {
-		return checkAll(w, checkNoDoubleAllocation, checkGangs, checkNoJobLost, checkReservationsHold, checkWorkConservingResources)
+		return checkAll(w, checkNoDoubleAllocation, checkGangs, checkNoJobLost, checkReservationsHold, checkWorkConserving)
 	}))
 }
 
