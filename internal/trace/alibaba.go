@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -285,15 +286,7 @@ func ReadAlibabaPods(r io.Reader) (*AlibabaPods, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(out.Pods, func(a, b AlibabaPod) int {
-		switch {
-		case a.Created < b.Created:
-			return -1
-		case a.Created > b.Created:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out.Pods, func(a, b AlibabaPod) int { return cmp.Compare(a.Created, b.Created) })
 	return out, nil
 }
 

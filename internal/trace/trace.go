@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -413,15 +414,7 @@ func sortJobs(jobs []Job) {
 	slices.SortStableFunc(jobs, cmpSubmit)
 }
 
-func cmpSubmit(a, b Job) int {
-	switch {
-	case a.Submit < b.Submit:
-		return -1
-	case a.Submit > b.Submit:
-		return 1
-	}
-	return 0
-}
+func cmpSubmit(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) }
 
 // interner shares equal strings (team names) between jobs.
 type interner map[string]string
