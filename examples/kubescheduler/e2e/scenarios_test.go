@@ -132,9 +132,11 @@ func TestNodeNotReady(t *testing.T) {
 	e.waitFor("x bound", 30*time.Second, func() bool { return e.pod("team-a", "x").Spec.NodeName != "" })
 	down := e.pod("team-a", "x").Spec.NodeName
 	e.setNodeReady(down, false)
-	e.waitFor("x evicted", 30*time.Second, func() bool {
+	// The eviction is visible in the API before the call returns to the
+	// scheduler and its counter moves: wait for both.
+	e.waitFor("x evicted, and counted", 30*time.Second, func() bool {
 		p, err := e.admin.CoreV1().Pods("team-a").Get(e.ctx, "x", metav1.GetOptions{})
-		return err != nil || p.DeletionTimestamp != nil
+		return (err != nil || p.DeletionTimestamp != nil) && testutil.ToFloat64(s.m.Evictions.WithLabelValues("node-down")) >= 1
 	})
 	if got := testutil.ToFloat64(s.m.Evictions.WithLabelValues("node-down")); got != 1 {
 		t.Errorf("node-down evictions %v", got)
@@ -175,7 +177,12 @@ func TestSchedulerRestartMidGang(t *testing.T) {
 	})
 	first.stop()
 	second := e.start("second", controller.Options{})
-	e.waitFor("the whole gang bound", 30*time.Second, func() bool { n, _ := bound(e.pods("team-a"), "g-"); return n == 4 })
+	// A binding is visible in the API before the call returns to the
+	// scheduler and its counter moves: wait for both.
+	e.waitFor("the whole gang bound, and counted", 30*time.Second, func() bool {
+		n, _ := bound(e.pods("team-a"), "g-")
+		return n == 4 && testutil.ToFloat64(second.m.PodsBound)+testutil.ToFloat64(second.m.BindErrors) >= 2
+	})
 	if got := testutil.ToFloat64(second.m.BindErrors); got != 0 {
 		t.Errorf("the second leader had %v binding errors, want 0 (nothing bound twice)", got)
 	}
