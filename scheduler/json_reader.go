@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -406,6 +407,14 @@ func (r *jsonReader) internedStr(dst *string) (bool, error) {
 		*dst = r.intern(b)
 	}
 	return ok, err
+}
+
+// reserveNames makes room for n more interned names at once (a node's
+// name each), so that the table is not rebuilt as it grows.
+func (r *jsonReader) reserveNames(n int) {
+	names := make(map[string]string, len(r.names)+n)
+	maps.Copy(names, r.names)
+	r.names = names
 }
 
 // intern returns b as a string, the same string for the same text.

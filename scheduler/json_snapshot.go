@@ -113,6 +113,7 @@ func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
 		}
 		if len(nodes) > 0 {
 			s.Cluster.Nodes = make([]topology.Node, len(nodes))
+			r.reserveNames(len(nodes))
 		}
 		for i, raw := range nodes {
 			r.readPart(raw, "cluster: nodes", i, "name")
