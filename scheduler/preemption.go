@@ -111,8 +111,7 @@ func (st *stepState) preempt(j *Job, req gang.Request, d time.Duration, mayReser
 	st.wake.from(d)
 	st.wake.from(grace)
 	st.wake.from(addDur(d, grace))
-	key := preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, cpu: req.CPUMillis, mem: req.MemoryMiB, required: req.Required, preferred: req.Preferred,
-		mode: int32(j.Placement), spread: req.SpreadLevel, eligible: st.eligibleID(j)}, tier: st.tier(j)}
+	key := st.preemptKeyOf(j, req)
 	alike := waitKey{preemptKey: key, members: j.Members, hold: d}
 	if starts := st.reservations.starts; len(starts) == 0 || d > starts[len(starts)-1] {
 		// A run from t >= 0 of d, or of d plus a grace, meets every
@@ -127,6 +126,13 @@ func (st *stepState) preempt(j *Job, req gang.Request, d time.Duration, mayReser
 		st.memo.noteWaited(alike, st.changes())
 	}
 	return s
+}
+
+// preemptKeyOf is the key of j's victim searches: jobs of one key find
+// the same victims.
+func (st *stepState) preemptKeyOf(j *Job, req gang.Request) preemptKey {
+	return preemptKey{shape: shapeKey{class: req.Class, gpusPerMember: req.GPUsPerMember, cpu: req.CPUMillis, mem: req.MemoryMiB, required: req.Required, preferred: req.Preferred,
+		mode: int32(j.Placement), spread: req.SpreadLevel, eligible: st.eligibleID(j)}, tier: st.tier(j)}
 }
 
 // changes counts what the Step has changed so far: placements,

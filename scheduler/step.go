@@ -133,7 +133,8 @@ func (st *stepState) schedule() error {
 	for _, slot := range st.queue {
 		j := st.pending[slot]
 		if p := st.promises[slot]; p != nil && (p.kept || p.taken) {
-			if p.kept && blockedBy == nil {
+			st.preemptKept(j, p)
+			if !p.taken && blockedBy == nil {
 				blockedBy = j // reserved: it waits for GPUs
 			}
 			continue

@@ -1,0 +1,65 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// preemptKept gives job j, whose promise p keepPromises kept, the
+// preemption stage that its turn would give it without a plan, at its
+// place in the queue: a plan must not make a job that may preempt wait
+// longer than planning afresh would (a job promised GPUs at 03:00 that
+// could preempt a lower tier now starts after the victims' grace, as it
+// would have without the plan). Its reservation is taken out and preempt
+// decides as in a turn. When preempt evicts victims, it has reserved
+// their GPUs for j from the end of their grace, which is earlier than
+// the promise (preempt evicts only when waiting is slower), and that is
+// j's promise from now on. Otherwise the promise goes back as it was,
+// after taking out what preempt claimed instead (a claim is never
+// earlier than the promise, which improvePromises made the earliest).
+//
+// A job whose promised GPUs are still held by jobs being evicted is
+// passed over: those are (as far as Step can tell) its own victims, and
+// it starts when they are gone (DESIGN 3a); evicting more would stop jobs
+// for nothing.
+func (st *stepState) preemptKept(j *Job, p *promise) {
+	if !p.kept || !st.preempts(j) || st.budget.spent {
+		return // (with the budget spent, preempt evicts for no one)
+	}
+	if evicting, _ := st.holdsBack(p.pl); evicting {
+		return
+	}
+	req := st.promiseRequests(j, p)[0]
+	d := st.hold(j)
+	st.buildCandidates()
+	window := addDur(d, st.victimGrace(st.tier(j)))
+	if st.cfg.Victims == nil && st.memo.searchFails(st.preemptKeyOf(j, req), j.Members, window) {
+		return // no victims for a job alike with as much room: none now
+	}
+	prev := p.res
+	mark := st.unreserve(j, p, d)
+	res, ledger, evicted := len(st.decided.Reservations), len(st.reservations.made), len(st.decided.Evictions)
+	s := st.preempt(j, req, d, true)
+	switch {
+	case len(st.decided.Evictions) > evicted:
+		p.kept = false // reserved anew, on its victims' GPUs
+	case s.code == reserved:
+		m := st.reservations.made[ledger]
+		st.unreserve(j, &promise{start: m.start, pl: gang.Placement{Slots: m.slots, Level: topology.ClusterLevel}, res: res, ledger: ledger}, d)
+		st.reserveAgain(j, p, d, prev)
+	default:
+		st.putBack(j, p, d, mark, prev)
+	}
+}
+
+// reserveAgain is putBack when the profile changed since p was taken out
+// (so its remembered answers cannot be restored): p is reserved anew.
+func (st *stepState) reserveAgain(j *Job, p *promise, d time.Duration, prev int) {
+	p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+	st.profile.Reserve(p.pl, p.start, d)
+	alloc := st.decided.Reservations[prev].Allocation
+	st.decided.Reservations[prev].Allocation = nil
+	st.recordReservationOf(j, p.pl, p.start, alloc)
+}

@@ -1,0 +1,40 @@
+package scheduler
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// keptPreemptBase: a tier-1 job P of 8 GPUs waits; n0 is held by a job
+// of its own tier until 03:00 and n1 by a tier-3 job until 10:00, which
+// P may preempt (grace 5m). The plan, when given, promises P n0 at 03:00.
+const keptPreemptBase = `{"now":"2026-12-02T00:00:00Z",
+ "cluster":{"nodes":[{"name":"n0","gpus":8},{"name":"n1","gpus":8}]},
+ "jobs":[
+  {"id":"L","tier":1,"gpusPerMember":8,"state":"running","started":"2026-12-01T23:00:00Z","timeLimit":"4h","allocation":[{"node":"n0","gpus":[0,1,2,3,4,5,6,7]}]},
+  {"id":"V","tier":3,"gpusPerMember":8,"state":"running","started":"2026-12-01T23:00:00Z","timeLimit":"11h","checkpointGrace":"5m","allocation":[{"node":"n1","gpus":[0,1,2,3,4,5,6,7]}]},
+  {"id":"P","tier":1,"gpusPerMember":8,"timeLimit":"1h"}
+ ]%s}`
+
+// TestKeptPromiseMayStillPreempt: a job holding a promise from the plan
+// that may preempt is given the preemption stage, as without a plan: it
+// starts after the victim's grace (00:05) rather than at its promise
+// (03:00). A plan never makes a job wait longer than planning afresh
+// would.
+func TestKeptPromiseMayStillPreempt(t *testing.T) {
+	step := func(plan string) *Decision {
+		s, err := DecodeSnapshot(strings.NewReader(strings.Replace(keptPreemptBase, "%s", plan, 1)))
+		require.NoError(t, err)
+		d, err := New(Config{}).Step(s)
+		require.NoError(t, err)
+		return d
+	}
+	fresh := step("")
+	require.Len(t, fresh.Evictions, 1, "without a plan P preempts V")
+	require.Equal(t, "V", fresh.Evictions[0].Job)
+	planned := step(`,"plan":[{"job":"P","start":"2026-12-02T03:00:00Z","allocation":[{"node":"n0","gpus":[0,1,2,3,4,5,6,7]}]}]`)
+	require.Equal(t, fresh.Evictions, planned.Evictions, "with its promise P preempts as without")
+	require.Equal(t, fresh.Reservations, planned.Reservations)
+}
