@@ -279,7 +279,8 @@ func (w *jsonWriter) allocation(a topology.Allocation) {
 // the order of d. Times are RFC 3339 (a pending job's start is omitted
 // when zero), graces are Go duration strings without zero units ("5m"
 // for 5m0s, "1h30m", "0s"), which time.ParseDuration reads back, and an
-// eviction's "by" is omitted when empty. Last comes "nextWake", the
+// eviction's "by" and a reservation's "message" (Reservation.Message) are
+// omitted when empty. Last comes "nextWake", the
 // RFC 3339 time of Decision.NextWake, omitted when zero. It writes to out
 // once, when the whole decision is encoded, so after an error other than
 // out's own, out has received nothing.
@@ -329,6 +330,7 @@ func (w *jsonWriter) reservation(r Reservation) {
 	w.strMember("start", formatTime(r.Start, time.RFC3339Nano), false)
 	w.member("allocation")
 	w.allocation(r.Allocation)
+	w.strMember("message", r.Message, true)
 	w.token(jsontext.EndObject)
 }
 
@@ -352,7 +354,7 @@ func decisionSize(d *Decision) int {
 		n += allocationSize(p.Allocation)
 	}
 	for _, r := range d.Reservations {
-		n += allocationSize(r.Allocation)
+		n += allocationSize(r.Allocation) + len(r.Message)
 	}
 	for _, p := range d.Pending {
 		n += len(p.Message)

@@ -177,6 +177,7 @@ type outReservation struct {
 	Job        string         `json:"job"`
 	Start      string         `json:"start"`
 	Allocation []wireNodeGPUs `json:"allocation"`
+	Message    string         `json:"message,omitempty"`
 }
 
 type outWait struct {
@@ -213,7 +214,7 @@ func encodeDecisionOracle(w io.Writer, d *Decision) error {
 	}
 	for _, r := range d.Reservations {
 		out.Reservations = append(out.Reservations, outReservation{Job: r.Job,
-			Start: formatTime(r.Start, time.RFC3339Nano), Allocation: outAlloc(r.Allocation)})
+			Start: formatTime(r.Start, time.RFC3339Nano), Allocation: outAlloc(r.Allocation), Message: r.Message})
 	}
 	for _, p := range d.Pending {
 		out.Pending = append(out.Pending, outWait{Job: p.Job, Reason: string(p.Reason), Message: p.Message,

@@ -155,7 +155,7 @@ func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
 // planEntry reads one entry of a snapshot's plan: a reservation as a
 // decision writes it.
 func (r *jsonReader) planEntry(p *Reservation) error {
-	_, err := r.object([]string{"job", "start", "allocation"}, func(f int) error {
+	_, err := r.object([]string{"job", "start", "allocation", "message"}, func(f int) error {
 		var err error
 		switch f {
 		case 0:
@@ -164,6 +164,8 @@ func (r *jsonReader) planEntry(p *Reservation) error {
 			err = r.timeValue(0, "start", &p.Start)
 		case 2:
 			p.Allocation, err = r.allocation()
+		case 3:
+			_, err = r.str(&p.Message)
 		}
 		return err
 	})

@@ -1,8 +1,10 @@
 package scheduler
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -37,4 +39,44 @@ func TestKeptPromiseMayStillPreempt(t *testing.T) {
 	planned := step(`,"plan":[{"job":"P","start":"2026-12-02T03:00:00Z","allocation":[{"node":"n0","gpus":[0,1,2,3,4,5,6,7]}]}]`)
 	require.Equal(t, fresh.Evictions, planned.Evictions, "with its promise P preempts as without")
 	require.Equal(t, fresh.Reservations, planned.Reservations)
+}
+
+// TestReservationSaysWhyItMovedLater: a job whose promise broke (its
+// node went down) and which is reserved later says why on its
+// reservation, in Go and in JSON; a job whose promise held (and moved
+// earlier, onto the GPUs the first one could have had) says nothing.
+func TestReservationSaysWhyItMovedLater(t *testing.T) {
+	doc := `{"now":"2026-12-02T00:00:00Z",
+ "cluster":{"nodes":[{"name":"n0","gpus":4,"state":"down"},{"name":"n1","gpus":4},{"name":"n2","gpus":4}]},
+ "jobs":[
+  {"id":"X","gpusPerMember":4,"state":"running","started":"2026-12-01T23:00:00Z","timeLimit":"2h","allocation":[{"node":"n0","gpus":[0,1,2,3]}]},
+  {"id":"Y","gpusPerMember":4,"state":"running","started":"2026-12-01T23:00:00Z","timeLimit":"4h","allocation":[{"node":"n1","gpus":[0,1,2,3]}]},
+  {"id":"Z","gpusPerMember":4,"state":"running","started":"2026-12-01T23:00:00Z","timeLimit":"5h","allocation":[{"node":"n2","gpus":[0,1,2,3]}]},
+  {"id":"A","gpusPerMember":4,"timeLimit":"1h","submitted":"2026-12-01T22:00:00Z"},
+  {"id":"B","gpusPerMember":4,"timeLimit":"1h","submitted":"2026-12-01T22:30:00Z"}
+ ],
+ "plan":[{"job":"A","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0,1,2,3]}]},
+         {"job":"B","start":"2026-12-02T04:00:00Z","allocation":[{"node":"n2","gpus":[0,1,2,3]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	d, err := New(Config{Backfill: Conservative}).Step(s)
+	require.NoError(t, err)
+	require.Len(t, d.Reservations, 2)
+	a, b := d.Reservations[0], d.Reservations[1]
+	require.Equal(t, "A", a.Job)
+	require.Equal(t, "2026-12-02T04:00:00Z", a.Start.UTC().Format(time.RFC3339), "A, planned afresh behind B")
+	require.Equal(t, `its promised start 2026-12-02T01:00:00Z no longer holds: node "n0" is down`, a.Message)
+	require.Equal(t, "B", b.Job)
+	require.Equal(t, "2026-12-02T03:00:00Z", b.Start.UTC().Format(time.RFC3339), "B keeps its promise, moved earlier onto n1")
+	require.Empty(t, b.Message)
+	var buf bytes.Buffer
+	require.NoError(t, EncodeDecision(&buf, d))
+	require.Contains(t, buf.String(), `"message": "its promised start 2026-12-02T01:00:00Z no longer holds: node \"n0\" is down"`)
+	// Passed back verbatim as the next plan, the message is read.
+	next := *s
+	next.Plan = d.Reservations
+	var snap bytes.Buffer
+	require.NoError(t, EncodeSnapshot(&snap, &next))
+	_, err = DecodeSnapshot(&snap)
+	require.NoError(t, err)
 }

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpusched/gpusched/backfill"
@@ -393,9 +395,37 @@ func (st *stepState) unreserve(j *Job, p *promise, d time.Duration) backfill.Mar
 // brokenPromise is what a waiting job's message adds when its promise
 // was not kept: the promised start and why.
 func (st *stepState) brokenPromise(slot int32) string {
+	if why := st.promiseBroken(slot); why != "" {
+		return "; " + why
+	}
+	return ""
+}
+
+// promiseBroken says that the promise of the job in slot no longer holds,
+// its start and why, or is "" when it held or there was none.
+func (st *stepState) promiseBroken(slot int32) string {
 	p := st.promises[slot]
 	if p == nil || p.why == "" {
 		return ""
 	}
-	return fmt.Sprintf("; its promised start %s no longer holds: %s", st.at(p.start).UTC().Format(time.RFC3339), p.why)
+	return fmt.Sprintf("its promised start %s no longer holds: %s", st.at(p.start).UTC().Format(time.RFC3339), p.why)
+}
+
+// explainMoves gives each reservation of d whose job's promise was
+// broken and which starts later than it the message that says why.
+// O(R log P) for R reservations and P pending jobs.
+func (st *stepState) explainMoves(d *Decision) {
+	if len(st.promises) == 0 {
+		return
+	}
+	for i := range d.Reservations {
+		r := &d.Reservations[i]
+		k, found := slices.BinarySearchFunc(st.pending, r.Job, func(j *Job, id string) int { return strings.Compare(j.ID, id) })
+		if !found {
+			continue
+		}
+		if p := st.promises[int32(k)]; p != nil && p.why != "" && r.Start.After(st.at(p.start)) {
+			r.Message = st.promiseBroken(int32(k))
+		}
+	}
 }

@@ -256,7 +256,10 @@ type Snapshot struct {
 	// release it when its time limit said), a job of a strictly higher
 	// tier took it, or the job changed (its shape, GPU type or time
 	// limit no longer match the entry); its pending message names that
-	// cause. A job whose promised start has come starts on the promised
+	// cause, or, when it holds a reservation later than its entry, the
+	// reservation's Message does. A job that may preempt is still given
+	// the preemption stage at its place in the queue, as without a plan.
+	// A job whose promised start has come starts on the promised
 	// GPUs; conservative backfill also moves promises earlier when
 	// capacity frees up early. Entries for jobs that are not pending are
 	// ignored, and so are entries on nodes or GPUs the cluster no longer
@@ -334,6 +337,12 @@ type Reservation struct {
 	// Allocation is the GPUs promised, one entry per node, nodes in name
 	// order and GPUs ascending.
 	Allocation topology.Allocation
+	// Message, in a decision, says why the job's start is later than the
+	// snapshot's plan promised it, naming the cause (a GPU of the promise
+	// became unusable, a job ahead took it, the job changed: DESIGN 3a),
+	// as a waiting job's message does; empty when the job had no promise
+	// or starts no later than it. In a plan it is read and not used.
+	Message string
 }
 
 // Reason is a code that says why a pending job waits.
