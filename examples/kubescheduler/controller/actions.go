@@ -95,6 +95,9 @@ func Translate(res *adapter.Result, d *scheduler.Decision) (Actions, error) {
 			continue
 		}
 		msg := fmt.Sprintf("reserved: starts by %s on %d nodes", r.Start.UTC().Format(time.RFC3339), len(r.Allocation))
+		if r.Message != "" {
+			msg += "; " + r.Message // why it starts later than it was promised
+		}
 		for _, pod := range jp.Pods {
 			a.Statuses = append(a.Statuses, Status{Pod: pod, Reason: ReasonUnschedulable, Code: "reserved", Message: gangNote(jp) + msg})
 		}

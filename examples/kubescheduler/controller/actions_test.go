@@ -23,9 +23,10 @@ func TestTranslate(t *testing.T) {
 	d := &scheduler.Decision{
 		Placements: []scheduler.Placement{{Job: "ns/gang:g", Allocation: topology.Allocation{
 			{Node: "a", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}, {Node: "b", GPUs: []int{4, 5, 6, 7}}}}},
-		Evictions:    []scheduler.Eviction{{Job: "ns/x", Reason: scheduler.EvictPreempted, By: "ns/gang:g", Grace: time.Minute}},
-		Reservations: []scheduler.Reservation{{Job: "ns/r", Start: t0.Add(time.Hour), Allocation: topology.Allocation{{Node: "c", GPUs: []int{0}}}}},
-		Pending:      []scheduler.Wait{{Job: "ns/w", Reason: scheduler.ReasonInsufficientGPUs, Message: "needs 1×8 GPUs, 4 free"}},
+		Evictions: []scheduler.Eviction{{Job: "ns/x", Reason: scheduler.EvictPreempted, By: "ns/gang:g", Grace: time.Minute}},
+		Reservations: []scheduler.Reservation{{Job: "ns/r", Start: t0.Add(time.Hour), Allocation: topology.Allocation{{Node: "c", GPUs: []int{0}}},
+			Message: `its promised start 2026-12-02T00:30:00Z no longer holds: node "d" is down`}},
+		Pending: []scheduler.Wait{{Job: "ns/w", Reason: scheduler.ReasonInsufficientGPUs, Message: "needs 1×8 GPUs, 4 free"}},
 	}
 	a, err := Translate(res, d)
 	if err != nil {
@@ -38,7 +39,8 @@ func TestTranslate(t *testing.T) {
 		t.Errorf("evicts %+v", a.Evicts)
 	}
 	want := map[*v1.Pod]string{
-		r:   "gang ns/h: 2 members bound, these 1 wait: reserved: starts by 2026-12-02T01:00:00Z on 1 nodes",
+		r: "gang ns/h: 2 members bound, these 1 wait: reserved: starts by 2026-12-02T01:00:00Z on 1 nodes; " +
+			`its promised start 2026-12-02T00:30:00Z no longer holds: node "d" is down`,
 		w:   "insufficient-gpus: needs 1×8 GPUs, 4 free",
 		bad: "label broken",
 	}
