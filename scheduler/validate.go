@@ -147,35 +147,37 @@ func validatePlan(plan []Reservation) error {
 	seen := make(map[string]int, len(plan))
 	for i := range plan {
 		r := &plan[i]
-		f := planField(i, r)
+		// Field paths are formatted only for an error: a host passes
+		// back thousands of entries every Step.
+		f := func(sub string) string { return planField(i, r) + sub }
 		if r.Job == "" {
 			return verr(fmt.Sprintf("plan[%d]: job", i), "is missing")
 		}
 		if k, dup := seen[r.Job]; dup {
-			return verr(f+": job", "is listed twice (also plan[%d])", k)
+			return verr(f(": job"), "is listed twice (also plan[%d])", k)
 		}
 		seen[r.Job] = i
 		if r.Start.IsZero() {
-			return verr(f+": start", "is missing")
+			return verr(f(": start"), "is missing")
 		}
 		if len(r.Allocation) == 0 {
-			return verr(f+": allocation", "must be given")
+			return verr(f(": allocation"), "must be given")
 		}
 		for k, a := range r.Allocation {
-			af := fmt.Sprintf("%s: allocation[%d]", f, k)
+			af := func(sub string) string { return f(fmt.Sprintf(": allocation[%d]%s", k, sub)) }
 			if a.Node == "" {
-				return verr(af+".node", "is missing")
+				return verr(af(".node"), "is missing")
 			}
 			if len(a.GPUs) == 0 {
-				return verr(af+".gpus", "holds no GPUs on node %q (leave the entry out)", a.Node)
+				return verr(af(".gpus"), "holds no GPUs on node %q (leave the entry out)", a.Node)
 			}
 			var set topology.GPUSet
 			for _, g := range a.GPUs {
 				if g < 0 {
-					return verr(af+".gpus", "GPU index %d is negative", g)
+					return verr(af(".gpus"), "GPU index %d is negative", g)
 				}
 				if set.Has(g) {
-					return verr(af+".gpus", "GPU %d of node %q is listed twice", g, a.Node)
+					return verr(af(".gpus"), "GPU %d of node %q is listed twice", g, a.Node)
 				}
 				if g < topology.MaxGPUsPerNode {
 					set |= topology.SetOf(g)
