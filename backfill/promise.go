@@ -174,6 +174,12 @@ func (p *Profile) recomputeReservedAgainBy(n topology.NodeID) {
 		}
 		if at, ok := e.freedAt(); ok && e.seq > 0 {
 			p.timeline.setReservedAgainBy(e.seq, p.reservedAgainAfter(n, e.set, at))
+			// The value may have grown (the reservation taken out was
+			// the first after it), past the bound its run keeps of them
+			// (see latestReservedAgainBy), which only a drop leaves valid.
+			if r := p.timeline.ends.locate(timelineEntry{at: at, seq: e.seq, n: n}); r != nil {
+				r.boundKnown = false
+			}
 		}
 	}
 }
