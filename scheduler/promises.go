@@ -115,11 +115,16 @@ func (st *stepState) keep(slot int32, p *promise) {
 		return
 	}
 	d := st.hold(j)
-	if !st.profile.Usable(p.pl, p.start, d) {
+	usable := st.profile.Usable(p.pl, p.start, d)
+	if !usable && (p.start > 0 || !st.profile.UsableReserved(p.pl, 0, d)) {
 		p.why = st.whyUnusable(p)
 		return
 	}
-	if p.start == 0 {
+	// A promise due now on GPUs whose job's release is due now too (its
+	// time limit is reached, its eviction under way) is reserved from now,
+	// as a reservation made afresh would be, not broken: the job starts
+	// when they are free.
+	if p.start == 0 && usable {
 		st.profile.Take(p.pl, d)
 		st.recordPlacement(j, p.pl)
 		p.taken = true

@@ -51,3 +51,31 @@ func TestRepinStartsJobNowAndMovesLaterReservation(t *testing.T) {
 		})
 	}
 }
+
+// TestPromiseDueOnGPUsReleasedNowIsKept: A is promised now on n0, whose
+// job r reaches its time limit now (it is evicted, its GPU released now
+// but still held). The promise is kept, reserved from now, as a
+// reservation made afresh would be; it is not broken, which let B, behind
+// A and promised 01:00 on n1, take n0 from now and A wait until 01:00.
+func TestPromiseDueOnGPUsReleasedNowIsKept(t *testing.T) {
+	const doc = `{"now":"2026-12-02T00:00:00Z",
+	"cluster":{"nodes":[{"name":"n0","gpus":1},{"name":"n1","gpus":1}]},
+	"jobs":[
+	 {"id":"r","submitted":"2026-12-01T22:00:00Z","gpusPerMember":1,"timeLimit":"1h",
+	  "state":"running","started":"2026-12-01T23:00:00Z","allocation":[{"node":"n0","gpus":[0]}]},
+	 {"id":"r2","submitted":"2026-12-01T22:00:00Z","gpusPerMember":1,"timeLimit":"2h",
+	  "state":"running","started":"2026-12-01T23:00:00Z","allocation":[{"node":"n1","gpus":[0]}]},
+	 {"id":"A","submitted":"2026-12-01T23:10:00Z","gpusPerMember":1,"timeLimit":"1h"},
+	 {"id":"B","submitted":"2026-12-01T23:20:00Z","gpusPerMember":1,"timeLimit":"1h"}],
+	"plan":[{"job":"A","start":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[0]}]},
+	 {"job":"B","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n1","gpus":[0]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	d, err := New(Config{Backfill: Conservative, Order: TierOrder{}}).Step(s)
+	require.NoError(t, err)
+	starts := map[string]string{}
+	for _, r := range d.Reservations {
+		starts[r.Job] = r.Start.Format("15:04") + " " + r.Allocation.String()
+	}
+	require.Equal(t, map[string]string{"A": "00:00 n0[0]", "B": "01:00 n1[0]"}, starts, "%+v", d)
+}
