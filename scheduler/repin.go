@@ -20,9 +20,12 @@ import (
 // own starts. repinAt does that explicitly: it takes the reservations
 // that hold the GPUs the job lacks out, gives the job its start, and
 // puts each of them back at exactly its own start on GPUs its request
-// allows (GPU type, topology level, eligible nodes, CPU and memory), or
-// changes nothing. No promised start moves: a displaced reservation
-// keeps its start and only changes GPUs.
+// allows, or changes nothing. No promised start moves: a displaced
+// reservation keeps its start and only changes GPUs. Only jobs the count
+// describes (countExact: any GPUs of their type will do) start or are
+// reserved this way, and only their reservations move; the count's start
+// is tried, under conservative backfill, when the GPUs found give a
+// later one (repinStart).
 
 // maxDisplaced bounds the reservations one repin moves.
 const maxDisplaced = 32
