@@ -139,7 +139,7 @@ func textbookConservative(tr *trace.Trace, n int) []int64 {
 // lublin_256 and KTH-SP2 every start agrees, and the test requires it.
 // On the two others a few still differ, and the test requires at least
 // as many to agree as now, and the mean bounded slowdown within 20% of
-// the textbook's:
+// the textbook's. The first difference of each:
 //
 //   - HPC2N (3,144 of 3,145): job 1388 starts at 2,571,530 s instead of
 //     2,573,016 s. The textbook compresses each job once, in queue order;
@@ -148,11 +148,17 @@ func textbookConservative(tr *trace.Trace, n int) []int64 {
 //     (startKeptNow: work conservation) and the textbook does not.
 //   - SDSC-SP2 (2,933 of 3,000; job 1277 is the first whose start
 //     differs): the plans first part at 1,119,641 s, when job 570 reaches
-//     its time limit (its run is 26 s longer): Step moves the reservation
-//     of job 632 (32 processors) from 1,147,379 s to 1,143,779 s, and
-//     those of 634, 645 and 675 after it, where the textbook keeps them.
-//     The cause is not established: the running jobs and their
-//     processors agree at that instant.
+//     its time limit (its run is 26 s longer), and the simulator Steps
+//     twice at that instant. The first Step compresses
+//     job 641 from 1,140,179 s to 1,136,579 s, as the textbook's pass
+//     does; the second then compresses job 632 (32 processors, ahead of
+//     641) from 1,147,379 s to 1,143,779 s, when 641 ends, and 634, 645
+//     and 675 after it. The textbook makes one pass per instant, in which
+//     632 came before 641 moved.
+//
+// Both are a second compression of a job ahead of one that moved
+// earlier, which Step's protocol gives and the textbook's single pass
+// does not: neither is about which processors reservations hold.
 func TestTextbookConservative(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("replays thousands of jobs; skipped in short mode and under the race detector")
