@@ -36,3 +36,25 @@ func (p *Profile) AppendGrowths(dst []time.Duration, n topology.NodeID) []time.D
 	}
 	return dst
 }
+
+// FreeBy returns the GPUs of node n that are free now or released by t
+// (from now when t <= 0), whatever the reservations: the GPUs that
+// [Profile.UsableOn] would find for a run from t if no reservation held
+// any; none on a node that is not ready. It changes nothing. O(e) for the
+// e releases of n.
+func (p *Profile) FreeBy(n topology.NodeID, t time.Duration) topology.GPUSet {
+	if p.ix.State(n) != topology.Ready {
+		return 0
+	}
+	u, ne := p.ix.FreeSet(n), &p.nodes[n]
+	if ne.lastRelease <= t {
+		u |= ne.releasedGPUs
+	} else {
+		for _, e := range ne.releases() {
+			if e.start <= t {
+				u |= e.set
+			}
+		}
+	}
+	return u & p.ix.Healthy(n)
+}

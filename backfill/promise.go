@@ -36,6 +36,29 @@ func (p *Profile) Usable(pl gang.Placement, start, d time.Duration) bool {
 	return true
 }
 
+// UsableReserved reports whether pl may be reserved from start for a run
+// of d: as [Profile.Usable], except that a GPU released by start counts
+// even when start is now (<= 0), as [Profile.Earliest] counts it. A GPU
+// held now by a job whose release is due now (its time limit reached) is
+// not usable for a run taken now ([Profile.Take]) but is for a
+// reservation from now. CPU and memory are checked on the live view, as
+// Usable checks them for a run from now. It changes nothing. O(slots × e)
+// for e events per node.
+func (p *Profile) UsableReserved(pl gang.Placement, start, d time.Duration) bool {
+	start = max(start, 0)
+	for _, sl := range pl.Slots {
+		n := sl.Node
+		if int(n) < 0 || int(n) >= len(p.nodes) || p.ix.State(n) != topology.Ready {
+			return false
+		}
+		u := p.usable(n, p.ix.FreeSet(n), start, run(d)) & p.ix.Healthy(n)
+		if sl.GPUs&^u != 0 || !p.roomFor(sl, start, d) {
+			return false
+		}
+	}
+	return true
+}
+
 // Take starts a run of d now on the GPUs of pl, which the caller found
 // usable from now ([Profile.Usable]): it holds them in the index and
 // records their release at d, as [Profile.PlaceNow] does for the GPUs it
@@ -174,6 +197,12 @@ func (p *Profile) recomputeReservedAgainBy(n topology.NodeID) {
 		}
 		if at, ok := e.freedAt(); ok && e.seq > 0 {
 			p.timeline.setReservedAgainBy(e.seq, p.reservedAgainAfter(n, e.set, at))
+			// The value may have grown (the reservation taken out was
+			// the first after it), past the bound its run keeps of them
+			// (see latestReservedAgainBy), which only a drop leaves valid.
+			if r := p.timeline.ends.locate(timelineEntry{at: at, seq: e.seq, n: n}); r != nil {
+				r.boundKnown = false
+			}
 		}
 	}
 }

@@ -307,3 +307,21 @@ func (p *Profile) freeBound(r gang.Request, d, t0 time.Duration) time.Duration {
 	short := r.GPUs() - p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class)
 	return p.skylines[r.Class].firstFit(t0, d, int32(short))
 }
+
+// FreeBound returns the first t >= t0 at which the GPUs of r's class,
+// counted over time (free now or released, less those reserved), stay at
+// r.GPUs() or more during a run of d from t, or Forever when there is
+// none. No run of r fits before it ([Profile.Earliest] never answers
+// earlier); where any GPUs of the class will do (one-GPU members, no
+// topology, CPU, memory or node limits), it is the start that a count of
+// processors gives, as conservative backfill in its textbook form
+// computes. It changes nothing but remembered answers (as every query).
+// O(log B + breakpoints swept) for B breakpoints of the class's count.
+func (p *Profile) FreeBound(r gang.Request, d, t0 time.Duration) time.Duration {
+	if !r.Valid(p.ix) {
+		return Forever
+	}
+	p.sync()
+	defer p.settle()
+	return p.freeBound(r, run(d), max(t0, 0))
+}

@@ -42,10 +42,11 @@ func (p *Profile) freeing(t, d, limit time.Duration, f func(e timelineEntry) boo
 }
 
 // latestReservedAgainBy returns the latest reservedAgainBy of the timeline run r's entries. An
-// entry's reservedAgainBy only ever drops (reservations are only added, and a
-// release only loses GPUs), so the value stays an upper bound until an
-// insert into r clears it. O(1), or O(R) for a run of R entries after
-// an insert.
+// entry's reservedAgainBy drops as reservations are added and a release
+// loses GPUs, so the value stays an upper bound until an insert into r
+// clears it, or [Profile.Unreserve] raises an entry's value, which clears
+// it too (see recomputeReservedAgainBy). O(1), or O(R) for a run of R
+// entries after either.
 func (p *Profile) latestReservedAgainBy(r *entryRun) time.Duration {
 	if !r.boundKnown {
 		hi := time.Duration(0)

@@ -116,3 +116,31 @@ func TestUnreserveAsIfNeverMade(t *testing.T) {
 		}
 	})
 }
+
+// TestUnreserveRaisesReservedAgain: two nodes of two GPUs, GPU 0 of each
+// free now, GPU 1 of n0 held until 1h (of n1 for good); n0 reserved from
+// 1h on (two reservations joined into one). A gang member of two GPUs
+// fits neither node now, and the release at 1h frees nothing (its GPU is
+// reserved again at once): the sweep remembers so for its run of
+// timeline entries. Taking back the reservation of [1h, 2h) leaves n0
+// free over it: a run of 30m fits at 1h, and the sweep must not skip the
+// release on the stale bound of its run.
+func TestUnreserveRaisesReservedAgain(t *testing.T) {
+	c := topology.Uniform(2, 2, "H100")
+	ix, err := topology.NewIndex(&c)
+	require.NoError(t, err)
+	require.NoError(t, ix.TakeSet(0, topology.SetOf(1)))
+	require.NoError(t, ix.TakeSet(1, topology.SetOf(1)))
+	p := backfill.NewProfile(ix)
+	p.AddRelease(0, topology.SetOf(1), time.Hour)
+	pl := gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.FirstN(2), Members: 1}}}
+	p.Reserve(pl, time.Hour, time.Hour)
+	p.Reserve(pl, 2*time.Hour, backfill.Forever)
+	r := gang.NewRequest(1, 2)
+	_, ok := p.Earliest(r, 30*time.Minute, nil, 0)
+	require.False(t, ok, "n0 is reserved for good from 1h, n1 has one GPU")
+	p.Unreserve(pl, time.Hour, time.Hour)
+	st, ok := p.Earliest(r, 30*time.Minute, nil, 0)
+	require.True(t, ok)
+	require.Equal(t, time.Hour, st.At)
+}

@@ -57,7 +57,11 @@ import (
 // (a GPU lost, a job of a higher tier, the job changed). In a world where
 // every job runs exactly its time limit and nothing arrives, every job
 // starts exactly at its forecast: Step moves a kept promise only to an
-// earlier start, never to other GPUs at the same start. Under EASY only
+// earlier start, and to other GPUs at the same start only to re-pin it
+// (a job that the count of free GPUs lets start earlier takes its GPUs;
+// see repinAt), which the first Step has done where it could; a repin
+// past a Step's bounds (maxRepinFailures) that succeeds in a later Step
+// only starts a job earlier than forecast. Under EASY only
 // the jobs the decision starts or reserves are promised; the others are
 // estimates, which jobs backfilled later may delay, and EASY re-chooses
 // a kept promise's GPUs at the same start, which may start a job behind

@@ -106,8 +106,9 @@ func checkForecast(s *scheduler.Snapshot, d *scheduler.Decision, f scheduler.For
 // the first Step, under conservative backfill; under EASY, no job the
 // first decision placed or reserved (invariant 9 for the reserved).
 // Under conservative backfill every job starts exactly at its forecast:
-// a kept promise moves only to an earlier start, never to other GPUs at
-// the same start (TestForecastConservativeExact). Under EASY a job the
+// a kept promise moves only to an earlier start, and to other GPUs at
+// the same start only when re-pinned, which the first Step has done
+// where it could (TestForecastConservativeExact). Under EASY a job the
 // first decision did not reserve has no promise, and a job backfilled
 // later can delay it past its forecast (TestForecastEASYLate).
 func TestForecastNeverLate(t *testing.T) {

@@ -135,6 +135,11 @@ func (st *stepState) tryOneType(j *Job, req gang.Request, mayReserve bool) statu
 				best, found = start, true
 			}
 		}
+		for _, r := range reqs {
+			if s := st.repinTurn(j, r, d, best, found); s.decided() {
+				return s
+			}
+		}
 		if found {
 			st.reserveAt(j, best.Placement, best.At, d)
 			return status{code: reserved}

@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"time"
-
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -48,18 +46,8 @@ func (st *stepState) preemptKept(j *Job, p *promise) {
 	case s.code == reserved:
 		m := st.reservations.made[ledger]
 		st.unreserve(j, &promise{start: m.start, pl: gang.Placement{Slots: m.slots, Level: topology.ClusterLevel}, res: res, ledger: ledger}, d)
-		st.reserveAgain(j, p, d, prev)
+		st.putBack(j, p, d, mark, false, prev) // the claim changed the profile in between
 	default:
-		st.putBack(j, p, d, mark, prev)
+		st.putBack(j, p, d, mark, true, prev)
 	}
-}
-
-// reserveAgain is putBack when the profile changed since p was taken out
-// (so its remembered answers cannot be restored): p is reserved anew.
-func (st *stepState) reserveAgain(j *Job, p *promise, d time.Duration, prev int) {
-	p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
-	st.profile.Reserve(p.pl, p.start, d)
-	alloc := st.decided.Reservations[prev].Allocation
-	st.decided.Reservations[prev].Allocation = nil
-	st.recordReservationOf(j, p.pl, p.start, alloc)
 }

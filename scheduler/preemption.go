@@ -214,6 +214,7 @@ func (st *stepState) preemptOnce(j *Job, req gang.Request, d time.Duration, mayR
 	}
 	st.evictVictims(j, victims)
 	st.reserveAt(j, pl, grace, d)
+	st.reservations.made[len(st.reservations.made)-1].claim = true
 	return status{code: reserved}
 }
 
@@ -499,6 +500,7 @@ func (st *stepState) claim(j *Job, start backfill.Start, d time.Duration, mayRes
 		return s
 	}
 	st.reserveAt(j, start.Placement, start.At, d)
+	st.reservations.made[len(st.reservations.made)-1].claim = true
 	return status{code: reserved}
 }
 

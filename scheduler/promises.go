@@ -117,11 +117,16 @@ func (st *stepState) keep(slot int32, p *promise) {
 		return
 	}
 	d := st.hold(j)
-	if !st.profile.Usable(p.pl, p.start, d) {
+	usable := st.profile.Usable(p.pl, p.start, d)
+	if !usable && (p.start > 0 || !st.profile.UsableReserved(p.pl, 0, d)) {
 		p.why = st.whyUnusable(p)
 		return
 	}
-	if p.start == 0 {
+	// A promise due now on GPUs whose job's release is due now too (its
+	// time limit is reached, its eviction under way) is reserved from now,
+	// as a reservation made afresh would be, not broken: the job starts
+	// when they are free.
+	if p.start == 0 && usable {
 		st.profile.Take(p.pl, d)
 		st.recordPlacement(j, p.pl)
 		p.taken = true
@@ -234,11 +239,34 @@ func (st *stepState) improvePromises() {
 				start, ok = s, true
 			}
 		}
+		// Conservative backfill counts GPUs: when the count allows an
+		// earlier start than the GPUs found, reservations in the way
+		// may move to other GPUs at their own starts (repinAt).
+		best := p.start
+		if ok {
+			best = min(best, start.At)
+		}
+		fresh := true // the profile's remembered answers are as mark left them
+		if c, try := st.repinStart(j, reqs[0], d, best, p.start, true); try {
+			if pl, done := st.repinAt(j, reqs[0], d, c); done {
+				if c == 0 {
+					st.recordPlacement(j, pl)
+					p.kept, p.taken = false, true
+					continue
+				}
+				p.start, p.pl = c, pl
+				p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+				st.recordReservation(j, pl, c)
+				moved = at + 1
+				continue
+			}
+			fresh = false
+		}
 		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
 		if !ok || start.At == p.start && (sameSlots(start.Placement, p.pl) || st.cfg.Backfill == Conservative) {
 			// Nothing better: the reservation goes back as it was, and
 			// the profile's remembered answers with it.
-			st.putBack(j, p, d, mark, prev)
+			st.putBack(j, p, d, mark, fresh, prev)
 			continue
 		}
 		p.start, p.pl = start.At, start.Placement
@@ -281,18 +309,25 @@ func (st *stepState) startKeptNow(queue []int32) int {
 			again = at
 			continue
 		}
-		st.putBack(j, p, d, mark, prev)
+		st.putBack(j, p, d, mark, true, prev)
 	}
 	return again
 }
 
 // putBack puts back job j's reservation p for a run of d, which unreserve
 // took out of the decision's entry prev, leaving mark: in the profile with
-// its remembered answers (Profile.Restore), and in the decision as a new
-// entry that takes over the old one's allocation.
-func (st *stepState) putBack(j *Job, p *promise, d time.Duration, mark backfill.Mark, prev int) {
+// its remembered answers (Profile.Restore) when fresh says that only
+// queries touched the profile since, else as a new reservation (a repin
+// tried and undone in between leaves answers that only Reserve keeps
+// sound); and in the decision as a new entry that takes over the old
+// one's allocation.
+func (st *stepState) putBack(j *Job, p *promise, d time.Duration, mark backfill.Mark, fresh bool, prev int) {
 	p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
-	st.profile.Restore(p.pl, p.start, d, mark)
+	if fresh {
+		st.profile.Restore(p.pl, p.start, d, mark)
+	} else {
+		st.profile.Reserve(p.pl, p.start, d)
+	}
 	alloc := st.decided.Reservations[prev].Allocation
 	st.decided.Reservations[prev].Allocation = nil
 	st.recordReservationOf(j, p.pl, p.start, alloc)

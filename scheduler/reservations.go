@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/topology"
 )
@@ -22,6 +23,10 @@ type reservations struct {
 	// nodes, the ones a job of that class could delay; nil on a cluster
 	// of one GPU type, where every reservation concerns every job.
 	byClass map[topology.Class]*classReservations
+	// byNode lists, per node, the reservations (indices in made) that
+	// hold GPUs of it, in start order, including some taken out since
+	// (no job): nil until the first repin needs it (see repin.go).
+	byNode [][]int32
 }
 
 // madeReservation is one reservation of the Step.
@@ -29,6 +34,9 @@ type madeReservation struct {
 	job   string
 	start time.Duration
 	slots []gang.Slot // the GPUs reserved
+	of    *Job        // the job
+	res   int         // its index in the decision's reservations
+	claim bool        // a preemptor's, made by preemption: never moved
 }
 
 // classReservations is the reservations on the nodes of one GPU class.
@@ -45,10 +53,45 @@ func (st *stepState) reserveWithinHorizon(j *Job, req gang.Request, d time.Durat
 		return status{}
 	}
 	start, ok := st.earliestBy(j, req, d, 0, st.horizon)
+	if s := st.repinTurn(j, req, d, start, ok); s.decided() {
+		return s
+	}
 	if !ok {
 		return status{}
 	}
 	st.reserveAt(j, start.Placement, start.At, d)
+	return status{code: reserved}
+}
+
+// repinTurn gives j in its turn (request req, run d; best, when found,
+// the earliest start found without moving reservations) the earlier
+// start that the count of free GPUs allows under conservative backfill,
+// by moving reservations in the way (repinAt): it starts now or is
+// reserved. Undecided when there is none or the move fails.
+func (st *stepState) repinTurn(j *Job, req gang.Request, d time.Duration, best backfill.Start, found bool) status {
+	c, try := st.repinStart(j, req, d, best.At, st.horizon, found)
+	if !try {
+		return status{}
+	}
+	// In the turns the profile only tightens between repins (but for
+	// evictions, which free GPUs early), so one that failed at c makes
+	// one with as many GPUs or more and as long a run or longer fail too,
+	// until one succeeds: it is not tried.
+	f := failedRepin{class: req.Class, at: c, gpus: req.GPUs(), d: d, evictions: len(st.decided.Evictions)}
+	if slices.ContainsFunc(st.repinFailed, func(x failedRepin) bool { return x.implies(f) }) {
+		return status{}
+	}
+	pl, done := st.repinAt(j, req, d, c)
+	if !done {
+		st.repinFailed = append(st.repinFailed, f)
+		return status{}
+	}
+	st.repinFailed = st.repinFailed[:0]
+	if c == 0 {
+		st.recordPlacement(j, pl)
+		return status{code: started}
+	}
+	st.recordReservation(j, pl, c)
 	return status{code: reserved}
 }
 
@@ -86,7 +129,7 @@ func (st *stepState) recordReservationOf(j *Job, pl gang.Placement, start time.D
 		}
 		st.reserved[j.Team] += j.GPUs()
 	}
-	st.addToLedger(madeReservation{job: j.ID, start: start, slots: pl.Slots})
+	st.addToLedger(madeReservation{job: j.ID, start: start, slots: pl.Slots, of: j, res: len(st.decided.Reservations)})
 	st.decided.Reservations = appendDoubling(st.decided.Reservations, Reservation{Job: j.ID, Start: st.at(start), Allocation: alloc})
 }
 
@@ -125,6 +168,9 @@ func (st *stepState) addToLedger(rs madeReservation) {
 	k := int32(len(l.made))
 	l.made = appendDoubling(l.made, rs)
 	l.starts = insertSorted(l.starts, rs.start)
+	if l.byNode != nil {
+		st.addByNode(k)
+	}
 	if held, _ := st.holdsFree(&rs, topology.AnyType, 1); held {
 		l.mayDelay = append(l.mayDelay, k)
 	}
@@ -211,4 +257,19 @@ func appendDoubling[T any](s []T, v T) []T {
 func insertSorted(s []time.Duration, v time.Duration) []time.Duration {
 	i, _ := slices.BinarySearch(s, v)
 	return slices.Insert(s, i, v)
+}
+
+// failedRepin is a repin in a job's turn that failed: for a request of
+// gpus GPUs of class, for a run of d from at, when the decision held
+// evictions evictions.
+type failedRepin struct {
+	class           topology.Class
+	at, d           time.Duration
+	gpus, evictions int
+}
+
+// implies reports whether f says that a repin for g fails too: the same
+// class, start and evictions, no fewer GPUs, no shorter run.
+func (f failedRepin) implies(g failedRepin) bool {
+	return f.class == g.class && f.at == g.at && f.evictions == g.evictions && g.gpus >= f.gpus && g.d >= f.d
 }

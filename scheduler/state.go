@@ -57,6 +57,11 @@ type stepState struct {
 	// when their job moved earlier (see promises.go).
 	promises  map[int32]*promise
 	retracted int
+	// repinFailed lists the repins in jobs' turns that failed since the
+	// last that succeeded (see repinTurn); repinFailures counts the
+	// repins that failed (see maxRepinFailures).
+	repinFailed   []failedRepin
+	repinFailures int
 
 	// evictionsEnd is the latest offset at which a job being evicted
 	// (this Step's victims included) is gone.

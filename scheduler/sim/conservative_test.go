@@ -132,18 +132,33 @@ func textbookConservative(tr *trace.Trace, n int) []int64 {
 // carries each decision's reservations into the next snapshot as plan,
 // and compares every job's start with textbookConservative.
 //
-// They do not agree job for job: the textbook counts processors, so a
-// job compressed into processors freed early implicitly moves the later
-// reservations that were counted on them to other processors free at
-// their start, while Step pins every reservation to its GPUs and moves
-// only the job being compressed. (At 709,261 s into KTH-SP2, job 218
-// ends early on 4 processors; the textbook starts job 226, first in the
-// queue, on them, and 227 and 228, reserved on those same processors at
-// 709,271, then take the 4 that job 224 frees at 709,271; Step cannot
-// start 226 on GPUs that 227 and 228 hold reserved, and starts them
-// instead.) Until reservations on interchangeable GPUs can be re-pinned,
-// the test checks that the mean bounded slowdown is within 20% of the
-// textbook's and logs how many starts agree (about two thirds).
+// The textbook counts processors, so a job compressed (or started now)
+// onto processors that later reservations were counted on implicitly
+// moves those reservations to other processors free at their starts;
+// Step re-pins them explicitly (repinAt), keeping their starts. On
+// lublin_256 and KTH-SP2 every start agrees, and the test requires it.
+// On the two others a few still differ, and the test requires at least
+// as many to agree as now, and the mean bounded slowdown within 20% of
+// the textbook's. The first difference of each:
+//
+//   - HPC2N (3,144 of 3,145): job 1388 starts at 2,571,530 s instead of
+//     2,573,016 s. The textbook compresses each job once, in queue order;
+//     when jobs behind 1388 (1401 started now, 1403 moved earlier) free
+//     capacity during its run, Step gives it another chance to start now
+//     (startKeptNow: work conservation) and the textbook does not.
+//   - SDSC-SP2 (2,933 of 3,000; job 1277 is the first whose start
+//     differs): the plans first part at 1,119,641 s, when job 570 reaches
+//     its time limit (its run is 26 s longer), and the simulator Steps
+//     twice at that instant. The first Step compresses
+//     job 641 from 1,140,179 s to 1,136,579 s, as the textbook's pass
+//     does; the second then compresses job 632 (32 processors, ahead of
+//     641) from 1,147,379 s to 1,143,779 s, when 641 ends, and 634, 645
+//     and 675 after it. The textbook makes one pass per instant, in which
+//     632 came before 641 moved.
+//
+// Both are a second compression of a job ahead of one that moved
+// earlier, which Step's protocol gives and the textbook's single pass
+// does not: neither is about which processors reservations hold.
 func TestTextbookConservative(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("replays thousands of jobs; skipped in short mode and under the race detector")
@@ -151,11 +166,13 @@ func TestTextbookConservative(t *testing.T) {
 	for _, tc := range []struct {
 		file string
 		jobs int // the first jobs of the log, to bound the time
+		// agree is how many starts must agree; 0: all of them.
+		agree int
 	}{
-		{"swf/lublin_256.swf", 1500},
-		{"swf/HPC2N-2002-2.2-first3170-alea.swf", 3170},
-		{"swf/SDSC-SP2-1998-first4961-raw.swf", 3000},
-		{"swf/KTH-SP2-1996-2-predictsim-filtered.swf", 3000},
+		{"swf/lublin_256.swf", 1500, 0},
+		{"swf/HPC2N-2002-2.2-first3170-alea.swf", 3170, 3144},
+		{"swf/SDSC-SP2-1998-first4961-raw.swf", 3000, 2933},
+		{"swf/KTH-SP2-1996-2-predictsim-filtered.swf", 3000, 0},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			tr, err := trace.Read(sharedTrace(t, tc.file), "swf")
@@ -189,6 +206,11 @@ func TestTextbookConservative(t *testing.T) {
 			tb := bsld(func(i int) int64 { return want[i] })
 			got := bsld(func(i int) int64 { return int64(res.Jobs[i].Start / time.Second) })
 			t.Logf("%d of %d starts agree (first differing: job %d); mean bounded slowdown %.3f, textbook %.3f", same, len(want), first, got, tb)
+			if tc.agree == 0 {
+				require.Equal(t, len(want), same, "job %d starts at %v, the textbook at %d s", first, res.Jobs[max(first, 0)].Start, want[max(first, 0)])
+				return
+			}
+			require.GreaterOrEqual(t, same, tc.agree, "starts that agree")
 			require.InEpsilon(t, tb, got, 0.2, "mean bounded slowdown")
 		})
 	}
