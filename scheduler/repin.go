@@ -167,147 +167,192 @@ func (st *stepState) takeOut(ds []displacedReservation, moving map[int32]bool) {
 // freed by moving every one of them; GPUs held by the same reservations
 // are grouped, and groups are taken greedily, fewest reservations added
 // first (then most GPUs freed), until as many GPUs are freed as j lacks,
-// counted, with at most maxDisplaced reservations moved. None when that
-// is more, when a GPU's holders include one that may not move (see
+// counted, with at most budget reservations moved. None when that is
+// more, when a GPU's holders include one that may not move (see
 // movable), or when the GPUs free by t would not hold j even with every
 // reservation moved.
 func (st *stepState) blockers(j *Job, req gang.Request, d, t time.Duration, budget int, moving map[int32]bool, placed []heldRun) []displacedReservation {
 	if budget <= 0 {
 		return nil
 	}
-	l := &st.reservations
-	if l.byNode == nil {
-		l.byNode = make([][]int32, st.ix.NumNodes())
-		for k := range l.made {
-			if l.made[k].job != "" {
-				st.addByNode(int32(k))
-			}
-		}
-	}
-	end := addDur(t, max(d, 1))
-	usable := 0
-	type group struct {
-		ks   []int32 // the reservations that hold its GPUs, ascending
-		gpus int
-	}
-	groups := map[string]*group{}
-	var order []string // the groups' keys, in the order met
-	var holders [64][]int32
-	var key []byte
-	mov := map[int32]bool{}
-	movable := func(k int32) bool {
-		m, ok := mov[k]
-		if !ok {
-			m = st.movable(&l.made[k])
-			mov[k] = m
-		}
-		return m
-	}
-	freeable := 0 // GPUs found whose holders may all move
-	visit := func(n topology.NodeID) {
-		if !st.ix.InClass(n, req.Class) {
-			return
-		}
-		free := st.profile.FreeBy(n, t)
-		if free == 0 {
-			return
-		}
-		u := st.profile.UsableOn(n, t, d)
-		usable += u.Len()
-		held := free &^ u
-		if held == 0 {
-			return
-		}
-		for _, g := range held.Indices() {
-			holders[g] = holders[g][:0]
-		}
-		// The list is in start order: those from end on do not overlap.
-		list := l.byNode[n]
-		ks, i := list[:0], 0
-		for ; i < len(list); i++ {
-			k := list[i]
-			rs := &l.made[k]
-			if rs.job == "" {
-				continue // taken out: drop it from the list
-			}
-			if rs.start >= end {
-				break
-			}
-			ks = append(ks, k)
-			if moving[k] || addDur(rs.start, max(st.hold(rs.of), 1)) <= t {
-				continue
-			}
-			h := k
-			if rs.start < t {
-				h = -1 // it holds them from before t: not to be moved
-			}
-			for _, sl := range rs.slots {
-				if sl.Node == n {
-					for _, g := range (sl.GPUs & held).Indices() {
-						holders[g] = append(holders[g], h)
-					}
-				}
-			}
-		}
-		l.byNode[n] = append(ks, list[i:]...)
-		for _, h := range placed {
-			if h.start >= end || addDur(h.start, max(h.d, 1)) <= t {
-				continue
-			}
-			for _, sl := range h.pl.Slots {
-				if sl.Node == n {
-					for _, g := range (sl.GPUs & held).Indices() {
-						holders[g] = append(holders[g], -1) // not to be moved
-					}
-				}
-			}
-		}
-		for _, g := range held.Indices() {
-			hs := holders[g]
-			if len(hs) == 0 || len(hs) > budget || slices.ContainsFunc(hs, func(k int32) bool { return k < 0 || !movable(k) }) {
-				continue
-			}
-			slices.Sort(hs)
-			hs = slices.Compact(hs)
-			key = key[:0]
-			for _, k := range hs {
-				key = binary.LittleEndian.AppendUint32(key, uint32(k))
-			}
-			gr := groups[string(key)]
-			if gr == nil {
-				gr = &group{ks: slices.Clone(hs)}
-				groups[string(key)] = gr
-				order = append(order, string(key))
-			}
-			gr.gpus++
-			freeable++
-		}
-	}
+	st.indexByNode()
+	b := &blockerScan{st: st, req: req, t: t, d: d, end: addDur(t, max(d, 1)), budget: budget, moving: moving, placed: placed,
+		groups: map[string]*blockGroup{}, mov: map[int32]bool{}}
 	// The nodes are visited until the GPUs found that moves could free
 	// are as many as j needs (it lacks no more).
 	if e := st.eligibleOf(j); e != nil {
 		for _, n := range e.nodes {
-			if visit(n); freeable >= req.GPUs() {
+			if b.visit(n); b.freeable >= req.GPUs() {
 				break
 			}
 		}
 	} else {
 		for n := range st.ix.NumNodes() {
-			if visit(topology.NodeID(n)); freeable >= req.GPUs() {
+			if b.visit(topology.NodeID(n)); b.freeable >= req.GPUs() {
 				break
 			}
 		}
 	}
-	short := req.GPUs() - usable
-	if short <= 0 || usable+freeable < req.GPUs() {
+	short := req.GPUs() - b.usable
+	if short <= 0 || b.usable+b.freeable < req.GPUs() {
 		return nil
 	}
-	cands := make([]*group, 0, len(order))
-	for _, key := range order {
-		cands = append(cands, groups[key])
+	chosen, ok := chooseGroups(b.order, short, budget)
+	if !ok {
+		return nil
 	}
+	return st.displacedOf(chosen)
+}
+
+// indexByNode lists the ledger's reservations by node, on first use
+// (see reservations.byNode).
+func (st *stepState) indexByNode() {
+	l := &st.reservations
+	if l.byNode != nil {
+		return
+	}
+	l.byNode = make([][]int32, st.ix.NumNodes())
+	for k := range l.made {
+		if l.made[k].job != "" {
+			st.addByNode(int32(k))
+		}
+	}
+}
+
+// blockGroup is the GPUs that the same reservations hold: moving all of
+// ks frees gpus of them.
+type blockGroup struct {
+	ks   []int32 // ledger indices, ascending
+	gpus int
+}
+
+// blockerScan gathers, node by node, the GPUs usable for a run of d from
+// t and those that moving reservations could free for it (see blockers).
+type blockerScan struct {
+	st        *stepState
+	req       gang.Request
+	t, d, end time.Duration
+	budget    int
+	moving    map[int32]bool // reservations this repin moves already
+	placed    []heldRun      // runs it reserved already: never moved
+	usable    int            // GPUs usable as they are
+	freeable  int            // GPUs whose holders may all move
+	groups    map[string]*blockGroup
+	order     []*blockGroup // the groups, in the order met
+	holders   [topology.MaxGPUsPerNode][]int32
+	key       []byte
+	mov       map[int32]bool // movable, remembered
+}
+
+// movable is st.movable for ledger entry k, remembered.
+func (b *blockerScan) movable(k int32) bool {
+	m, ok := b.mov[k]
+	if !ok {
+		m = b.st.movable(&b.st.reservations.made[k])
+		b.mov[k] = m
+	}
+	return m
+}
+
+// visit counts node n's GPUs: usable ones, and those free by t that
+// reservations hold during the run, grouped by their holders.
+func (b *blockerScan) visit(n topology.NodeID) {
+	st := b.st
+	if !st.ix.InClass(n, b.req.Class) {
+		return
+	}
+	free := st.profile.FreeBy(n, b.t)
+	if free == 0 {
+		return
+	}
+	u := st.profile.UsableOn(n, b.t, b.d)
+	b.usable += u.Len()
+	held := free &^ u
+	if held == 0 {
+		return
+	}
+	b.collectHolders(n, held)
+	for _, g := range held.Indices() {
+		hs := b.holders[g]
+		if len(hs) == 0 || len(hs) > b.budget || slices.ContainsFunc(hs, func(k int32) bool { return k < 0 || !b.movable(k) }) {
+			continue
+		}
+		slices.Sort(hs)
+		hs = slices.Compact(hs)
+		b.key = b.key[:0]
+		for _, k := range hs {
+			b.key = binary.LittleEndian.AppendUint32(b.key, uint32(k))
+		}
+		gr := b.groups[string(b.key)]
+		if gr == nil {
+			gr = &blockGroup{ks: slices.Clone(hs)}
+			b.groups[string(b.key)] = gr
+			b.order = append(b.order, gr)
+		}
+		gr.gpus++
+		b.freeable++
+	}
+}
+
+// collectHolders sets holders[g], for each GPU g of held on node n, to
+// the reservations that hold it during the run: ledger indices, or -1
+// for one that may not move (it holds the GPU from before t, or this
+// repin reserved it). It drops taken-out entries from the node's list.
+func (b *blockerScan) collectHolders(n topology.NodeID, held topology.GPUSet) {
+	st, l := b.st, &b.st.reservations
+	for _, g := range held.Indices() {
+		b.holders[g] = b.holders[g][:0]
+	}
+	// The list is in start order: those from end on do not overlap.
+	list := l.byNode[n]
+	ks, i := list[:0], 0
+	for ; i < len(list); i++ {
+		k := list[i]
+		rs := &l.made[k]
+		if rs.job == "" {
+			continue // taken out: drop it from the list
+		}
+		if rs.start >= b.end {
+			break
+		}
+		ks = append(ks, k)
+		if b.moving[k] || addDur(rs.start, max(st.hold(rs.of), 1)) <= b.t {
+			continue
+		}
+		h := k
+		if rs.start < b.t {
+			h = -1 // it holds them from before t: not to be moved
+		}
+		b.addHolder(n, rs.slots, held, h)
+	}
+	l.byNode[n] = append(ks, list[i:]...)
+	for _, r := range b.placed {
+		if r.start < b.end && addDur(r.start, max(r.d, 1)) > b.t {
+			b.addHolder(n, r.pl.Slots, held, -1) // not to be moved
+		}
+	}
+}
+
+// addHolder adds h to the holders of the GPUs of held that slots hold on
+// node n.
+func (b *blockerScan) addHolder(n topology.NodeID, slots []gang.Slot, held topology.GPUSet, h int32) {
+	for _, sl := range slots {
+		if sl.Node == n {
+			for _, g := range (sl.GPUs & held).Indices() {
+				b.holders[g] = append(b.holders[g], h)
+			}
+		}
+	}
+}
+
+// chooseGroups takes groups greedily, fewest reservations added first
+// (then most GPUs freed), until short GPUs are freed: every group whose
+// holders are all chosen is freed with them. It returns the reservations
+// chosen, or false when that takes more than budget of them.
+func chooseGroups(groups []*blockGroup, short, budget int) (map[int32]bool, bool) {
+	cands := slices.Clone(groups)
 	chosen := map[int32]bool{}
-	added := func(gr *group) int {
+	added := func(gr *blockGroup) int {
 		c := 0
 		for _, k := range gr.ks {
 			if !chosen[k] {
@@ -328,12 +373,11 @@ func (st *stepState) blockers(j *Job, req gang.Request, d, t time.Duration, budg
 			}
 		}
 		if best < 0 || len(chosen)+bestAdd > budget {
-			return nil
+			return nil, false
 		}
 		for _, k := range cands[best].ks {
 			chosen[k] = true
 		}
-		// Every group whose holders are all chosen is freed with it.
 		for i, gr := range cands {
 			if gr != nil && added(gr) == 0 {
 				short -= gr.gpus
@@ -341,9 +385,15 @@ func (st *stepState) blockers(j *Job, req gang.Request, d, t time.Duration, budg
 			}
 		}
 	}
+	return chosen, true
+}
+
+// displacedOf is the reservations of the ledger entries chosen, with
+// the requests they move under, in start order (then ledger order).
+func (st *stepState) displacedOf(chosen map[int32]bool) []displacedReservation {
 	ds := make([]displacedReservation, 0, len(chosen))
 	for k := range chosen {
-		rs := &l.made[k]
+		rs := &st.reservations.made[k]
 		r, _ := st.request(rs.of)
 		if st.oneType(rs.of, r) {
 			r.Class = st.ix.NodeClass(rs.slots[0].Node)
