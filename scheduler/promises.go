@@ -213,6 +213,12 @@ func (st *stepState) improvePromises() {
 		d := st.hold(j)
 		prev := p.res
 		mark := st.unreserve(j, p, d)
+		if st.cfg.Backfill == Conservative && st.noEarlierStart(reqs, d, p.start) {
+			// The count of free GPUs allows no earlier start: nothing
+			// the searches below could find, and its GPUs stay.
+			st.putBack(j, p, d, mark, true, prev)
+			continue
+		}
 		if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
 			st.recordPlacement(j, pl)
 			p.kept, p.taken = false, true
@@ -276,6 +282,22 @@ func (st *stepState) improvePromises() {
 	for moved > 0 {
 		moved = st.startKeptNow(st.queue[:moved])
 	}
+}
+
+// noEarlierStart reports whether no run of d under any of reqs can start
+// before start (> 0), by the count of free GPUs of each request's class
+// over time (backfill.Profile.FreeBound), a bound no search answers
+// before. O(log B + breakpoints swept) per request.
+func (st *stepState) noEarlierStart(reqs []gang.Request, d, start time.Duration) bool {
+	if start <= 0 {
+		return false
+	}
+	for _, r := range reqs {
+		if st.profile.FreeBound(r, d, 0) < start {
+			return false
+		}
+	}
+	return true
 }
 
 // startKeptNow gives each job of queue (a prefix of the queue) that still
