@@ -109,7 +109,7 @@ func (p *Profile) Unreserve(pl gang.Placement, start, d time.Duration) Mark {
 		p.count(n, e.start, e.end, e.set.Len())
 		ne.reservationsChanged()
 		p.markStale(n)
-		p.recomputeReservedAgainBy(n)
+		p.recomputeReservedAgainBy(n, e)
 		// A run that starts before the reservation's end may now use its
 		// GPUs: remembered answers hold for the others (see memo.go).
 		p.memo.loosen(n, e.set, 0, e.end)
@@ -186,16 +186,21 @@ func (ne *nodeEvents) reservationsChanged() {
 	}
 }
 
-// recomputeReservedAgainBy recomputes reservedAgainBy for every timeline
-// entry of node n's events after a reservation of n was taken out: each
-// may have leant on it (see timelineEntry).
-func (p *Profile) recomputeReservedAgainBy(n topology.NodeID) {
+// recomputeReservedAgainBy recomputes reservedAgainBy for the timeline
+// entries of node n's events after gone, a reservation of n, was taken
+// out (see timelineEntry): every reservation's start entry (heldBefore),
+// and each entry freeing GPUs at some instant whose value
+// (reservedAgainAfter, the first reservations of its GPUs from then on)
+// could have counted gone: one that shares a GPU with gone, which starts
+// at or after that instant. Every other such value reads reservations
+// that all stay. O(e) for e events of n, plus O(e) per value recomputed.
+func (p *Profile) recomputeReservedAgainBy(n topology.NodeID, gone nodeEvent) {
 	ne := &p.nodes[n]
 	for _, e := range ne.events {
 		if e.reserve {
 			p.timeline.setReservedAgainBy(e.startSeq, p.heldBefore(n, e.set, e.start))
 		}
-		if at, ok := e.freedAt(); ok && e.seq > 0 {
+		if at, ok := e.freedAt(); ok && e.seq > 0 && e.set&gone.set != 0 && gone.start >= at {
 			p.timeline.setReservedAgainBy(e.seq, p.reservedAgainAfter(n, e.set, at))
 			// The value may have grown (the reservation taken out was
 			// the first after it), past the bound its run keeps of them

@@ -31,7 +31,15 @@ import (
 // for each r only the first absolute instant after it needs to be
 // looked at. With r = 0 that is the first absolute instant itself. A
 // relative instant equal to an absolute one is a tie that the next
-// instant (now + 1ns) breaks.
+// instant (now + 1ns) breaks. A pending job's run h from an absolute
+// instant a ends by a reservation that starts at relative r once now +
+// r passes a + h: r - h is a relative instant too (wakeFits).
+//
+// Worked example: n2 frees at 00:02 (absolute); jobs placed now end at
+// now + 11m, where a gang is reserved (relative). A waiting job of 10m
+// cannot run from 00:02 at now = 00:00 (00:12 > 00:11), but from now =
+// 00:01 on it can (00:12 <= 00:12): nextWake is 00:01, the first instant
+// at which now + (11m - 10m) reaches 00:02.
 //
 // The queue's order drifts with age and decayed usage; that does not
 // count. A preemptor's reservation (now + its victims' grace) is
@@ -111,7 +119,8 @@ func (st *stepState) nextWake(d *Decision) time.Time {
 	}
 	slices.Sort(w.abs)
 	w.abs = slices.Compact(w.abs)
-	absRes := st.wakeReservations(d)
+	absRes, relStarts := st.wakeReservations(d)
+	st.wakeFits(d, relStarts)
 	for _, p := range d.Placements {
 		if j := st.pendingJob(p.Job); j != nil {
 			w.from(st.hold(j))
@@ -150,9 +159,58 @@ func (st *stepState) nextWake(d *Decision) time.Time {
 	return st.at(next)
 }
 
+// maxFitPairs bounds the pairs of a relative reservation start and a
+// pending job's run that wakeFits notes.
+const maxFitPairs = 1 << 14
+
+// wakeFits notes when a pending job that is not placed could come to fit
+// in front of a reservation that starts at a relative instant r: a run
+// of h from an absolute instant a (a release) ends by it once now + r
+// passes a + h, which is relative instant r - h compared with a. So r - h
+// is noted for each distinct run h of the jobs d leaves waiting or
+// reserved and each r of relStarts, at most maxFitPairs of them (the
+// shortest runs first; past that, such a fit is found at the next event
+// or wake). O(J + P log P) for J pending jobs and P pairs.
+func (st *stepState) wakeFits(d *Decision, relStarts []time.Duration) {
+	if len(relStarts) == 0 {
+		return
+	}
+	var holds []time.Duration
+	add := func(id string) {
+		if j := st.pendingJob(id); j != nil {
+			if h := st.hold(j); h > 0 && h < backfill.Forever {
+				holds = append(holds, h)
+			}
+		}
+	}
+	for _, w := range st.waits { // d.Pending is made after nextWake
+		if w.Job != "" {
+			add(w.Job)
+		}
+	}
+	for _, r := range d.Reservations {
+		add(r.Job)
+	}
+	slices.Sort(holds)
+	holds = slices.Compact(holds)
+	slices.Sort(relStarts)
+	relStarts = slices.Compact(relStarts)
+	pairs := 0
+	for _, h := range holds {
+		for _, r := range relStarts {
+			if pairs == maxFitPairs {
+				return
+			}
+			pairs++
+			st.wake.from(r - h)
+		}
+	}
+}
+
 // wakeReservations notes the relative instants of d's reservations and
-// returns the absolute ones that are not noted yet (see nextWake).
-func (st *stepState) wakeReservations(d *Decision) []time.Duration {
+// returns the absolute ones that are not noted yet (see nextWake), and
+// the relative starts (for wakeFits).
+func (st *stepState) wakeReservations(d *Decision) (absRes, relStarts []time.Duration) {
 	w := &st.wake
 	preemptors := map[string]bool{}
 	for _, e := range d.Evictions {
@@ -171,7 +229,6 @@ func (st *stepState) wakeReservations(d *Decision) []time.Duration {
 	}
 	res := slices.Clone(d.Reservations)
 	slices.SortStableFunc(res, func(a, b Reservation) int { return a.Start.Compare(b.Start) })
-	var absRes []time.Duration
 	for _, r := range res {
 		start, run := st.offset(r.Start), backfill.Forever
 		if j := st.pendingJob(r.Job); j != nil {
@@ -187,8 +244,9 @@ func (st *stepState) wakeReservations(d *Decision) []time.Duration {
 		}
 		w.from(start)
 		w.from(end)
+		relStarts = append(relStarts, start)
 	}
-	return absRes
+	return absRes, relStarts
 }
 
 // pendingJob is the pending job of ID id, nil if none.

@@ -157,6 +157,19 @@ func explains(s *scheduler.Snapshot, cfg scheduler.Config, d *scheduler.Decision
 			rel[r.Start.Sub(s.Now)+h] = "the end of the reservation of " + r.Job
 		}
 	}
+	// A pending job's run from an absolute instant ends by a relative
+	// reservation's start once now passes that instant plus the run less
+	// it. (Taken for every reservation: one whose start meets an
+	// absolute instant above by chance is relative to the Step.)
+	for _, r := range res {
+		for _, j := range s.Jobs {
+			if h := hold(j); j.State == scheduler.Pending && h > 0 && r.Start.Sub(s.Now) > h {
+				if _, ok := rel[r.Start.Sub(s.Now)-h]; !ok {
+					rel[r.Start.Sub(s.Now)-h] = "the start of the reservation of " + r.Job + " less the run of " + j.ID
+				}
+			}
+		}
+	}
 	// A preemptor's window is its run plus the grace of victims it may
 	// take, counted from wherever it would start: sums of a relative
 	// instant and a grace are relative instants too.
