@@ -143,22 +143,29 @@ func (p *Profile) noteEvent(n topology.NodeID) {
 // usable is the rule of the type comment for node n, whose free GPUs now
 // are base.
 func (p *Profile) usable(n topology.NodeID, base topology.GPUSet, t, d time.Duration) topology.GPUSet {
-	u := base
 	ne := &p.nodes[n]
-	if ne.lastRelease <= t {
-		u |= ne.releasedGPUs
-	} else {
-		for _, e := range ne.releases() {
-			if e.start <= t {
-				u |= e.set
-			}
-		}
-	}
+	u := base | ne.releasedBy(t)
 	end := add(t, d)
 	if u == 0 || ne.lastReservationEnd <= t || ne.firstReservation >= end {
 		return u
 	}
 	return u &^ p.reservedIn(ne, t, end)
+}
+
+// releasedBy returns the GPUs of the node that its releases free by t.
+// O(1) when t is at or after its last release, else O(e) for its e
+// releases.
+func (ne *nodeEvents) releasedBy(t time.Duration) topology.GPUSet {
+	if ne.lastRelease <= t {
+		return ne.releasedGPUs
+	}
+	var u topology.GPUSet
+	for _, e := range ne.releases() {
+		if e.start <= t {
+			u |= e.set
+		}
+	}
+	return u
 }
 
 // reservedIn returns the GPUs that some reservation of ne holds at any

@@ -46,15 +46,5 @@ func (p *Profile) FreeBy(n topology.NodeID, t time.Duration) topology.GPUSet {
 	if p.ix.State(n) != topology.Ready {
 		return 0
 	}
-	u, ne := p.ix.FreeSet(n), &p.nodes[n]
-	if ne.lastRelease <= t {
-		u |= ne.releasedGPUs
-	} else {
-		for _, e := range ne.releases() {
-			if e.start <= t {
-				u |= e.set
-			}
-		}
-	}
-	return u & p.ix.Healthy(n)
+	return (p.ix.FreeSet(n) | p.nodes[n].releasedBy(t)) & p.ix.Healthy(n)
 }

@@ -56,7 +56,7 @@ func promiseCausesNamed(t *rapid.T, mode scheduler.BackfillMode) {
 		h.Actual[j.ID] = time.Duration(rapid.IntRange(1, int(j.TimeLimit/time.Minute)).Draw(t, "run")) * time.Minute
 	}
 	s := scheduler.New(scheduler.Config{Backfill: mode})
-	promised := map[string]time.Time{}
+	promised := promiseBook{}
 	for range 200 {
 		if rapid.IntRange(0, 3).Draw(t, "fail") == 0 {
 			k := rapid.IntRange(0, len(h.Cluster.Nodes)-1).Draw(t, "node")
@@ -68,27 +68,7 @@ func promiseCausesNamed(t *rapid.T, mode scheduler.BackfillMode) {
 		if err != nil {
 			t.Fatalf("at %v: %v", now, err)
 		}
-		for _, p := range d.Placements {
-			if at, ok := promised[p.Job]; ok && now.After(at) {
-				t.Fatalf("%s started at %v, promised %v, and no decision said why", p.Job, now, at)
-			}
-			delete(promised, p.Job)
-		}
-		for _, r := range d.Reservations {
-			if at, ok := promised[r.Job]; ok && r.Start.After(at) && !strings.Contains(r.Message, "no longer holds: ") {
-				t.Fatalf("at %v: %s's start moved from %v to %v, and its reservation says %q", now, r.Job, at, r.Start, r.Message)
-			}
-			promised[r.Job] = r.Start
-		}
-		for _, w := range d.Pending {
-			if at, ok := promised[w.Job]; ok && !strings.Contains(w.Message, "no longer holds: ") {
-				t.Fatalf("at %v: %s, promised %v, waits without a reservation: %s", now, w.Job, at, w.Message)
-			}
-			delete(promised, w.Job)
-		}
-		for _, e := range d.Evictions {
-			delete(promised, e.Job) // running: no promise
-		}
+		promised.check(t, now, d, func(msg string) bool { return strings.Contains(msg, "no longer holds: ") })
 		h.Apply(now, d)
 		next := h.Next(now, d, 48*time.Hour)
 		if !next.After(now) && len(h.Jobs) == 0 && len(h.Arrive) == 0 {
@@ -99,5 +79,38 @@ func promiseCausesNamed(t *rapid.T, mode scheduler.BackfillMode) {
 		if len(h.Jobs) == 0 && len(h.Arrive) == 0 {
 			return
 		}
+	}
+}
+
+// promiseBook follows the promises of a host loop's decisions: the start
+// each job was last promised.
+type promiseBook map[string]time.Time
+
+// check checks decision d, made at now, against the promises before it
+// and records its own: no job starts later than it was promised, and a
+// job's start moves later, or a promised job waits without a
+// reservation, only with a message that explained accepts (nil: never).
+func (b promiseBook) check(t *rapid.T, now time.Time, d *scheduler.Decision, explained func(msg string) bool) {
+	ok := func(msg string) bool { return explained != nil && explained(msg) }
+	for _, p := range d.Placements {
+		if at, found := b[p.Job]; found && now.After(at) {
+			t.Fatalf("%s started at %v, promised %v, and no decision said why", p.Job, now, at)
+		}
+		delete(b, p.Job)
+	}
+	for _, r := range d.Reservations {
+		if at, found := b[r.Job]; found && r.Start.After(at) && !ok(r.Message) {
+			t.Fatalf("at %v: %s's start moved from %v to %v, and its reservation says %q", now, r.Job, at, r.Start, r.Message)
+		}
+		b[r.Job] = r.Start
+	}
+	for _, w := range d.Pending {
+		if at, found := b[w.Job]; found && !ok(w.Message) {
+			t.Fatalf("at %v: %s, promised %v, waits without a reservation: %s", now, w.Job, at, w.Message)
+		}
+		delete(b, w.Job)
+	}
+	for _, e := range d.Evictions {
+		delete(b, e.Job) // running: no promise
 	}
 }

@@ -64,7 +64,7 @@ func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early, res bool) {
 	s := scheduler.New(scheduler.Config{Backfill: mode, Order: order})
 	h := host.New(c, jobs...)
 	h.Actual = actual
-	promised := map[string]time.Time{}
+	promised := promiseBook{}
 	for range 200 {
 		snap := h.Snapshot(now)
 		if ignorePlan {
@@ -74,23 +74,7 @@ func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early, res bool) {
 		if err != nil {
 			t.Fatalf("at %v: %v", now, err)
 		}
-		for _, p := range d.Placements {
-			if at, ok := promised[p.Job]; ok && now.After(at) {
-				t.Fatalf("%s started at %v, promised %v", p.Job, now, at)
-			}
-			delete(promised, p.Job)
-		}
-		for _, r := range d.Reservations {
-			if at, ok := promised[r.Job]; ok && r.Start.After(at) {
-				t.Fatalf("at %v: %s's start moved from %v to %v", now, r.Job, at, r.Start)
-			}
-			promised[r.Job] = r.Start
-		}
-		for _, w := range d.Pending {
-			if at, ok := promised[w.Job]; ok {
-				t.Fatalf("at %v: %s promised %v holds no reservation: %s", now, w.Job, at, w.Message)
-			}
-		}
+		promised.check(t, now, d, nil)
 		h.Apply(now, d)
 		next := h.Next(now, d, 48*time.Hour)
 		if !next.After(now) && len(h.Jobs) == 0 {
