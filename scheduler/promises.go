@@ -232,19 +232,7 @@ func (st *stepState) improvePromises() {
 		// so that every job behind sees the plan it was promised by and
 		// a forecast under exact limits comes true to the second.
 		// Another type replaces it only with a strictly earlier start.
-		start, ok := st.earliestBy(j, reqs[0], d, 0, p.start)
-		for _, r := range reqs[1:] {
-			by := p.start - 1
-			if ok {
-				by = start.At - 1
-			}
-			if by < 0 {
-				break
-			}
-			if s, found := st.earliestBy(j, r, d, 0, by); found {
-				start, ok = s, true
-			}
-		}
+		start, ok := st.earliestOfRequests(j, reqs, d, p.start)
 		// Conservative backfill counts GPUs: when the count allows an
 		// earlier start than the GPUs found, reservations in the way
 		// may move to other GPUs at their own starts (repinAt).
@@ -282,6 +270,25 @@ func (st *stepState) improvePromises() {
 	for moved > 0 {
 		moved = st.startKeptNow(st.queue[:moved])
 	}
+}
+
+// earliestOfRequests is the earliest start by promised of a run of d for
+// j under reqs[0], or under another of reqs when that is strictly earlier.
+func (st *stepState) earliestOfRequests(j *Job, reqs []gang.Request, d, promised time.Duration) (backfill.Start, bool) {
+	start, ok := st.earliestBy(j, reqs[0], d, 0, promised)
+	for _, r := range reqs[1:] {
+		by := promised - 1
+		if ok {
+			by = start.At - 1
+		}
+		if by < 0 {
+			break
+		}
+		if s, found := st.earliestBy(j, r, d, 0, by); found {
+			start, ok = s, true
+		}
+	}
+	return start, ok
 }
 
 // noEarlierStart reports whether no run of d under any of reqs can start
