@@ -144,6 +144,12 @@ func (s *skyline) add(from, to time.Duration, k int32) {
 	}
 }
 
+// valueAt returns the value in effect at t. O(log B).
+func (s *skyline) valueAt(t time.Duration) int32 {
+	bi, i := s.locate(t)
+	return s.blocks[bi].values[i] + s.blocks[bi].addend
+}
+
 // firstBelow returns the first moment x >= t at which the value is below
 // level, or Forever.
 func (s *skyline) firstBelow(t time.Duration, level int32) time.Duration {
@@ -324,4 +330,41 @@ func (p *Profile) FreeBound(r gang.Request, d, t0 time.Duration) time.Duration {
 	p.sync()
 	defer p.settle()
 	return p.freeBound(r, run(d), max(t0, 0))
+}
+
+// NoStartBefore reports whether, with the reservation of r's GPUs from s
+// for a run of d that the profile holds for r's own job taken out, the
+// count of the GPUs of r's class over time (see FreeBound) would allow no
+// run of d to start before s, without taking it out. The reservation
+// must hold exactly r.GPUs() GPUs of r's class over [s, s+d); s > 0.
+//
+// Taken out, it adds its GPUs back over [s, s+d), where they alone
+// suffice; so a run from t < s fits the count exactly when the count
+// holds r.GPUs() over the part of the run before s. Some run does
+// exactly when the count holds them just before s (a run from just
+// before s), or over a whole run that ends before s, which FreeBound
+// finds with the reservation in place. Worked example, 4 GPUs needed, a
+// run of 2h, the reservation from 3h:
+//
+//	free by count   [0,1h): 4   [1h,3h): 2   from 3h: 0 (+4 taken out)
+//	just before 3h  2 < 4: no run from 1h..3h
+//	whole run by 3h [0,2h) would need 4 over [1h,2h): no
+//	answer          true: no start before 3h
+//
+// O(log B + breakpoints swept).
+func (p *Profile) NoStartBefore(r gang.Request, d, s time.Duration) bool {
+	if s <= 0 || !r.Valid(p.ix) || p.within {
+		return false
+	}
+	p.sync()
+	defer p.settle()
+	if p.skylines == nil {
+		p.buildSky()
+	}
+	if int(r.Class) < 0 || int(r.Class) >= len(p.skylines) {
+		return false
+	}
+	short := int32(r.GPUs() - p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class))
+	sky := p.skylines[r.Class]
+	return sky.valueAt(s-1) < short && sky.firstFit(0, run(d), short) >= s
 }

@@ -211,14 +211,13 @@ func (st *stepState) improvePromises() {
 		j := st.pending[slot]
 		reqs := st.promiseRequests(j, p)
 		d := st.hold(j)
-		prev := p.res
-		mark := st.unreserve(j, p, d)
 		if st.cfg.Backfill == Conservative && st.noEarlierStart(reqs, d, p.start) {
 			// The count of free GPUs allows no earlier start: nothing
 			// the searches below could find, and its GPUs stay.
-			st.putBack(j, p, d, mark, true, prev)
 			continue
 		}
+		prev := p.res
+		mark := st.unreserve(j, p, d)
 		if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
 			st.recordPlacement(j, pl)
 			p.kept, p.taken = false, true
@@ -291,15 +290,18 @@ func (st *stepState) earliestOfRequests(j *Job, reqs []gang.Request, d, promised
 	return start, ok
 }
 
-// noEarlierStart reports whether no run of d under any of reqs can start
-// before start (> 0), by the count of free GPUs of each request's class
-// over time (backfill.Profile.FreeBound), a bound no search answers
-// before. O(log B + breakpoints swept) per request.
+// noEarlierStart reports whether job j's kept reservation, from start
+// (> 0) for a run of d under reqs[0], could not move earlier under any of
+// reqs by the count of free GPUs of each request's class over time, a
+// bound no search answers before: for its own class with its own
+// reservation as if taken out (backfill.Profile.NoStartBefore), for
+// another type's class as it is (backfill.Profile.FreeBound). O(log B +
+// breakpoints swept) per request.
 func (st *stepState) noEarlierStart(reqs []gang.Request, d, start time.Duration) bool {
-	if start <= 0 {
+	if start <= 0 || !st.profile.NoStartBefore(reqs[0], d, start) {
 		return false
 	}
-	for _, r := range reqs {
+	for _, r := range reqs[1:] {
 		if st.profile.FreeBound(r, d, 0) < start {
 			return false
 		}
