@@ -190,8 +190,14 @@ func (s *skyline) firstAtLeast(t time.Duration, level int32) time.Duration {
 // level during [t, t+d), or Forever when there is none. Every such t is
 // t0 or a breakpoint at which the value rises.
 func (s *skyline) firstFit(t0, d time.Duration, level int32) time.Duration {
+	return s.firstFitBy(t0, d, level, Forever)
+}
+
+// firstFitBy is firstFit, but it stops at the first candidate at or
+// after by and returns it (by or later: no fit before by).
+func (s *skyline) firstFitBy(t0, d time.Duration, level int32, by time.Duration) time.Duration {
 	t := t0
-	for {
+	for t < by {
 		x := s.firstBelow(t, level)
 		if x == Forever || x >= add(t, d) {
 			return t
@@ -200,6 +206,7 @@ func (s *skyline) firstFit(t0, d time.Duration, level int32) time.Duration {
 			return Forever
 		}
 	}
+	return t
 }
 
 // count adds k GPUs of node n to the skylines on [from, to), once they
@@ -366,5 +373,5 @@ func (p *Profile) NoStartBefore(r gang.Request, d, s time.Duration) bool {
 	}
 	short := int32(r.GPUs() - p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class))
 	sky := p.skylines[r.Class]
-	return sky.valueAt(s-1) < short && sky.firstFit(0, run(d), short) >= s
+	return sky.valueAt(s-1) < short && sky.firstFitBy(0, run(d), short, s) >= s
 }
