@@ -55,8 +55,14 @@
 // cannot disturb a kept promise. So under EASY a protected job, and a
 // preemptor reserved its victims' GPUs, keep their reservation until they
 // start, whichever jobs arrive meanwhile; and with conservative backfill a
-// start only moves earlier as jobs end early. Entries for jobs that are
-// not pending are ignored. Without a plan, Step plans from scratch.
+// start only moves earlier as jobs end early. Conservative backfill counts
+// GPUs as the textbook algorithm counts processors: where the count allows
+// a job an earlier start than the GPUs found, reservations in its way move
+// to other GPUs at their own starts (repin.go), never to later ones. A job
+// holding a kept promise that may preempt still gets the preemption stage
+// at its place in the queue, as without a plan; a job reserved later than
+// its promise says why in its reservation's Message. Entries for jobs that
+// are not pending are ignored. Without a plan, Step plans from scratch.
 //
 // In its turn, the first of these that applies decides a job:
 //
