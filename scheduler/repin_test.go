@@ -22,10 +22,9 @@ const repinDoc = `{"now":"2026-12-02T00:00:00Z",
 
 // TestRepinStartsJobNowAndMovesLaterReservation: conservative backfill
 // counts GPUs, so A starts now on n0 and B's reservation moves to GPUs
-// free at its own start, which it keeps (the case of
-// TestTextbookConservative's doc, where Step used to reserve A at 01:00
-// because B held n0). Both when A holds a promise (compressed in
-// keepPromises) and when it has none (its turn).
+// free at its own start, which it keeps, where without re-pinning A
+// would be reserved at 01:00 because B holds n0. Both when A holds a
+// promise (compressed in keepPromises) and when it has none (its turn).
 func TestRepinStartsJobNowAndMovesLaterReservation(t *testing.T) {
 	at1 := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
 	for _, tc := range []struct{ name, b string }{

@@ -7,24 +7,22 @@ import (
 	"strings"
 )
 
-// A Step through this command is a short-lived process whose cost, on the
-// peer workloads of BenchmarkCLIPeers, is as much the first touch of its
-// heap as the work: the command allocates about six bytes of heap for
-// each byte of snapshot (8 MiB for the 1.4 MB Nomad file), nearly all of
-// it fresh from the operating system, and on the virtual machines we
-// measure on each 4 KiB page costs about 10 µs to fault in (8 MiB: 22
-// ms). Where the kernel offers transparent huge pages on request (Linux,
-// "madvise" mode, the common default), one fault maps 2 MiB instead, and
-// the same 8 MiB costs under a millisecond. prepareHeap asks for them
-// before a large input is decoded; hugeHeap (per platform) does it.
+// A Step through this command is a short-lived process: nearly all the
+// heap it uses is fresh from the operating system, and each page of it
+// is faulted in on first touch, which on virtual machines can cost as
+// much as the Step itself (BENCHMARKS.md, "The command", has the
+// figures). Where the kernel offers transparent huge pages on request
+// (Linux, "madvise" mode, the common default), one fault maps 2 MiB
+// instead of 4 KiB. prepareHeap asks for them before a large input is
+// decoded; hugeHeap (per platform) does it.
 
 // largeInput is how many bytes of snapshot make the preparation worth its
-// own cost, about a millisecond and a half for one garbage collection.
+// own cost: one garbage collection.
 const largeInput = 256 << 10
 
 // heapPerByte is how many bytes of heap a Step through the command
-// allocates per byte of snapshot, rounded up from the peer workloads
-// (5.5–6 bytes).
+// allocates per byte of snapshot, a bound rounded up from the peer
+// workloads.
 const heapPerByte = 8
 
 // prepareHeap readies the heap for the snapshot on stdin and returns the

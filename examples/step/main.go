@@ -32,8 +32,8 @@
 //
 // On Linux, before it decodes a snapshot of 256 KiB or more, the command
 // asks the kernel to back its heap with transparent huge pages, which
-// makes it about 1.2–1.5 times as fast on the peer workloads (heap.go says
-// why); GODEBUG=disablethp=1 turns that off.
+// spares it most first-touch page faults (heap.go says why);
+// GODEBUG=disablethp=1 turns that off.
 package main
 
 import (
