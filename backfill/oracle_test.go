@@ -97,15 +97,26 @@ func (o *oracle) fits(r gang.Request, t, d time.Duration) bool {
 // earliest tries every moment at which capacity can grow: notBefore,
 // each release and each reservation end after it.
 func (o *oracle) earliest(r gang.Request, d, notBefore time.Duration) (time.Duration, bool) {
-	ts := []time.Duration{notBefore}
+	var ends []time.Duration
 	for _, e := range append(slices.Clone(o.releases), o.reserved...) {
-		if e.end > notBefore && e.end != backfill.Forever {
-			ts = append(ts, e.end)
+		ends = append(ends, e.end)
+	}
+	return firstFitting(notBefore, ends, func(t time.Duration) bool { return o.fits(r, t, d) })
+}
+
+// firstFitting returns the first of notBefore and the moments of ends
+// after it (Forever left out) at which fits holds: the moments at which
+// capacity can grow, tried in order.
+func firstFitting(notBefore time.Duration, ends []time.Duration, fits func(time.Duration) bool) (time.Duration, bool) {
+	ts := []time.Duration{notBefore}
+	for _, e := range ends {
+		if e > notBefore && e != backfill.Forever {
+			ts = append(ts, e)
 		}
 	}
 	slices.Sort(ts)
 	for _, t := range ts {
-		if o.fits(r, t, d) {
+		if fits(t) {
 			return t, true
 		}
 	}

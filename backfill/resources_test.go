@@ -108,24 +108,14 @@ func (o *resOracle) fits(r gang.Request, t, d time.Duration) bool {
 }
 
 func (o *resOracle) earliest(r gang.Request, d, notBefore time.Duration) (time.Duration, bool) {
-	ts := []time.Duration{notBefore}
+	var ends []time.Duration
 	for _, h := range o.holds {
-		if h.release > notBefore && h.release != backfill.Forever {
-			ts = append(ts, h.release)
-		}
+		ends = append(ends, h.release)
 	}
 	for _, e := range o.resv {
-		if e.end > notBefore && e.end != backfill.Forever {
-			ts = append(ts, e.end)
-		}
+		ends = append(ends, e.end)
 	}
-	slices.Sort(ts)
-	for _, t := range ts {
-		if o.fits(r, t, d) {
-			return t, true
-		}
-	}
-	return 0, false
+	return firstFitting(notBefore, ends, func(t time.Duration) bool { return o.fits(r, t, d) })
 }
 
 // checkCPU fails unless the slots of pl fit their nodes' CPU at every
