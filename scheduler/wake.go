@@ -170,29 +170,31 @@ const maxFitPairs = 1 << 14
 // is noted for each distinct run h of the jobs d leaves waiting or
 // reserved and each r of relStarts, at most maxFitPairs of them (the
 // shortest runs first; past that, such a fit is found at the next event
-// or wake). O(J + P log P) for J pending jobs and P pairs.
+// or wake). O(J + R log J + H log H + P) for J pending jobs, R
+// reservations, H distinct runs and P pairs.
 func (st *stepState) wakeFits(d *Decision, relStarts []time.Duration) {
 	if len(relStarts) == 0 {
 		return
 	}
+	seen := map[time.Duration]bool{}
 	var holds []time.Duration
-	add := func(id string) {
-		if j := st.pendingJob(id); j != nil {
-			if h := st.hold(j); h > 0 && h < backfill.Forever {
-				holds = append(holds, h)
-			}
+	add := func(j *Job) {
+		if h := st.hold(j); h > 0 && h < backfill.Forever && !seen[h] {
+			seen[h] = true
+			holds = append(holds, h)
 		}
 	}
-	for _, w := range st.waits { // d.Pending is made after nextWake
+	for slot, w := range st.waits { // d.Pending is made after nextWake
 		if w.Job != "" {
-			add(w.Job)
+			add(st.pending[slot])
 		}
 	}
 	for _, r := range d.Reservations {
-		add(r.Job)
+		if j := st.pendingJob(r.Job); j != nil {
+			add(j)
+		}
 	}
 	slices.Sort(holds)
-	holds = slices.Compact(holds)
 	slices.Sort(relStarts)
 	relStarts = slices.Compact(relStarts)
 	pairs := 0
