@@ -325,8 +325,16 @@ func (sc *Selector) chooseCounted(ix *topology.Index, r gang.Request, order []in
 	// Minimality: keep each victim running, most expensive first, if the
 	// gang still fits without stopping it. One pass is enough: retaking
 	// GPUs only takes room away, so a victim kept would be kept again.
+	// A victim with no hold in a domain that fits is kept without being
+	// counted: retaking it takes room only from domains that do not fit,
+	// and they never come to fit in this pass, so the domains that fit,
+	// and their counts, are the same either way (see rc.fitsIn).
 	kept := make([]bool, len(chosen))
 	for j := len(chosen) - 1; j >= 0; j-- {
+		if !rc.fitsIn(of(chosen[j])) {
+			kept[j] = true
+			continue
+		}
 		rc.change(of(chosen[j]), false)
 		if rc.fitting > 0 {
 			kept[j] = true
@@ -433,9 +441,25 @@ func (sc *Selector) addFreed(n topology.NodeID, cpu, mem int64) {
 	}
 }
 
+// fitsIn reports whether a hold of hs, all of whose domains the count
+// has seen, lies in a domain with room for the whole gang. A domain
+// without room stays without it while holds are only retaken; the counts
+// of its nodes may then lag behind (chooseCounted skips holds there), but
+// only by room it does not have, so it still reads as without room, and
+// the counts of the domains with room stay exact. O(len(hs)).
+func (rc *roomCount) fitsIn(hs []hold) bool {
+	for _, h := range hs {
+		if d := rc.ix.DomainOf(rc.level, h.node); rc.base[d]+rc.gain[d] >= rc.r.Members {
+			return true
+		}
+	}
+	return false
+}
+
 // change frees (free) or retakes the holds hs and updates the counts of
 // their domains. O(len(hs)).
 func (rc *roomCount) change(hs []hold, free bool) {
+	rc.sc.counted += len(hs)
 	for _, h := range hs {
 		d := rc.ix.DomainOf(rc.level, h.node)
 		if !rc.seen[d] {
@@ -502,6 +526,9 @@ type Selector struct {
 	// Per domain, for chooseCounted: its capacity before any candidate
 	// is freed.
 	base []int
+	// counted is how many holds chooseCounted has freed or retaken in
+	// its counts, over every call: the work its cost tests bound.
+	counted int
 }
 
 // Select chooses whole running jobs to preempt so that the gang r fits,

@@ -1,6 +1,7 @@
 package preempt
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -277,4 +278,38 @@ func TestSelectNeverStopsTierZeroOrBelow(t *testing.T) {
 		v, _, ok := Select(ix, gang.NewRequest(1, 8), nil, c)
 		require.False(t, ok && len(v) > 0, "tier %d: Select stops it: %v", tier, v)
 	}
+}
+
+// TestDropPassCountsOnlyDomainsThatFit bounds the work of the drop pass:
+// a victim freed in a domain that never came to fit is kept without its
+// holds being counted again. Sixteen leaves of four full nodes, one
+// candidate per node, the cheapest of each leaf first and leaves in turn:
+// a gang of four nodes in one leaf fits once the greedy pass has freed 49
+// candidates (three of every leaf and the fourth of leaf 0), and only
+// leaf 0's four are victims.
+func TestDropPassCountsOnlyDomainsThatFit(t *testing.T) {
+	const leaves, perLeaf = 16, 4
+	ix, err := topology.NewIndex(grid(leaves*perLeaf, 8, perLeaf))
+	require.NoError(t, err)
+	var cands []Candidate
+	for i := range leaves * perLeaf {
+		leaf, k := i/perLeaf, i%perLeaf
+		cands = append(cands, Candidate{
+			ID: fmt.Sprintf("c%02d", i), Tier: 3,
+			WorkLost: time.Duration(k*leaves+leaf) * time.Minute, // turn k of leaf: cheapest first
+			Holds:    whole(t, ix, fmt.Sprintf("n%d", i)),
+		})
+	}
+	takeAll(t, ix, cands)
+	r := gang.NewRequest(perLeaf, 8)
+	r.Required = 1 // leaf
+	var sc Selector
+	victims, _, ok := sc.Select(ix, r, binpack.Pack{}, cands)
+	require.True(t, ok)
+	require.Equal(t, []string{"c00", "c01", "c02", "c03"}, ids(cands, victims))
+	greedy := (perLeaf-1)*leaves + 1
+	// The greedy pass counts each of its candidates once; the drop pass
+	// retakes (and frees again) only leaf 0's four. Counting the other
+	// 45 again would make it 102.
+	require.Equal(t, greedy+2*perLeaf, sc.counted)
 }
