@@ -31,15 +31,18 @@ func (st *stepState) preemptKept(j *Job, p *promise) {
 	}
 	req := st.promiseRequests(j, p)[0]
 	d := st.hold(j)
-	st.buildCandidates()
-	window := addDur(d, st.victimGrace(st.tier(j)))
-	if st.cfg.Victims == nil && st.memo.searchFails(st.preemptKeyOf(j, req), j.Members, window) {
-		return // no victims for a job alike with as much room: none now
-	}
 	prev := p.res
 	mark := st.unreserve(j, p, d)
 	res, ledger, evicted := len(st.decided.Reservations), len(st.reservations.made), len(st.decided.Evictions)
+	// The Step's memos of preemption are left out, read and written:
+	// with its own reservation taken out, j has GPUs that a job alike
+	// did not have at its turn (reserved for j then), so a search that
+	// failed for that job may succeed for j, and j's answers hold for no
+	// job that sees j's reservation back in place.
+	memo := st.memo
+	st.memo = nil
 	s := st.preempt(j, req, d, true)
+	st.memo = memo
 	switch {
 	case len(st.decided.Evictions) > evicted:
 		p.kept = false // reserved anew, on its victims' GPUs

@@ -80,3 +80,30 @@ func TestReservationSaysWhyItMovedLater(t *testing.T) {
 	_, err = DecodeSnapshot(&snap)
 	require.NoError(t, err)
 }
+
+// TestKeptPromiseIgnoresAlikeJobsFailedSearch: A and P, alike (tier 1, one
+// node of 8 GPUs), wait for n0, which P is promised from 00:01, when V
+// (tier 2, on one of its GPUs) reaches its time limit. A's victim search
+// fails: n0 is reserved for P. P's succeeds, its own reservation taken
+// out, so P evicts V and starts after V's grace (none) rather than at
+// 00:01, as it would without the Step's memo of failed searches.
+func TestKeptPromiseIgnoresAlikeJobsFailedSearch(t *testing.T) {
+	doc := `{"now":"2026-12-02T00:00:00Z",
+ "cluster":{"nodes":[{"name":"n0","gpus":8}]},
+ "jobs":[
+  {"id":"V","tier":2,"gpusPerMember":1,"state":"running","started":"2026-12-01T23:59:00Z","timeLimit":"2m","allocation":[{"node":"n0","gpus":[2]}]},
+  {"id":"A","tier":1,"gpusPerMember":8,"timeLimit":"10m","submitted":"2026-12-02T00:00:00Z"},
+  {"id":"P","tier":1,"gpusPerMember":8,"submitted":"2026-12-02T00:00:00Z"}
+ ],
+ "plan":[{"job":"P","start":"2026-12-02T00:01:00Z","allocation":[{"node":"n0","gpus":[0,1,2,3,4,5,6,7]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	d, err := New(Config{}).Step(s)
+	require.NoError(t, err)
+	ref, err := NewWithoutMemo(Config{}).Step(s)
+	require.NoError(t, err)
+	require.Len(t, ref.Evictions, 1, "without the memo P preempts V")
+	require.Equal(t, "V", ref.Evictions[0].Job)
+	require.Equal(t, ref.Evictions, d.Evictions)
+	require.Equal(t, ref.Reservations, d.Reservations)
+}
