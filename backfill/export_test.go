@@ -115,6 +115,16 @@ func CheckInvariants(p *Profile) error {
 	if err != nil {
 		return err
 	}
+	// A reservation start's value may be earlier than its definition
+	// gives (a reservation made later can hold its GPUs longer), never
+	// later: a cursor passing the start skips the node's events on it.
+	for n := range p.nodes {
+		for _, v := range p.nodes[n].reservations() {
+			if truth := heldTruth(p, topology.NodeID(n), v.set, v.start); p.timeline.reservedAgainBy[v.startSeq] > truth {
+				return fmt.Errorf("node %d, reservation from %s of %v: its start's value %s is later than %s", n, v.start, v.set.Indices(), p.timeline.reservedAgainBy[v.startSeq], truth)
+			}
+		}
+	}
 	// And every event that frees GPUs at some time has its entry.
 	want := 0
 	for _, ne := range p.nodes {
@@ -223,6 +233,28 @@ func againTruth(p *Profile, n topology.NodeID, s topology.GPUSet, at time.Durati
 		latest = max(latest, first)
 	}
 	return latest
+}
+
+// heldTruth is a reservation start's value by its definition (see
+// heldBefore), one GPU at a time: the earliest, over the GPUs of s, of
+// the end of the last reservation of that GPU that ends by start; 0 when
+// one has none.
+func heldTruth(p *Profile, n topology.NodeID, s topology.GPUSet, start time.Duration) time.Duration {
+	earliest := Forever
+	for g := s; g != 0; g &= g - 1 {
+		i := bits.TrailingZeros64(uint64(g))
+		last := time.Duration(-1)
+		for _, e := range p.nodes[n].reservations() {
+			if e.end <= start && e.set&(1<<i) != 0 {
+				last = max(last, e.end)
+			}
+		}
+		if last < 0 {
+			return 0
+		}
+		earliest = min(earliest, last)
+	}
+	return earliest
 }
 
 // AgainOf returns reservedAgainBy of node n's timeline entries at at.

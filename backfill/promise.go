@@ -188,16 +188,20 @@ func (ne *nodeEvents) reservationsChanged() {
 
 // recomputeReservedAgainBy recomputes reservedAgainBy for the timeline
 // entries of node n's events after gone, a reservation of n, was taken
-// out (see timelineEntry): every reservation's start entry (heldBefore),
-// and each entry freeing GPUs at some instant whose value
-// (reservedAgainAfter, the first reservations of its GPUs from then on)
-// could have counted gone: one that shares a GPU with gone, which starts
-// at or after that instant. Every other such value reads reservations
-// that all stay. O(e) for e events of n, plus O(e) per value recomputed.
+// out (see timelineEntry), where its value could have counted gone:
+//
+//	entry                      value read from                      recomputed when
+//	reservation start at s     last reservations of its GPUs that   it shares a GPU with gone,
+//	                           end by s (heldBefore)                and gone ends by s
+//	release or end at t        first reservations of its GPUs from  it shares a GPU with gone,
+//	                           t on (reservedAgainAfter)            and gone starts at or after t
+//
+// Every other value reads reservations that all stay. O(e) for e events
+// of n, plus O(e) per value recomputed.
 func (p *Profile) recomputeReservedAgainBy(n topology.NodeID, gone nodeEvent) {
 	ne := &p.nodes[n]
 	for _, e := range ne.events {
-		if e.reserve {
+		if e.reserve && e.set&gone.set != 0 && gone.end <= e.start {
 			p.timeline.setReservedAgainBy(e.startSeq, p.heldBefore(n, e.set, e.start))
 		}
 		if at, ok := e.freedAt(); ok && e.seq > 0 && e.set&gone.set != 0 && gone.start >= at {

@@ -93,6 +93,7 @@ func TestUnreserveAsIfNeverMade(t *testing.T) {
 					}
 				}
 			}
+			require.NoError(t, backfill.CheckInvariants(p))
 		}
 		q, _ := build()
 		for _, m := range made {
