@@ -4,7 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/gpusched/gpusched/backfill"
+	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/topology"
 )
 
 // TestNoStartBeforeAgreesWithTakingOut: on random profiles with
@@ -52,5 +57,32 @@ func TestNoStartBeforeAgreesWithTakingOut(t *testing.T) {
 	})
 	if answers[0] == 0 || answers[1] == 0 {
 		t.Fatalf("the worlds drawn never answered both ways: %d false, %d true", answers[0], answers[1])
+	}
+}
+
+// TestNoStartBeforeFindsTheLastWholeRun: the one run that fits the count
+// before the reservation ends a nanosecond before it, where another
+// reservation makes the count short. One node of 4 GPUs, a run of 1h
+// needing all 4, the job's own reservation from 2h:
+//
+//	free by count  [0, 1h-1ns): 0   [1h-1ns, 2h-1ns): 4   [2h-1ns, 2h): 0
+//	the run from 1h-1ns ends at 2h-1ns: it fits, so an earlier start exists
+//
+// Without the reservation that makes the count short, the count holds 4
+// just before 2h and the answer is the same.
+func TestNoStartBeforeFindsTheLastWholeRun(t *testing.T) {
+	for _, short := range []bool{true, false} {
+		ix, err := topology.NewIndex(&topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 4}}})
+		require.NoError(t, err)
+		all := topology.FirstN(4)
+		require.NoError(t, ix.TakeSet(0, all))
+		p := backfill.NewProfile(ix)
+		p.AddRelease(0, all, time.Hour-1)
+		pl := gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: all, Members: 1}}}
+		if short {
+			p.Reserve(pl, 2*time.Hour-1, 1)
+		}
+		p.Reserve(pl, 2*time.Hour, time.Hour)
+		require.False(t, p.NoStartBefore(gang.NewRequest(1, 4), time.Hour, 2*time.Hour), "short just before the start: %v", short)
 	}
 }

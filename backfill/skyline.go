@@ -349,9 +349,10 @@ func (p *Profile) FreeBound(r gang.Request, d, t0 time.Duration) time.Duration {
 // suffice; so a run from t < s fits the count exactly when the count
 // holds r.GPUs() over the part of the run before s. Some run does
 // exactly when the count holds them just before s (a run from just
-// before s), or over a whole run that ends before s, which FreeBound
-// finds with the reservation in place. Worked example, 4 GPUs needed, a
-// run of 2h, the reservation from 3h:
+// before s), or else over a whole run that ends before s, which FreeBound
+// finds with the reservation in place: the count is short just before s,
+// so only runs that start by s-d-1 are sought. Worked example, 4 GPUs
+// needed, a run of 2h, the reservation from 3h:
 //
 //	free by count   [0,1h): 4   [1h,3h): 2   from 3h: 0 (+4 taken out)
 //	just before 3h  2 < 4: no run from 1h..3h
@@ -373,5 +374,11 @@ func (p *Profile) NoStartBefore(r gang.Request, d, s time.Duration) bool {
 	}
 	short := int32(r.GPUs() - p.ix.FreeGPUs(topology.ClusterLevel, 0, r.Class))
 	sky := p.skylines[r.Class]
-	return sky.valueAt(s-1) < short && sky.firstFitBy(0, run(d), short, s) >= s
+	if sky.valueAt(s-1) >= short {
+		return false
+	}
+	// A run that holds the instant s-1 cannot fit; one from t fits
+	// before s only when t+d <= s-1, that is t < s-d.
+	by := s - run(d)
+	return by <= 0 || sky.firstFitBy(0, run(d), short, by) >= by
 }
