@@ -30,8 +30,10 @@ import (
 // Requests that ask for CPU or memory are placed by the gang placer on
 // such a view; the shortcuts that choose GPUs without it (whole-node
 // windows, the choice of GPUs reserved later or busy now) are not used
-// for them, and a cursor moved over events recomputes the nodes they
-// touch rather than apply them in O(1).
+// for them, a cursor moved over events recomputes the nodes they touch
+// rather than apply them in O(1), and a sweep for them also tries the
+// releases and reservation ends that free no GPU it can use, since they
+// may free CPU or memory (see useFreedAfter).
 
 // limited reports whether CPU or memory can decide where r fits on ix.
 func limited(ix *topology.Index, r gang.Request) bool {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/gpusched/gpusched/backfill"
@@ -226,4 +227,48 @@ func TestProfileWithCPUAgreesWithOracle(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCPUFreedWithoutUsableGPUs: a release frees its job's CPU for runs
+// from its moment on even when it frees no GPU such a run can use, so a
+// request held back by CPU alone may start there. One node of four GPUs
+// limits CPU to 2000 millicores; a request asks for one GPU and 1000.
+//   - GPU 0 is unhealthy, held by a job using 2000 that ends at 30m:
+//     GPUs 1-3 are free all along, the CPU from 30m, so the request
+//     starts at 30m (and would never, were the release passed over).
+//   - GPU 0 is held by a job using 1000 that ends at 30m and reserved
+//     again over [1h, 2h) without CPU; GPU 1 is held for good by a job
+//     using 1000. A run of 2h from 30m cannot use GPU 0, but has 1000
+//     free on GPUs 2-3: it starts at 30m, not at the reservation's end.
+func TestCPUFreedWithoutUsableGPUs(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		unhealthy []int
+		cpu       int64 // of the job on GPU 0
+		again     bool  // GPU 0 reserved again at 1h
+	}{
+		{"released GPU unhealthy", []int{0}, 2000, false},
+		{"released GPU reserved again", nil, 1000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 4, GPUType: "H100", CPUMillis: 2000, Unhealthy: tc.unhealthy}}}
+			ix, err := topology.NewIndex(&c)
+			require.NoError(t, err)
+			p := backfill.NewProfile(ix)
+			require.NoError(t, ix.TakeSet(0, topology.SetOf(0)))
+			ix.AddUse(0, tc.cpu, 0)
+			p.AddReleaseUse(0, topology.SetOf(0), 30*time.Minute, tc.cpu, 0)
+			if tc.again {
+				require.NoError(t, ix.TakeSet(0, topology.SetOf(1)))
+				ix.AddUse(0, 1000, 0)
+				p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(0), Members: 1}}}, time.Hour, time.Hour)
+			}
+			r := gang.NewRequest(1, 1)
+			r.CPUMillis = 1000
+			st, ok := p.Earliest(r, 2*time.Hour, nil, 0)
+			require.True(t, ok)
+			require.Equal(t, 30*time.Minute, st.At)
+			require.NoError(t, backfill.CheckInvariants(p))
+		})
+	}
 }

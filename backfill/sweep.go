@@ -123,9 +123,13 @@ func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, li
 	// (starts passed only take GPUs away). So the next start worth trying
 	// is the first at which that bound reaches r's size, or, when the GPUs
 	// sufficed at t but r did not fit, the first at which any GPU can be
-	// added: before it the usable GPUs only shrink.
+	// added: before it the usable GPUs only shrink. For a request that
+	// asks for CPU or memory, what it lacked then may be those instead:
+	// the first event that can free some for it comes into question too
+	// (see useFreedAfter).
 	for {
-		deficit := max(need-c.freeGPUs(r.Class), 1)
+		free := c.freeGPUs(r.Class)
+		deficit := max(need-free, 1)
 		next, found := time.Duration(0), false
 		p.freeing(t, d, limit, func(e timelineEntry) bool {
 			if r.Class != topology.AnyType && p.dense.class[e.n] != r.Class {
@@ -137,6 +141,14 @@ func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, li
 			next, found = e.at, true
 			return false
 		})
+		if free >= need && limited(p.ix, r) {
+			if !found {
+				next = limit
+			}
+			if at, ok := p.useFreedAfter(r.Class, t, next); ok {
+				next, found = at, true
+			}
+		}
 		if !found {
 			return Start{}, false
 		}
@@ -145,6 +157,34 @@ func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, li
 			return st, true
 		}
 	}
+}
+
+// useFreedAfter returns the first moment after t and no later than limit
+// of a release or reservation end on a node of class cl (AnyType: any
+// node) that limits CPU or memory, and false when there is none. Such an
+// event frees CPU or memory for a run from its own moment on, even when
+// it frees no GPU the run can use: its GPUs may be unhealthy, or
+// reserved again before the run ends (a reservation holds only its own
+// CPU and memory). So freeing, which passes over such events, does not
+// find it. O(k) for k entries after t up to the one returned.
+func (p *Profile) useFreedAfter(cl topology.Class, t, limit time.Duration) (time.Duration, bool) {
+	at, found := time.Duration(0), false
+	p.timeline.ends.From(timelineEntry{at: t + 1, seq: -1}, func(evs []timelineEntry) bool {
+		for _, e := range evs {
+			if e.at > limit {
+				return false
+			}
+			if cl != topology.AnyType && p.dense.class[e.n] != cl {
+				continue
+			}
+			if p.ix.CPUCapacity(e.n) != topology.Unlimited || p.ix.MemoryCapacity(e.n) != topology.Unlimited {
+				at, found = e.at, true
+				return false
+			}
+		}
+		return true
+	})
+	return at, found
 }
 
 // nextStamp starts a step of a sweep in which each node is refreshed at
