@@ -404,13 +404,16 @@ func (st *stepState) searchable(tier int, window time.Duration, idx []int, sub [
 }
 
 // evictVictims evicts the pool's candidates victims for j: their GPUs
-// free up after their grace, and their teams no longer hold them.
+// free up after their grace, and their teams no longer hold them. Each
+// grace end is a relative instant (for nextWake): other jobs may be
+// reserved at it, and it may tie with an absolute one.
 func (st *stepState) evictVictims(j *Job, victims []int) {
 	pool := &st.pool
 	for _, i := range victims {
 		pool.gone[i] = true
 		v := pool.jobs[i]
 		st.decided.Evictions = append(st.decided.Evictions, Eviction{Job: v.ID, Reason: EvictPreempted, By: j.ID, Grace: v.CheckpointGrace, Requeue: true})
+		st.wake.from(v.CheckpointGrace)
 		for _, h := range pool.cands[i].Holds {
 			st.profile.MoveRelease(h.Node, h.GPUs, v.CheckpointGrace)
 		}
