@@ -168,6 +168,16 @@ func (p *Profile) sweep(r gang.Request, d time.Duration, s binpack.Scorer, t, li
 // CPU and memory). So freeing, which passes over such events, does not
 // find it. O(k) for k entries after t up to the one returned.
 func (p *Profile) useFreedAfter(cl topology.Class, t, limit time.Duration) (time.Duration, bool) {
+	return p.endAfter(cl, t, limit, func(n topology.NodeID) bool {
+		return p.ix.CPUCapacity(n) != topology.Unlimited || p.ix.MemoryCapacity(n) != topology.Unlimited
+	})
+}
+
+// endAfter returns the first moment after t and no later than limit of
+// a release or reservation end on a node of class cl (AnyType: any node)
+// that keep accepts, and false when there is none. O(k) for k entries
+// after t up to the one returned.
+func (p *Profile) endAfter(cl topology.Class, t, limit time.Duration, keep func(topology.NodeID) bool) (time.Duration, bool) {
 	at, found := time.Duration(0), false
 	p.timeline.ends.From(timelineEntry{at: t + 1, seq: -1}, func(evs []timelineEntry) bool {
 		for _, e := range evs {
@@ -177,7 +187,7 @@ func (p *Profile) useFreedAfter(cl topology.Class, t, limit time.Duration) (time
 			if cl != topology.AnyType && p.dense.class[e.n] != cl {
 				continue
 			}
-			if p.ix.CPUCapacity(e.n) != topology.Unlimited || p.ix.MemoryCapacity(e.n) != topology.Unlimited {
+			if keep(e.n) {
 				at, found = e.at, true
 				return false
 			}
@@ -185,6 +195,20 @@ func (p *Profile) useFreedAfter(cl topology.Class, t, limit time.Duration) (time
 		return true
 	})
 	return at, found
+}
+
+// NextGrowth returns the first moment after t and no later than limit at
+// which GPUs of a node of class cl (AnyType: any node) are released or a
+// reservation of some ends, and false when there is none: before it, a
+// later start finds no GPU of the class that an earlier one did not. It
+// changes nothing but remembered answers (as every query). O(log E + k)
+// for k timeline entries passed.
+func (p *Profile) NextGrowth(cl topology.Class, t, limit time.Duration) (time.Duration, bool) {
+	p.sync()
+	defer p.settle()
+	p.buildDense()
+	p.flushTimeline()
+	return p.endAfter(cl, t, limit, func(topology.NodeID) bool { return true })
 }
 
 // nextStamp starts a step of a sweep in which each node is refreshed at

@@ -1,11 +1,14 @@
 package scheduler
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/topology"
 )
 
 // repinDoc is three one-GPU nodes: n0 free, n1 and n2 held by r until
@@ -77,4 +80,32 @@ func TestPromiseDueOnGPUsReleasedNowIsKept(t *testing.T) {
 		starts[r.Job] = r.Start.Format("15:04") + " " + r.Allocation.String()
 	}
 	require.Equal(t, map[string]string{"A": "00:00 n0[0]", "B": "01:00 n1[0]"}, starts, "%+v", d)
+}
+
+// TestRepinTriesALaterStart: the count of free GPUs allows j13 (two
+// one-GPU members, 20m) to start now, but the GPUs it would need are
+// reserved from 10m for j08, a gang of three 3-GPU members that re-pinning
+// does not move; so the repin at now fails. At 10m the count allows it
+// too, and there only j10 (four one-GPU members, reserved from 20m, which
+// may move) is in the way: j13 is reserved from 10m, as a later Step
+// would find once the jobs before it end at their limits.
+func TestRepinTriesALaterStart(t *testing.T) {
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	s := &Snapshot{Now: now}
+	for _, n := range []string{"n0", "n1", "n2", "n3"} {
+		s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: n, GPUs: 4})
+	}
+	// limit (×10m), tier, members, GPUs per member
+	for i, j := range [][4]int{{1, 1, 1, 1}, {1, 1, 1, 1}, {2, 1, 1, 1}, {2, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1},
+		{1, 1, 1, 1}, {1, 1, 3, 3}, {1, 1, 1, 1}, {1, 2, 4, 1}, {1, 1, 1, 2}, {2, 1, 2, 1}, {2, 2, 2, 1}} {
+		s.Jobs = append(s.Jobs, Job{ID: fmt.Sprintf("j%02d", i), Team: "a", Tier: TierN(j[1]), Members: j[2], GPUsPerMember: j[3],
+			TimeLimit: time.Duration(j[0]) * 10 * time.Minute, Submitted: now.Add(time.Duration(i) * time.Second)})
+	}
+	d, err := New(Config{Backfill: Conservative, DisablePreemption: true}).Step(s)
+	require.NoError(t, err)
+	starts := map[string]time.Duration{}
+	for _, r := range d.Reservations {
+		starts[r.Job] = r.Start.Sub(now)
+	}
+	require.Equal(t, map[string]time.Duration{"j08": 10 * time.Minute, "j10": 20 * time.Minute, "j13": 10 * time.Minute}, starts)
 }

@@ -73,18 +73,29 @@ func (st *stepState) repinTurn(j *Job, req gang.Request, d time.Duration, best b
 	if !try {
 		return status{}
 	}
-	// In the turns the profile only tightens between repins (but for
-	// evictions, which free GPUs early), so one that failed at c makes
-	// one with as many GPUs or more and as long a run or longer fail too,
-	// until one succeeds: it is not tried.
-	f := failedRepin{class: req.Class, at: c, gpus: req.GPUs(), d: d, evictions: len(st.decided.Evictions)}
-	if slices.ContainsFunc(st.repinFailed, func(x failedRepin) bool { return x.implies(f) }) {
-		return status{}
-	}
-	pl, done := st.repinAt(j, req, d, c)
-	if !done {
-		st.repinFailed = append(st.repinFailed, f)
-		return status{}
+	var pl gang.Placement
+	for tries := 0; ; tries++ {
+		// In the turns the profile only tightens between repins (but for
+		// evictions, which free GPUs early), so one that failed at c makes
+		// one with as many GPUs or more and as long a run or longer fail
+		// too, until one succeeds: it is not tried.
+		f := failedRepin{class: req.Class, at: c, gpus: req.GPUs(), d: d, evictions: len(st.decided.Evictions)}
+		done := false
+		if !slices.ContainsFunc(st.repinFailed, func(x failedRepin) bool { return x.implies(f) }) {
+			if pl, done = st.repinAt(j, req, d, c); !done {
+				st.repinFailed = append(st.repinFailed, f)
+			}
+		}
+		if done {
+			break
+		}
+		// Reservations that may not move (a gang the count does not
+		// describe, say) can be in the way at c and gone by a later
+		// start that the count allows too: the next one after the GPUs
+		// of the class next grow, while it is earlier than best.
+		if c, try = st.laterRepinStart(req, d, c, best.At, found); !try || tries+1 == maxRepinTries {
+			return status{}
+		}
 	}
 	st.repinFailed = st.repinFailed[:0]
 	if c == 0 {
@@ -93,6 +104,32 @@ func (st *stepState) repinTurn(j *Job, req gang.Request, d time.Duration, best b
 	}
 	st.recordReservation(j, pl, c)
 	return status{code: reserved}
+}
+
+// maxRepinTries bounds the starts one turn tries to re-pin at.
+const maxRepinTries = 4
+
+// laterRepinStart is the next start after c that the count of free GPUs
+// allows j's request req a run of d from: the first at or after the next
+// moment the class's GPUs grow (see backfill.Profile.NextGrowth), when it
+// is earlier than better (found: there is a start found without moving
+// reservations) and within the horizon and the failures a Step allows.
+func (st *stepState) laterRepinStart(req gang.Request, d, c, better time.Duration, found bool) (time.Duration, bool) {
+	limit := st.horizon
+	if found {
+		limit = min(limit, better-1)
+	}
+	if st.repinFailures >= maxRepinFailures {
+		return 0, false
+	}
+	next, ok := st.profile.NextGrowth(req.Class, c, limit)
+	if !ok {
+		return 0, false
+	}
+	if n := st.profile.FreeBound(req, d, next); n <= limit {
+		return n, true
+	}
+	return 0, false
 }
 
 // reserveAt reserves pl from start for a run of d for j, in the profile,
