@@ -22,12 +22,15 @@ import (
 // passed over: those are (as far as Step can tell) its own victims, and
 // it starts when they are gone (DESIGN 3a); evicting more would stop jobs
 // for nothing.
-func (st *stepState) preemptKept(j *Job, p *promise) {
+//
+// It reports whether the promise moved to the victims' GPUs: its old
+// GPUs are then free again for the jobs ahead of it.
+func (st *stepState) preemptKept(j *Job, p *promise) (moved bool) {
 	if !p.kept || !st.preempts(j) || st.budget.spent {
-		return // (with the budget spent, preempt evicts for no one)
+		return false // (with the budget spent, preempt evicts for no one)
 	}
 	if evicting, _ := st.holdsBack(p.pl); evicting {
-		return
+		return false
 	}
 	req := st.promiseRequests(j, p)[0]
 	d := st.hold(j)
@@ -46,6 +49,7 @@ func (st *stepState) preemptKept(j *Job, p *promise) {
 	switch {
 	case len(st.decided.Evictions) > evicted:
 		p.kept = false // reserved anew, on its victims' GPUs
+		return true
 	case s.code == reserved:
 		m := st.reservations.made[ledger]
 		st.unreserve(j, &promise{start: m.start, pl: gang.Placement{Slots: m.slots, Level: topology.ClusterLevel}, res: res, ledger: ledger}, d)
@@ -53,4 +57,5 @@ func (st *stepState) preemptKept(j *Job, p *promise) {
 	default:
 		st.putBack(j, p, d, mark, true, prev)
 	}
+	return false
 }

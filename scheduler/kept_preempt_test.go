@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/topology"
 )
 
 // keptPreemptBase: a tier-1 job P of 8 GPUs waits; n0 is held by a job
@@ -106,4 +108,43 @@ func TestKeptPromiseIgnoresAlikeJobsFailedSearch(t *testing.T) {
 	require.Equal(t, "V", ref.Evictions[0].Job)
 	require.Equal(t, ref.Evictions, d.Evictions)
 	require.Equal(t, ref.Reservations, d.Reservations)
+}
+
+// TestJobAheadStartsOnGPUsAKeptPromiseLeft: P4 and P6 (tier 1, 4 GPUs, no
+// limit) keep promises: P4 from now on n0's GPUs 1-4, which jobs reaching
+// their limits now still hold, and P6 from 00:20 on n0's GPUs 0 and 5-7.
+// n0's GPUs 4-7 are free now, but P6's promise stops P4 from running
+// there. At its place behind P4, P6 preempts the tier-2 jobs on n1 and is
+// reserved there from now, which frees GPUs 5-7 of n0: P4 starts now on
+// n0's GPUs 4-7 rather than wait for its promise.
+func TestJobAheadStartsOnGPUsAKeptPromiseLeft(t *testing.T) {
+	doc := `{"now":"2026-12-02T00:10:00Z",
+ "cluster":{"nodes":[{"name":"n0","gpus":8},{"name":"n1","gpus":4}]},
+ "jobs":[
+  {"id":"R2","tier":2,"gpusPerMember":1,"state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n1","gpus":[1]}]},
+  {"id":"R4","tier":2,"gpusPerMember":1,"state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n1","gpus":[3]}]},
+  {"id":"P3","tier":2,"gpusPerMember":1,"state":"running","started":"2026-12-02T00:00:00Z","allocation":[{"node":"n1","gpus":[0]}]},
+  {"id":"P0","tier":1,"gpusPerMember":1,"timeLimit":"20m","state":"running","started":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[0]}]},
+  {"id":"P1","tier":1,"gpusPerMember":1,"timeLimit":"10m","state":"running","started":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[1]}]},
+  {"id":"P2","tier":1,"gpusPerMember":1,"timeLimit":"10m","state":"running","started":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[2]}]},
+  {"id":"P5","tier":1,"gpusPerMember":1,"timeLimit":"10m","state":"running","started":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[3]}]},
+  {"id":"P4","tier":1,"gpusPerMember":4,"submitted":"2026-12-02T00:00:00Z"},
+  {"id":"P6","tier":1,"gpusPerMember":4,"submitted":"2026-12-02T00:00:00Z"}
+ ],
+ "plan":[{"job":"P4","start":"2026-12-02T00:10:00Z","allocation":[{"node":"n0","gpus":[1,2,3,4]}]},
+         {"job":"P6","start":"2026-12-02T00:20:00Z","allocation":[{"node":"n0","gpus":[0,5,6,7]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	d, err := New(Config{Reservations: 2, BackfillOrder: ShortestFirst}).Step(s)
+	require.NoError(t, err)
+	var evicted []string
+	for _, e := range d.Evictions {
+		if e.By == "P6" {
+			evicted = append(evicted, e.Job)
+		}
+	}
+	require.ElementsMatch(t, []string{"P3", "R2", "R4"}, evicted, "P6 preempts the tier-2 jobs on n1")
+	require.Len(t, d.Placements, 1)
+	require.Equal(t, "P4", d.Placements[0].Job)
+	require.Equal(t, topology.Allocation{{Node: "n0", GPUs: []int{4, 5, 6, 7}}}, d.Placements[0].Allocation)
 }

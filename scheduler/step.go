@@ -130,10 +130,16 @@ func (st *stepState) schedule() error {
 	var blockedBy *Job // the first job that waits for GPUs, for strict order
 	var behind status  // the wait of the jobs behind it
 	var later []int32
-	for _, slot := range st.queue {
+	for at, slot := range st.queue {
 		j := st.pending[slot]
 		if p := st.promises[slot]; p != nil && (p.kept || p.taken) {
-			st.preemptKept(j, p)
+			if st.preemptKept(j, p) {
+				// Its old GPUs are free again: a job ahead that keeps
+				// a promise may start now on them.
+				for ahead := at; ahead > 0; {
+					ahead = st.startKeptNow(st.queue[:ahead])
+				}
+			}
 			if !p.taken && blockedBy == nil {
 				blockedBy = j // reserved: it waits for GPUs
 			}
