@@ -249,8 +249,11 @@ func (st *stepState) fitIgnoringReservations(j *Job, req gang.Request, key shape
 
 // behindReservations is the status of j, which fits now but would delay
 // the reservations that start within its run d; the message names them.
-// For Explain's target, the turn keeps them too.
+// The end of that run is a relative instant (for nextWake): which
+// reservations it reaches changes as now moves. For Explain's target,
+// the turn keeps them too.
 func (st *stepState) behindReservations(j *Job, req gang.Request, d time.Duration) status {
+	st.wake.from(d)
 	s := waitFor(ReasonBehindReservation, st.delayed(req.Class, req.GPUsPerMember, d))
 	if j.ID == st.target {
 		st.delays(req.Class, req.GPUsPerMember, d, func(rs *madeReservation) {

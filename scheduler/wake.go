@@ -22,8 +22,10 @@ import (
 // running job's GPUs after its limit, an evicting job's grace end, and
 // reservations that start at such a release. Relative ones
 // are counted from now and move with it: now itself, the run of a job
-// placed now, a reservation that starts or ends at one of those, the
-// victims' grace and the windows of a preemptor, the planning horizon.
+// placed now or of one that waits behind reservations (which of them its
+// run would delay), a reservation that starts or ends at one of those,
+// each victim's grace and the windows of a preemptor, the planning
+// horizon.
 // Every comparison of two absolute or two relative instants comes out
 // the same at any later now; one of a relative instant r with an
 // absolute a can change only when now + r passes a. So the decision
