@@ -25,7 +25,9 @@ import (
 // describes (countExact: any GPUs of their type will do) start or are
 // reserved this way, and only their reservations move; the count's start
 // is tried, under conservative backfill, when the GPUs found give a
-// later one (repinStart).
+// later one (repinStart), and in a job's turn a few later starts the
+// count allows when reservations that may not move are in the way at the
+// first (laterRepinStart).
 
 // maxDisplaced bounds the reservations one repin moves.
 const maxDisplaced = 32
