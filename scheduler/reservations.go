@@ -126,7 +126,7 @@ func (st *stepState) laterRepinStart(req gang.Request, d, c, better time.Duratio
 	if !ok {
 		return 0, false
 	}
-	if n := st.profile.FreeBound(req, d, next); n <= limit {
+	if n := st.profile.FreeBound(req, d, next); n <= limit && n != backfill.Forever {
 		return n, true
 	}
 	return 0, false
