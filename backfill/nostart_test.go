@@ -86,3 +86,28 @@ func TestNoStartBeforeFindsTheLastWholeRun(t *testing.T) {
 		require.False(t, p.NoStartBefore(gang.NewRequest(1, 4), time.Hour, 2*time.Hour), "short just before the start: %v", short)
 	}
 }
+
+// TestNextGrowth: on one node of 4 GPUs, GPUs 0-1 released at 30m and a
+// reservation of GPUs 2-3 until 1h, the class's GPUs grow at 30m and at
+// 1h, and at no moment strictly after 1h or within a limit before 30m.
+func TestNextGrowth(t *testing.T) {
+	ix, err := topology.NewIndex(&topology.Cluster{Nodes: []topology.Node{{Name: "n0", GPUs: 4}}})
+	require.NoError(t, err)
+	require.NoError(t, ix.TakeSet(0, topology.FirstN(2)))
+	p := backfill.NewProfile(ix)
+	p.AddRelease(0, topology.FirstN(2), 30*time.Minute)
+	p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(2, 3), Members: 1}}}, 0, time.Hour)
+	for _, c := range []struct {
+		t, limit, want time.Duration
+		ok             bool
+	}{
+		{0, backfill.Forever, 30 * time.Minute, true},
+		{30 * time.Minute, backfill.Forever, time.Hour, true},
+		{time.Hour, backfill.Forever, 0, false},
+		{0, 29 * time.Minute, 0, false},
+	} {
+		at, ok := p.NextGrowth(topology.AnyType, c.t, c.limit)
+		require.Equal(t, c.ok, ok, "after %v by %v", c.t, c.limit)
+		require.Equal(t, c.want, at, "after %v by %v", c.t, c.limit)
+	}
+}
