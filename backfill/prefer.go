@@ -13,10 +13,12 @@ import (
 // preferReserved re-places pl, a placement now for a run of d that the
 // index holds, so that it uses first the free GPUs that a reservation
 // needs only after d (the job ends before that reservation starts), the
-// soonest-needed first, and only then GPUs nobody reserved. Those stay
-// free for jobs that run past the reservations: on a flat pool this is
-// exactly EASY's rule that a backfilled job which ends before the shadow
-// time does not use up the extra processors. Among nodes whose
+// soonest-needed first, and only then GPUs nobody reserved. A node's turn
+// comes at the first reservation that needs one of its GPUs free for the
+// run, however the profile joined reservations of equal GPUs. Those GPUs
+// stay free for jobs that run past the reservations: on a flat pool this
+// is exactly EASY's rule that a backfilled job which ends before the
+// shadow time does not use up the extra processors. Among nodes whose
 // reservations start together, it takes the fullest first (or, for a
 // scorer asked member by member, the best scored), so that the job does
 // not break into an emptier node that a later job could fill whole. The
@@ -42,11 +44,15 @@ func (p *Profile) preferReserved(pl gang.Placement, r gang.Request, d time.Durat
 			if seen[n] {
 				continue
 			}
-			seen[n] = true
 			if !p.ix.InClass(n, r.Class) || (pl.Level != topology.ClusterLevel && p.ix.DomainOf(pl.Level, n) != pl.Domain) {
+				seen[n] = true
 				continue
 			}
 			later := p.ix.FreeSet(n) & p.Reserved(n, d, Forever)
+			if e.set&later == 0 && later != 0 {
+				continue // it needs none of the GPUs free for the run
+			}
+			seen[n] = true
 			if later.Len() >= g {
 				cs = append(cs, preferred{n: n, at: e.at, set: later, rank: p.rank(n, g, s)})
 				capacity += later.Len() / g

@@ -417,3 +417,38 @@ func twoGPUProfile(t *testing.T) (*topology.Index, *backfill.Profile, gang.Reque
 func reserveGPU(p *backfill.Profile, g int, start, d time.Duration) {
 	p.Reserve(gang.Placement{Slots: []gang.Slot{{Node: 0, GPUs: topology.SetOf(g), Members: 1}}}, start, d)
 }
+
+// TestPlaceNowPrefersBySoonestNeed: a job placed now takes first the free
+// GPU whose reservation comes soonest after its run, whatever the order
+// in which the reservations were made. GPU 0 of node 0 is reserved over
+// [5m, 15m) and [15m, 40m) (joined into one when made in that order, two
+// when made the other way round), GPU 1 of node 0 from 50m, GPU 0 of node
+// 1 from 30m; GPU 1 of node 1 is held. A run of 10m cannot use GPU 0 of
+// node 0, so its reservation from 15m has no say: GPU 0 of node 1, needed
+// at 30m, goes first.
+func TestPlaceNowPrefersBySoonestNeed(t *testing.T) {
+	for _, joined := range []bool{true, false} {
+		c := topology.Uniform(2, 2, "H100")
+		ix, err := topology.NewIndex(&c)
+		require.NoError(t, err)
+		p := backfill.NewProfile(ix)
+		require.NoError(t, ix.TakeSet(1, topology.SetOf(1)))
+		p.AddRelease(1, topology.SetOf(1), 2*time.Hour)
+		on := func(n topology.NodeID, gpus ...int) gang.Placement {
+			return gang.Placement{Level: topology.ClusterLevel, Slots: []gang.Slot{{Node: n, GPUs: topology.SetOf(gpus...), Members: 1}}}
+		}
+		first, second := [2]time.Duration{5 * time.Minute, 10 * time.Minute}, [2]time.Duration{15 * time.Minute, 25 * time.Minute}
+		if !joined {
+			first, second = second, first
+		}
+		p.Reserve(on(0, 0), first[0], first[1])
+		p.Reserve(on(0, 0), second[0], second[1])
+		p.Reserve(on(0, 1), 50*time.Minute, 10*time.Minute)
+		p.Reserve(on(1, 0), 30*time.Minute, 10*time.Minute)
+		pl, out := p.PlaceNow(gang.NewRequest(1, 1), 10*time.Minute, nil)
+		require.Equal(t, gang.Placed, out)
+		require.Equal(t, on(1, 0).Slots[0].Node, pl.Slots[0].Node, "joined %v: %+v", joined, pl)
+		require.Equal(t, topology.SetOf(0), pl.Slots[0].GPUs, "joined %v", joined)
+		require.NoError(t, backfill.CheckInvariants(p))
+	}
+}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,4 +247,37 @@ func TestPreemptorPromiseBeyondHorizonIsKept(t *testing.T) {
 	require.Len(t, d.Reservations, 1)
 	require.Equal(t, "p00", d.Reservations[0].Job)
 	require.Equal(t, "n0[0-1,6-7]", d.Reservations[0].Allocation.String())
+}
+
+// TestPromiseMovesOntoItsOwnGPUs: under conservative backfill a kept
+// promise whose earlier start needs its own promised GPUs moves there.
+// P (one member of 2 GPUs, a run of 4h) is promised GPUs 0-1 of the one
+// node from 3h; the job on them ends at 1h. As things are, no run of P
+// fits before 3h (from 1h it would run into its own reservation), but
+// with the reservation taken out it starts at 1h; and, once that job is
+// gone, now. The proof that a promise cannot move without taking it out
+// (stuckInPlace) must not claim these.
+func TestPromiseMovesOntoItsOwnGPUs(t *testing.T) {
+	const doc = `{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"n0","gpus":2}]},
+	"jobs":[%s{"id":"P","gpusPerMember":2,"timeLimit":"4h","submitted":"2026-12-01T00:00:00Z"}],
+	"plan":[{"job":"P","start":"2026-12-02T03:00:00Z","allocation":[{"node":"n0","gpus":[0,1]}]}]}`
+	const running = `{"id":"R","gpusPerMember":2,"timeLimit":"1h","state":"running",` +
+		`"started":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[0,1]}]},`
+	for _, tc := range []struct {
+		name, jobs string
+		want       time.Time
+	}{
+		{"R runs to 1h", running, time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)},
+		{"R is gone", "", time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := DecodeSnapshot(strings.NewReader(fmt.Sprintf(doc, tc.jobs)))
+			require.NoError(t, err)
+			d, err := New(Config{Backfill: Conservative}).Step(s)
+			require.NoError(t, err)
+			at, ok := startOf(d, s.Now, "P")
+			require.True(t, ok, "%+v", d)
+			require.Equal(t, tc.want, at.UTC())
+		})
+	}
 }

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -27,15 +28,28 @@ func TestInvariantPromises(t *testing.T) {
 	for _, mode := range []scheduler.BackfillMode{scheduler.Conservative, scheduler.EASY} {
 		for _, early := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/early=%v", mode, early), func(t *testing.T) {
-				rapid.Check(t, func(t *rapid.T) { promisesHold(t, mode, early, false) })
+				rapid.Check(t, func(t *rapid.T) { promisesHold(t, mode, early, false, false) })
 			})
 		}
 	}
 }
 
+// TestKeptPromiseShortcutsChangeNothing: over the host loops of
+// TestInvariantPromises, a Step that proves a kept promise cannot move
+// without taking it out (and the other shortcuts) decides exactly as one
+// that takes out every promise the count does not pin.
+func TestKeptPromiseShortcutsChangeNothing(t *testing.T) {
+	for _, mode := range []scheduler.BackfillMode{scheduler.Conservative, scheduler.EASY} {
+		t.Run(mode.String(), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) { promisesHold(t, mode, true, rapid.Bool().Draw(t, "res"), true) })
+		})
+	}
+}
+
 // promisesHold runs one world of TestInvariantPromises; with res, nodes
-// limit CPU and jobs ask for some.
-func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early, res bool) {
+// limit CPU and jobs ask for some; with ref, each decision must equal
+// the reference Step's (scheduler.NewWithoutMemo).
+func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early, res, ref bool) {
 	var c topology.Cluster
 	g := rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(t, "gpus")
 	for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
@@ -61,7 +75,8 @@ func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early, res bool) {
 		}
 	}
 	order := rapid.SampledFrom([]scheduler.Orderer{nil, scheduler.TierOrder{}}).Draw(t, "order")
-	s := scheduler.New(scheduler.Config{Backfill: mode, Order: order})
+	cfg := scheduler.Config{Backfill: mode, Order: order}
+	s := scheduler.New(cfg)
 	h := host.New(c, jobs...)
 	h.Actual = actual
 	promised := promiseBook{}
@@ -75,6 +90,15 @@ func promisesHold(t *rapid.T, mode scheduler.BackfillMode, early, res bool) {
 			t.Fatalf("at %v: %v", now, err)
 		}
 		promised.check(t, now, d, nil)
+		if ref {
+			want, err := scheduler.NewWithoutMemo(cfg).Step(snap)
+			if err != nil {
+				t.Fatalf("at %v, reference: %v", now, err)
+			}
+			if !reflect.DeepEqual(d, want) {
+				t.Fatalf("at %v the shortcuts changed the decision:\nwith      %s\nreference %s\n%s", now, show(d), show(want), dump(snap, d))
+			}
+		}
 		h.Apply(now, d)
 		next := h.Next(now, d, 48*time.Hour)
 		if !next.After(now) && len(h.Jobs) == 0 {

@@ -216,6 +216,9 @@ func (st *stepState) improvePromises() {
 			// the searches below could find, and its GPUs stay.
 			continue
 		}
+		if st.cfg.Backfill == Conservative && st.stuckInPlace(j, reqs, d, p) {
+			continue // the same, proven on its own node
+		}
 		prev := p.res
 		mark := st.unreserve(j, p, d)
 		if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
@@ -304,6 +307,68 @@ func (st *stepState) noEarlierStart(reqs []gang.Request, d, start time.Duration)
 	for _, r := range reqs[1:] {
 		if st.profile.FreeBound(r, d, 0) < start {
 			return false
+		}
+	}
+	return true
+}
+
+// stuckInPlace reports whether job j's kept reservation p, for a run of
+// d under reqs, could not move earlier, proven without taking it out,
+// for a job that no repin would move (repinStart). Taken out, it frees
+// its GPUs over [p.start, p.start+d) and nothing else. So a run from
+// t < p.start that could then start either ends by p.start, and fits as
+// things are, or holds the instant p.start-1 and uses a GPU of the
+// reservation or its share of CPU or memory (else it fits as things
+// are), and must then fit at p.start-1 as things are (see stuckAt). It holds when stuckAt rules
+// out the second kind and no search with the reservation in place finds
+// the first under any of reqs (another type's GPUs are not its own).
+// Worked example, one member of 2 GPUs promised GPUs 0-1 of node a from
+// 3h for 2h:
+//
+//	as things are       a: GPUs 0-1 busy until 3h; no start by 3h anywhere
+//	at 3h-1ns           GPUs 0-1 still busy: no run holding it can use them
+//	taken out           a run from 2h would need 0-1 at 2h: still busy
+//	answer              true: its GPUs stay, nothing taken out
+//
+// Unlike taking the reservation out and putting it back, the searches
+// leave the profile's remembered answers as tight as they were, for the
+// jobs alike that follow. A spread job kept apart from its group starts
+// now by its own rule (placeApart) and is not proven here. A Step
+// without memos (Scheduler.noMemo) takes every promise out instead: the
+// reference that tests compare with.
+func (st *stepState) stuckInPlace(j *Job, reqs []gang.Request, d time.Duration, p *promise) bool {
+	if st.memo == nil || p.start <= 0 || j.Placement == Spread && j.Group != "" ||
+		st.repinFailures < maxRepinFailures && st.countExact(j, reqs[0]) {
+		return false
+	}
+	before := p.start - 1
+	if !st.stuckAt(j, reqs[0], p, before) {
+		return false
+	}
+	for _, r := range reqs {
+		if _, found := st.earliestBy(j, r, d, 0, before); found {
+			return false
+		}
+	}
+	return true
+}
+
+// stuckAt reports whether no run of job j under req that holds instant
+// before, and may start earlier once j's reservation p (which starts
+// after before) is taken out, can fit: none of p's GPUs is usable at
+// that instant (a run that holds it needs its GPUs then, so it gains
+// nothing from p's), or j's members fit nowhere for that instant alone.
+// Neither depends on p being in the profile. The first is no proof when
+// j asks for CPU or memory that nodes limit: taken out, p frees its
+// share of its nodes' too, which a run on other GPUs of them may use.
+// O(e) per node of p for its e events, plus a search of one instant
+// when the first does not hold.
+func (st *stepState) stuckAt(j *Job, req gang.Request, p *promise, before time.Duration) bool {
+	shares := st.ix.Limited() && (req.CPUMillis > 0 || req.MemoryMiB > 0)
+	for _, sl := range p.pl.Slots {
+		if shares || st.profile.UsableOn(sl.Node, before, 1)&sl.GPUs != 0 {
+			_, found := st.earliestBy(j, req, 1, before, before)
+			return !found
 		}
 	}
 	return true

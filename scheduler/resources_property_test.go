@@ -291,7 +291,7 @@ func TestInvariantPromisesWithResources(t *testing.T) {
 	for _, mode := range []scheduler.BackfillMode{scheduler.Conservative, scheduler.EASY} {
 		for _, early := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/early=%v", mode, early), func(t *testing.T) {
-				rapid.Check(t, func(t *rapid.T) { promisesHold(t, mode, early, true) })
+				rapid.Check(t, func(t *rapid.T) { promisesHold(t, mode, early, true, false) })
 			})
 		}
 	}

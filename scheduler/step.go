@@ -40,8 +40,9 @@ import (
 type Scheduler struct {
 	cfg Config
 	// noMemo makes every Step remember nothing between jobs (stepMemo)
-	// and take no shortcut past a victim search: tests compare the two
-	// to check that the memos change no decision.
+	// and take no shortcut past a victim search or past taking a kept
+	// promise out to look for an earlier start (stuckInPlace): tests
+	// compare the two to check that the shortcuts change no decision.
 	noMemo bool
 }
 
