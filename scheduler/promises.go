@@ -217,7 +217,7 @@ func (st *stepState) improvePromises() {
 			continue
 		}
 		if st.cfg.Backfill == Conservative && st.stuckInPlace(j, reqs, d, p) {
-			continue // the same, proven on its own node
+			continue // nor could it, proven without taking it out
 		}
 		prev := p.res
 		mark := st.unreserve(j, p, d)
