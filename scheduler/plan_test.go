@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -279,5 +280,26 @@ func TestPromiseMovesOntoItsOwnGPUs(t *testing.T) {
 			require.True(t, ok, "%+v", d)
 			require.Equal(t, tc.want, at.UTC())
 		})
+	}
+}
+
+// TestSameSlots: two placements hold the same GPUs whatever the order of
+// their slots, and not when a GPU or a node differs.
+func TestSameSlots(t *testing.T) {
+	pl := func(slots ...gang.Slot) gang.Placement { return gang.Placement{Slots: slots} }
+	a, b := gang.Slot{Node: 1, GPUs: topology.SetOf(0, 1)}, gang.Slot{Node: 2, GPUs: topology.SetOf(3)}
+	for _, tc := range []struct {
+		x, y gang.Placement
+		want bool
+	}{
+		{pl(a, b), pl(a, b), true},
+		{pl(a, b), pl(b, a), true},
+		{pl(a, b), pl(a), false},
+		{pl(a, b), pl(a, gang.Slot{Node: 2, GPUs: topology.SetOf(4)}), false},
+		{pl(a, b), pl(gang.Slot{Node: 3, GPUs: topology.SetOf(3)}, a), false},
+		{pl(), pl(), true},
+	} {
+		require.Equal(t, tc.want, sameSlots(tc.x, tc.y), "%v vs %v", tc.x.Slots, tc.y.Slots)
+		require.Equal(t, tc.want, sameSlots(tc.y, tc.x), "%v vs %v", tc.y.Slots, tc.x.Slots)
 	}
 }

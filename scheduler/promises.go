@@ -259,7 +259,7 @@ func (st *stepState) improvePromises() {
 			fresh = false
 		}
 		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
-		if !ok || start.At == p.start && (sameSlots(start.Placement, p.pl) || st.cfg.Backfill == Conservative) {
+		if !ok || start.At == p.start && (st.cfg.Backfill == Conservative || sameSlots(start.Placement, p.pl)) {
 			// Nothing better: the reservation goes back as it was, and
 			// the profile's remembered answers with it.
 			st.putBack(j, p, d, mark, fresh, prev)
@@ -489,10 +489,15 @@ func oneClass(ix *topology.Index, pl gang.Placement) bool {
 	return true
 }
 
-// sameSlots reports whether a and b hold the same GPUs.
+// sameSlots reports whether a and b hold the same GPUs: at once when
+// they list the same slots in the same order, as a placement found again
+// on the same GPUs mostly does, else by a map of each node's GPUs.
 func sameSlots(a, b gang.Placement) bool {
 	if len(a.Slots) != len(b.Slots) {
 		return false
+	}
+	if slices.EqualFunc(a.Slots, b.Slots, func(x, y gang.Slot) bool { return x.Node == y.Node && x.GPUs == y.GPUs }) {
+		return true
 	}
 	held := map[topology.NodeID]topology.GPUSet{}
 	for _, sl := range a.Slots {
