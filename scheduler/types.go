@@ -364,10 +364,10 @@ const (
 	// ReasonQuota: the team's quota does not allow it.
 	ReasonQuota Reason = "quota"
 	// ReasonBehindReservation: it fits now but would delay a reservation.
-	// The message names up to three reservations it could delay, in the
-	// order they were made, and counts the others: those that start
-	// within its run and hold GPUs free now on nodes of its GPU type with
-	// room for one of its members. For a job bound to one domain of a
+	// The message names up to three reservations it could delay, the
+	// soonest first (by start, then job), and counts the others: those
+	// that start within its run and hold GPUs free now on nodes of its
+	// GPU type with room for one of its members. For a job bound to one domain of a
 	// level, that includes reservations in domains it cannot fit now.
 	ReasonBehindReservation Reason = "behind-reservation"
 	// ReasonAwaitingPreemption: its tier may preempt, but GPUs already

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -256,11 +257,24 @@ func (st *stepState) behindReservations(j *Job, req gang.Request, d time.Duratio
 	st.wake.from(d)
 	s := waitFor(ReasonBehindReservation, st.delayed(req.Class, req.GPUsPerMember, d))
 	if j.ID == st.target {
-		st.delays(req.Class, req.GPUsPerMember, d, func(rs *madeReservation) {
+		var all []*madeReservation
+		st.delays(req.Class, req.GPUsPerMember, d, func(rs *madeReservation) { all = append(all, rs) })
+		slices.SortFunc(all, soonerReservation)
+		for _, rs := range all {
 			st.turn.delays = append(st.turn.delays, fmt.Sprintf("%s at %s", rs.job, formatTime(st.at(rs.start), time.RFC3339Nano)))
-		})
+		}
 	}
 	return s
+}
+
+// soonerReservation orders reservations by start, then job: the order in
+// which a waiting job's message names them, which does not depend on the
+// order the Step made them in.
+func soonerReservation(a, b *madeReservation) int {
+	if c := cmp.Compare(a.start, b.start); c != 0 {
+		return c
+	}
+	return strings.Compare(a.job, b.job)
 }
 
 // noRoom is the status of j, which does not fit the free GPUs now (out
@@ -338,19 +352,31 @@ func (st *stepState) delayed(c topology.Class, g int, d time.Duration) string {
 	})
 }
 
-// formatDelayed names the first three reservations (in the order they
-// were made) that a job of class c and g GPUs per member could delay
-// within d, and counts the others.
+// formatDelayed names the three soonest reservations (by start, then
+// job) that a job of class c and g GPUs per member could delay within d,
+// and counts the others. O(R) for the R reservations that may delay.
 func (st *stepState) formatDelayed(c topology.Class, g int, d time.Duration) string {
-	var names []string
+	var first [3]*madeReservation
 	count := 0
 	st.delays(c, g, d, func(rs *madeReservation) {
-		if count++; count <= 3 {
-			names = append(names, fmt.Sprintf("%q at %s", rs.job, formatTime(st.at(rs.start), time.RFC3339Nano)))
+		count++
+		// Insert rs among the soonest three, dropping the fourth.
+		for i := range first {
+			if first[i] == nil || soonerReservation(rs, first[i]) < 0 {
+				copy(first[i+1:], first[i:len(first)-1])
+				first[i] = rs
+				break
+			}
 		}
 	})
-	if len(names) == 0 {
+	if count == 0 {
 		return "an earlier job"
+	}
+	var names []string
+	for _, rs := range first {
+		if rs != nil {
+			names = append(names, fmt.Sprintf("%q at %s", rs.job, formatTime(st.at(rs.start), time.RFC3339Nano)))
+		}
 	}
 	if more := count - len(names); more > 0 {
 		names = append(names, fmt.Sprintf("%d more", more))
