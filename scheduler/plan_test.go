@@ -303,3 +303,28 @@ func TestSameSlots(t *testing.T) {
 		require.Equal(t, tc.want, sameSlots(tc.y, tc.x), "%v vs %v", tc.y.Slots, tc.x.Slots)
 	}
 }
+
+// TestGangPromiseMovesOntoItsOwnGPUs: a gang's kept promise moves when,
+// taken out, its own GPUs on one node and a node free now hold it
+// earlier. G (two members of 2 GPUs, a run of 4h) is promised n0 and n1
+// from 3h; R0 holds n0 until 1h, R1 holds n1 until 3h, n2 is free. As
+// things are no run of G fits before 3h (n0 is promised to G itself from
+// 3h); taken out, G fits from 1h on n0 and n2. The nodes of the promise
+// have room for one member just before 3h, so the proof that it cannot
+// move (stuckInPlace) must find the other member a place, and does, on n2.
+func TestGangPromiseMovesOntoItsOwnGPUs(t *testing.T) {
+	const doc = `{"now":"2026-12-02T00:00:00Z",
+	"cluster":{"nodes":[{"name":"n0","gpus":2},{"name":"n1","gpus":2},{"name":"n2","gpus":2}]},
+	"jobs":[
+	 {"id":"R0","gpusPerMember":2,"timeLimit":"1h","state":"running","started":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[0,1]}]},
+	 {"id":"R1","gpusPerMember":2,"timeLimit":"3h","state":"running","started":"2026-12-02T00:00:00Z","allocation":[{"node":"n1","gpus":[0,1]}]},
+	 {"id":"G","members":2,"gpusPerMember":2,"timeLimit":"4h","submitted":"2026-12-01T00:00:00Z"}],
+	"plan":[{"job":"G","start":"2026-12-02T03:00:00Z","allocation":[{"node":"n0","gpus":[0,1]},{"node":"n1","gpus":[0,1]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	d, err := New(Config{Backfill: Conservative}).Step(s)
+	require.NoError(t, err)
+	require.Len(t, d.Reservations, 1, "%+v", d)
+	require.Equal(t, time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC), d.Reservations[0].Start.UTC())
+	require.Equal(t, "n0[0-1] n2[0-1]", d.Reservations[0].Allocation.String())
+}

@@ -315,15 +315,14 @@ func (st *stepState) noEarlierStart(reqs []gang.Request, d, start time.Duration)
 // stuckInPlace reports whether job j's kept reservation p, for a run of
 // d under reqs, could not move earlier, proven without taking it out,
 // for a job that no repin would move (repinStart). Taken out, it frees
-// its GPUs over [p.start, p.start+d) and nothing else. So a run from
-// t < p.start that could then start either ends by p.start, and fits as
-// things are, or holds the instant p.start-1 and uses a GPU of the
-// reservation or its share of CPU or memory (else it fits as things
-// are), and must then fit at p.start-1 as things are (see stuckAt). It holds when stuckAt rules
-// out the second kind and no search with the reservation in place finds
-// the first under any of reqs (another type's GPUs are not its own).
-// Worked example, one member of 2 GPUs promised GPUs 0-1 of node a from
-// 3h for 2h:
+// its GPUs over [p.start, p.start+d), and its share of their nodes' CPU
+// and memory, and nothing else. So a run from t < p.start that could
+// then start either ends by p.start, and fits as things are, or holds
+// the instant p.start-1, which stuckAt rules out. It holds when stuckAt
+// does and no search with the reservation in place finds the first kind
+// under any of reqs (another type's GPUs are not its own). Worked
+// example, one member of 2 GPUs promised GPUs 0-1 of node a from 3h for
+// 2h:
 //
 //	as things are       a: GPUs 0-1 busy until 3h; no start by 3h anywhere
 //	at 3h-1ns           GPUs 0-1 still busy: no run holding it can use them
@@ -342,7 +341,7 @@ func (st *stepState) stuckInPlace(j *Job, reqs []gang.Request, d time.Duration, 
 		return false
 	}
 	before := p.start - 1
-	if !st.stuckAt(j, reqs[0], p, before) {
+	if !st.stuckAt(j, reqs[0], p, before, d) {
 		return false
 	}
 	for _, r := range reqs {
@@ -353,25 +352,47 @@ func (st *stepState) stuckInPlace(j *Job, reqs []gang.Request, d time.Duration, 
 	return true
 }
 
-// stuckAt reports whether no run of job j under req that holds instant
-// before, and may start earlier once j's reservation p (which starts
-// after before) is taken out, can fit: none of p's GPUs is usable at
-// that instant (a run that holds it needs its GPUs then, so it gains
-// nothing from p's), or j's members fit nowhere for that instant alone.
-// Neither depends on p being in the profile. The first is no proof when
-// j asks for CPU or memory that nodes limit: taken out, p frees its
-// share of its nodes' too, which a run on other GPUs of them may use.
-// O(e) per node of p for its e events, plus a search of one instant
-// when the first does not hold.
-func (st *stepState) stuckAt(j *Job, req gang.Request, p *promise, before time.Duration) bool {
+// stuckAt reports whether no run of job j under req for d that holds
+// instant before can fit once j's reservation p, which starts after
+// before, is taken out. Such a run needs all its GPUs at that instant,
+// where p holds none yet, so each of these proves it without taking p
+// out:
+//
+//	none of p's GPUs is usable then: the run gains nothing from them
+//	  (unless j asks for CPU or memory that nodes limit: p frees its
+//	  share of its nodes', which the run may use on their other GPUs);
+//	j's members fit nowhere for that instant alone;
+//	the members that p's nodes cannot hold then (counting the GPUs usable
+//	  on them, g to a member) fit nowhere as things are for a run of d
+//	  that holds the instant: they run on other nodes, which taking p
+//	  out does not change.
+//
+// O(e) per node of p for its e events, then a search of one instant, then
+// one of the starts from before+1-d, each when the one before does not
+// decide.
+func (st *stepState) stuckAt(j *Job, req gang.Request, p *promise, before, d time.Duration) bool {
 	shares := st.ix.Limited() && (req.CPUMillis > 0 || req.MemoryMiB > 0)
-	for _, sl := range p.pl.Slots {
-		if shares || st.profile.UsableOn(sl.Node, before, 1)&sl.GPUs != 0 {
-			_, found := st.earliestBy(j, req, 1, before, before)
-			return !found
+	own, room := false, 0
+	for i, sl := range p.pl.Slots {
+		u := st.profile.UsableOn(sl.Node, before, 1)
+		own = own || shares || u&sl.GPUs != 0
+		if !slices.ContainsFunc(p.pl.Slots[:i], func(x gang.Slot) bool { return x.Node == sl.Node }) {
+			room += u.Len() / req.GPUsPerMember
 		}
 	}
-	return true
+	if !own {
+		return true
+	}
+	if _, found := st.earliestBy(j, req, 1, before, before); !found {
+		return true
+	}
+	if room >= req.Members {
+		return false
+	}
+	rest := req
+	rest.Members -= room
+	_, found := st.earliestBy(j, rest, d, max(0, before+1-max(d, 1)), before)
+	return !found
 }
 
 // startKeptNow gives each job of queue (a prefix of the queue) that still
