@@ -148,3 +148,47 @@ func TestJobAheadStartsOnGPUsAKeptPromiseLeft(t *testing.T) {
 	require.Equal(t, "P4", d.Placements[0].Job)
 	require.Equal(t, topology.Allocation{{Node: "n0", GPUs: []int{4, 5, 6, 7}}}, d.Placements[0].Allocation)
 }
+
+// TestJobBehindStartsOnGPUsAKeptPromiseLeft: a kept promise that moves
+// onto its victims' GPUs in its turn frees its old GPUs for the jobs
+// behind it too, whose promises were improved before it moved. r05 was
+// promised n4[2,7] from 00:01; r06, behind it, GPU 7 of n4 from 00:03,
+// when r05 would end. In its turn r05 preempts r01 and is reserved n1's
+// GPUs instead, so r06 starts now on GPU 7 (before: reserved at 00:03
+// while it fit now; found by a seed of TestInvariantPreemptionOverSteps).
+func TestJobBehindStartsOnGPUsAKeptPromiseLeft(t *testing.T) {
+	const doc = `{"now":"2026-12-02T00:00:00Z",
+	"cluster":{"nodes":[{"name":"n0","gpus":4,"state":"down","unhealthyGPUs":[0]},{"name":"n1","gpus":4},
+		{"name":"n2","gpus":8,"state":"down"},{"name":"n3","gpus":4,"state":"draining"},{"name":"n4","gpus":8}]},
+	"teams":[{"name":"a","share":1}],
+	"jobs":[
+	 {"id":"r00","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":4,"timeLimit":"1m"},
+	 {"id":"r01","team":"a","tier":2,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":2,
+	  "state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n1","gpus":[0,1]}]},
+	 {"id":"r02","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":1,
+	  "state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n1","gpus":[2]}]},
+	 {"id":"r03","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":1,
+	  "state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n1","gpus":[3]}]},
+	 {"id":"r04","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":4},
+	 {"id":"r05","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":2,"timeLimit":"2m"},
+	 {"id":"r06","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":1},
+	 {"id":"r07","team":"a","tier":2,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":5},
+	 {"id":"p00","team":"a","tier":1,"submitted":"2026-12-02T00:00:00Z","gpusPerMember":2,
+	  "state":"running","started":"2026-12-02T00:00:00Z","allocation":[{"node":"n4","gpus":[0,1]}]}],
+	"plan":[
+	 {"job":"r00","start":"2026-12-02T00:00:00Z","allocation":[{"node":"n4","gpus":[2,3,4,5]}]},
+	 {"job":"r04","start":"2026-12-02T00:01:00Z","allocation":[{"node":"n4","gpus":[3,4,5,6]}]},
+	 {"job":"r05","start":"2026-12-02T00:01:00Z","allocation":[{"node":"n4","gpus":[2,7]}]},
+	 {"job":"r06","start":"2026-12-02T00:03:00Z","allocation":[{"node":"n4","gpus":[7]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	cfg := Config{Backfill: Conservative, BackfillOrder: ShortestFirst, IgnoreTimeLimits: true}
+	d, err := New(cfg).Step(s)
+	require.NoError(t, err)
+	placed := map[string]string{}
+	for _, p := range d.Placements {
+		placed[p.Job] = p.Allocation.String()
+	}
+	require.Contains(t, placed, "r06", "%+v", d)
+	require.Equal(t, "n4[7]", placed["r06"])
+}

@@ -194,84 +194,88 @@ func (st *stepState) whyUnusable(p *promise) string {
 }
 
 // improvePromises moves each kept promise, in queue order, to the
-// earliest slot that disturbs no other reservation: its reservation is
-// taken out, then it starts now if it can (on GPUs free now that no
-// reservation needs during its run), else it is reserved the earliest
-// slot, which is never later than its promise since that slot is free
-// again. This is the compression of conservative backfill (Mu'alem and
-// Feitelson); every backfill mode makes it, so that a protected job
-// under EASY, too, is reserved the earliest start it has.
+// earliest slot that disturbs no other reservation (improve). This is the
+// compression of conservative backfill (Mu'alem and Feitelson); every
+// backfill mode makes it, so that a protected job under EASY, too, is
+// reserved the earliest start it has.
 func (st *stepState) improvePromises() {
 	moved := 0 // past the last reservation that moved: one ahead of it may start now
 	for at, slot := range st.queue {
-		p := st.promises[slot]
-		if p == nil || !p.kept {
-			continue
+		if p := st.promises[slot]; p != nil && p.kept && st.improve(st.pending[slot], p) {
+			moved = at + 1
 		}
-		j := st.pending[slot]
-		reqs := st.promiseRequests(j, p)
-		d := st.hold(j)
-		if st.cfg.Backfill == Conservative && st.noEarlierStart(reqs, d, p.start) {
-			// The count of free GPUs allows no earlier start: nothing
-			// the searches below could find, and its GPUs stay.
-			continue
-		}
-		if st.cfg.Backfill == Conservative && st.stuckInPlace(j, reqs, d, p) {
-			continue // nor could it, proven without taking it out
-		}
-		prev := p.res
-		mark := st.unreserve(j, p, d)
-		if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
-			st.recordPlacement(j, pl)
-			p.kept, p.taken = false, true
-			continue
-		}
-		// Its own slot is free again, so the search on its own type
-		// finds one by its promise. At the same start, EASY takes the
-		// profile's choice of GPUs (busy now before free now), as a
-		// reservation made afresh, which keeps EASY with a plan equal to
-		// textbook EASY; conservative backfill keeps the promised GPUs,
-		// so that every job behind sees the plan it was promised by and
-		// a forecast under exact limits comes true to the second.
-		// Another type replaces it only with a strictly earlier start.
-		start, ok := st.earliestOfRequests(j, reqs, d, p.start)
-		// Conservative backfill counts GPUs: when the count allows an
-		// earlier start than the GPUs found, reservations in the way
-		// may move to other GPUs at their own starts (repinAt).
-		best := p.start
-		if ok {
-			best = min(best, start.At)
-		}
-		fresh := true // the profile's remembered answers are as mark left them
-		if c, try := st.repinStart(j, reqs[0], d, best, p.start, true); try {
-			if pl, done := st.repinAt(j, reqs[0], d, c); done {
-				if c == 0 {
-					st.recordPlacement(j, pl)
-					p.kept, p.taken = false, true
-					continue
-				}
-				p.start, p.pl = c, pl
-				p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
-				st.recordReservation(j, pl, c)
-				moved = at + 1
-				continue
-			}
-			fresh = false
-		}
-		p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
-		if !ok || start.At == p.start && (st.cfg.Backfill == Conservative || sameSlots(start.Placement, p.pl)) {
-			// Nothing better: the reservation goes back as it was, and
-			// the profile's remembered answers with it.
-			st.putBack(j, p, d, mark, fresh, prev)
-			continue
-		}
-		p.start, p.pl = start.At, start.Placement
-		st.reserveAt(j, p.pl, p.start, d)
-		moved = at + 1
 	}
 	for moved > 0 {
 		moved = st.startKeptNow(st.queue[:moved])
 	}
+}
+
+// improve moves job j's kept promise p to the earliest slot that
+// disturbs no other reservation: its reservation is taken out, then it
+// starts now if it can (on GPUs free now that no reservation needs
+// during its run), else it is reserved the earliest slot, which is never
+// later than its promise since that slot is free again. It reports
+// whether j holds a reservation that moved (earlier, or under EASY onto
+// other GPUs at the same start): its old GPUs are free again.
+func (st *stepState) improve(j *Job, p *promise) (moved bool) {
+	reqs := st.promiseRequests(j, p)
+	d := st.hold(j)
+	if st.cfg.Backfill == Conservative && st.noEarlierStart(reqs, d, p.start) {
+		// The count of free GPUs allows no earlier start: nothing the
+		// searches below could find, and its GPUs stay.
+		return false
+	}
+	if st.cfg.Backfill == Conservative && st.stuckInPlace(j, reqs, d, p) {
+		return false // nor could it, proven without taking it out
+	}
+	prev := p.res
+	mark := st.unreserve(j, p, d)
+	if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
+		st.recordPlacement(j, pl)
+		p.kept, p.taken = false, true
+		return false
+	}
+	// Its own slot is free again, so the search on its own type finds
+	// one by its promise. At the same start, EASY takes the profile's
+	// choice of GPUs (busy now before free now), as a reservation made
+	// afresh, which keeps EASY with a plan equal to textbook EASY;
+	// conservative backfill keeps the promised GPUs, so that every job
+	// behind sees the plan it was promised by and a forecast under exact
+	// limits comes true to the second. Another type replaces it only
+	// with a strictly earlier start.
+	start, ok := st.earliestOfRequests(j, reqs, d, p.start)
+	// Conservative backfill counts GPUs: when the count allows an
+	// earlier start than the GPUs found, reservations in the way may
+	// move to other GPUs at their own starts (repinAt).
+	best := p.start
+	if ok {
+		best = min(best, start.At)
+	}
+	fresh := true // the profile's remembered answers are as mark left them
+	if c, try := st.repinStart(j, reqs[0], d, best, p.start, true); try {
+		if pl, done := st.repinAt(j, reqs[0], d, c); done {
+			if c == 0 {
+				st.recordPlacement(j, pl)
+				p.kept, p.taken = false, true
+				return false
+			}
+			p.start, p.pl = c, pl
+			p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+			st.recordReservation(j, pl, c)
+			return true
+		}
+		fresh = false
+	}
+	p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
+	if !ok || start.At == p.start && (st.cfg.Backfill == Conservative || sameSlots(start.Placement, p.pl)) {
+		// Nothing better: the reservation goes back as it was, and the
+		// profile's remembered answers with it.
+		st.putBack(j, p, d, mark, fresh, prev)
+		return false
+	}
+	p.start, p.pl = start.At, start.Placement
+	st.reserveAt(j, p.pl, p.start, d)
+	return true
 }
 
 // earliestOfRequests is the earliest start by promised of a run of d for

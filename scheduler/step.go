@@ -121,7 +121,11 @@ func (s *Scheduler) stepThen(snap *Snapshot, target string, then func(*stepState
 // may still start now or preempt. With backfill off, every job after the
 // first that waits for GPUs waits too (reason priority). With
 // BackfillOrder ShortestFirst, the jobs after the reservations are tried
-// last, shortest time limit first (backfillShortestFirst).
+// last, shortest time limit first (backfillShortestFirst). A job that
+// keeps a promise of the plan (keepPromises) has the preemption stage
+// for its turn (preemptKept); once one moves onto its victims' GPUs, the
+// kept promises ahead of it may start now on its old ones (startKeptNow)
+// and those behind it are improved again in their turns (improve).
 func (st *stepState) schedule() error {
 	if err := st.orderPending(); err != nil {
 		return err
@@ -131,12 +135,16 @@ func (st *stepState) schedule() error {
 	var blockedBy *Job // the first job that waits for GPUs, for strict order
 	var behind status  // the wait of the jobs behind it
 	var later []int32
+	revisit := false // a kept promise moved in its turn: those behind it were improved before
 	for at, slot := range st.queue {
 		j := st.pending[slot]
 		if p := st.promises[slot]; p != nil && (p.kept || p.taken) {
-			if st.preemptKept(j, p) {
+			moved := revisit && p.kept && st.improve(j, p)
+			if st.preemptKept(j, p) || moved {
 				// Its old GPUs are free again: a job ahead that keeps
-				// a promise may start now on them.
+				// a promise may start now on them, and one behind
+				// may start earlier.
+				revisit = true
 				for ahead := at; ahead > 0; {
 					ahead = st.startKeptNow(st.queue[:ahead])
 				}
