@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"github.com/gpusched/gpusched/gang"
+	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/topology"
 )
 
@@ -10,7 +11,7 @@ import (
 // place in the queue: a plan must not make a job that may preempt wait
 // longer than planning afresh would (a job promised GPUs at 03:00 that
 // could preempt a lower tier now starts after the victims' grace, as it
-// would have without the plan). Its reservation is taken out and preempt
+// would have without the plan), but for the jobs it spares (below). Its reservation is taken out and preempt
 // decides as in a turn. When preempt evicts victims, it has reserved
 // their GPUs for j from the end of their grace, which is earlier than
 // the promise (preempt evicts only when waiting is slower), and that is
@@ -18,13 +19,19 @@ import (
 // after taking out what preempt claimed instead (a claim is never
 // earlier than the promise, which improvePromises made the earliest).
 //
+// A running job on j's promised GPUs that releases them by the promised
+// start is no victim of j's (spare): it was backfilled there because it
+// leaves in time, and evicting it would start j a little earlier at the
+// cost of its work; when it was j's own victim, requeued, it would be
+// evicted by j twice.
+//
 // A job whose promised GPUs are still held by jobs being evicted is
 // passed over: those are (as far as Step can tell) its own victims, and
 // it starts when they are gone (DESIGN 3a); evicting more would stop jobs
 // for nothing.
 //
 // It reports whether the promise moved to the victims' GPUs: its old
-// GPUs are then free again for the jobs ahead of it.
+// GPUs are then free again for the jobs ahead of it and behind it.
 func (st *stepState) preemptKept(j *Job, p *promise) (moved bool) {
 	if !p.kept || !st.preempts(j) || st.budget.spent {
 		return false // (with the budget spent, preempt evicts for no one)
@@ -44,7 +51,9 @@ func (st *stepState) preemptKept(j *Job, p *promise) (moved bool) {
 	// job that sees j's reservation back in place.
 	memo := st.memo
 	st.memo = nil
+	st.spare(p)
 	s := st.preempt(j, req, d, true)
+	st.pool.spared = nil
 	st.memo = memo
 	switch {
 	case len(st.decided.Evictions) > evicted:
@@ -58,4 +67,40 @@ func (st *stepState) preemptKept(j *Job, p *promise) (moved bool) {
 		st.putBack(j, p, d, mark, true, prev)
 	}
 	return false
+}
+
+// spare marks, for the victim search of a job that keeps promise p, the
+// candidates that hold only GPUs of p and release them by p's start,
+// as the profile counts their ends: their time limit and the grace at
+// it (see release). O(C·h) for C candidates of h holds each.
+func (st *stepState) spare(p *promise) {
+	st.buildCandidates()
+	pool := &st.pool
+	pool.spared = nil
+	for i, c := range pool.cands {
+		v := pool.jobs[i]
+		if v.TimeLimit <= 0 || st.offset(st.limitAt(v).Add(st.graceAtLimit(v))) > p.start || !withinPlacement(c.Holds, p.pl) {
+			continue
+		}
+		if pool.spared == nil {
+			pool.spared = make([]bool, len(pool.cands))
+		}
+		pool.spared[i] = true
+	}
+}
+
+// withinPlacement reports whether every GPU of holds is one of pl's.
+func withinPlacement(holds []preempt.Hold, pl gang.Placement) bool {
+	for _, h := range holds {
+		var in topology.GPUSet
+		for _, sl := range pl.Slots {
+			if sl.Node == h.Node {
+				in |= sl.GPUs
+			}
+		}
+		if h.GPUs&^in != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -83,17 +83,19 @@ func TestReservationSaysWhyItMovedLater(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestKeptPromiseIgnoresAlikeJobsFailedSearch: A and P, alike (tier 1, one
-// node of 8 GPUs), wait for n0, which P is promised from 00:01, when V
-// (tier 2, on one of its GPUs) reaches its time limit. A's victim search
-// fails: n0 is reserved for P. P's succeeds, its own reservation taken
-// out, so P evicts V and starts after V's grace (none) rather than at
-// 00:01, as it would without the Step's memo of failed searches.
+// TestKeptPromiseIgnoresAlikeJobsFailedSearch: A and P, alike (tier 1, 8
+// GPUs of one node), wait for n0, whose GPUs 0-7 P is promised from
+// 00:01, when V (tier 2, on GPUs 2 and 8) reaches its time limit. A's
+// victim search fails: GPUs 0-7 are reserved for P. P's succeeds, its own
+// reservation taken out, so P evicts V and starts after V's grace (none)
+// rather than at 00:01, as it would without the Step's memo of failed
+// searches. (V holds a GPU outside P's promise: one that held only
+// promised GPUs and left by 00:01 would be spared.)
 func TestKeptPromiseIgnoresAlikeJobsFailedSearch(t *testing.T) {
 	doc := `{"now":"2026-12-02T00:00:00Z",
- "cluster":{"nodes":[{"name":"n0","gpus":8}]},
+ "cluster":{"nodes":[{"name":"n0","gpus":9}]},
  "jobs":[
-  {"id":"V","tier":2,"gpusPerMember":1,"state":"running","started":"2026-12-01T23:59:00Z","timeLimit":"2m","allocation":[{"node":"n0","gpus":[2]}]},
+  {"id":"V","tier":2,"gpusPerMember":2,"state":"running","started":"2026-12-01T23:59:00Z","timeLimit":"2m","allocation":[{"node":"n0","gpus":[2,8]}]},
   {"id":"A","tier":1,"gpusPerMember":8,"timeLimit":"10m","submitted":"2026-12-02T00:00:00Z"},
   {"id":"P","tier":1,"gpusPerMember":8,"submitted":"2026-12-02T00:00:00Z"}
  ],
@@ -191,4 +193,30 @@ func TestJobBehindStartsOnGPUsAKeptPromiseLeft(t *testing.T) {
 	}
 	require.Contains(t, placed, "r06", "%+v", d)
 	require.Equal(t, "n4[7]", placed["r06"])
+}
+
+// TestKeptPreemptorSparesAJobThatLeavesInTime: P (tier 1, all 8 GPUs of
+// n0) is promised n0 from 00:01, when V (tier 2, on GPU 2) reaches its
+// time limit. Evicting V would start P a minute earlier at the cost of
+// V's work, and when V is P's own victim requeued and backfilled there,
+// it would be evicted twice (found by a seed of
+// TestPreemptionOverStepsWide): P keeps its promise and V runs on.
+func TestKeptPreemptorSparesAJobThatLeavesInTime(t *testing.T) {
+	doc := `{"now":"2026-12-02T00:00:00Z",
+ "cluster":{"nodes":[{"name":"n0","gpus":8}]},
+ "jobs":[
+  {"id":"V","tier":2,"gpusPerMember":1,"state":"running","started":"2026-12-01T23:59:00Z","timeLimit":"2m","allocation":[{"node":"n0","gpus":[2]}]},
+  {"id":"P","tier":1,"gpusPerMember":8,"submitted":"2026-12-02T00:00:00Z"}
+ ],
+ "plan":[{"job":"P","start":"2026-12-02T00:01:00Z","allocation":[{"node":"n0","gpus":[0,1,2,3,4,5,6,7]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	for _, cfg := range []Config{{}, {Backfill: Conservative}} {
+		d, err := New(cfg).Step(s)
+		require.NoError(t, err)
+		require.Empty(t, d.Evictions, "%v", cfg.Backfill)
+		require.Len(t, d.Reservations, 1)
+		require.Equal(t, "P", d.Reservations[0].Job)
+		require.Equal(t, "2026-12-02T00:01:00Z", d.Reservations[0].Start.UTC().Format(time.RFC3339))
+	}
 }

@@ -53,6 +53,9 @@ type candidatePool struct {
 	cands []preempt.Candidate // cheapest first (preempt.Compare)
 	jobs  []*Job              // the job of each candidate
 	gone  []bool              // by candidate: chosen as a victim
+	// spared is, by candidate, whether the search under way leaves it
+	// out (see spare); nil when none is.
+	spared []bool
 	// byGrace lists the candidates by grace, longest first; graceFrom
 	// holds, per preemptor tier, the place in it of the first candidate
 	// that tier may still preempt. Candidates only leave (as victims),
@@ -371,7 +374,7 @@ func (st *stepState) searchable(tier int, window time.Duration, idx []int, sub [
 	pool := &st.pool
 	for i := range pool.cands {
 		c := &pool.cands[i]
-		if pool.gone[i] || !st.matrix.CanPreempt(tier, c.Tier) {
+		if pool.gone[i] || pool.spared != nil && pool.spared[i] || !st.matrix.CanPreempt(tier, c.Tier) {
 			continue
 		}
 		seen := *c
