@@ -125,7 +125,8 @@ func (s *Scheduler) stepThen(snap *Snapshot, target string, then func(*stepState
 // keeps a promise of the plan (keepPromises) has the preemption stage
 // for its turn (preemptKept); once one moves onto its victims' GPUs, the
 // kept promises ahead of it may start now on its old ones (startKeptNow)
-// and those behind it are improved again in their turns (improve).
+// and, when some of those are free now, those behind it are improved
+// again in their turns (improve).
 func (st *stepState) schedule() error {
 	if err := st.orderPending(); err != nil {
 		return err
@@ -135,16 +136,21 @@ func (st *stepState) schedule() error {
 	var blockedBy *Job // the first job that waits for GPUs, for strict order
 	var behind status  // the wait of the jobs behind it
 	var later []int32
-	revisit := false // a kept promise moved in its turn: those behind it were improved before
+	// revisit: a kept promise moved in its turn off GPUs free now, and
+	// those behind it were improved before; startAhead: past the last
+	// of those that moved again, so that one ahead of it may start now.
+	revisit, startAhead := false, 0
 	for at, slot := range st.queue {
 		j := st.pending[slot]
 		if p := st.promises[slot]; p != nil && (p.kept || p.taken) {
-			moved := revisit && p.kept && st.improve(j, p)
-			if st.preemptKept(j, p) || moved {
+			if revisit && p.kept && st.improve(j, p) {
+				startAhead = at
+			}
+			if old := p.pl; st.preemptKept(j, p) {
 				// Its old GPUs are free again: a job ahead that keeps
-				// a promise may start now on them, and one behind
-				// may start earlier.
-				revisit = true
+				// a promise may start now on them, and, where some are
+				// free now, one behind may start now or earlier.
+				revisit = revisit || st.freeNow(old)
 				for ahead := at; ahead > 0; {
 					ahead = st.startKeptNow(st.queue[:ahead])
 				}
@@ -180,8 +186,21 @@ func (st *stepState) schedule() error {
 			blockedBy = j
 		}
 	}
+	for startAhead > 0 {
+		startAhead = st.startKeptNow(st.queue[:startAhead])
+	}
 	st.backfillShortestFirst(later)
 	return nil
+}
+
+// freeNow reports whether some GPU of pl is free now.
+func (st *stepState) freeNow(pl gang.Placement) bool {
+	for _, sl := range pl.Slots {
+		if sl.GPUs&st.ix.FreeSet(sl.Node) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // backfillShortestFirst gives the jobs after the reservations (their
