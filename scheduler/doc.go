@@ -60,8 +60,11 @@
 // a job an earlier start than the GPUs found, reservations in its way move
 // to other GPUs at their own starts (repin.go), never to later ones. A job
 // holding a kept promise that may preempt still gets the preemption stage
-// at its place in the queue, as without a plan; a job reserved later than
-// its promise says why in its reservation's Message. Entries for jobs that
+// at its place in the queue, as without a plan, but spares the jobs that
+// hold only its promised GPUs and leave by its promised start; when it
+// moves onto its victims' GPUs, the kept promises around it get another
+// chance at its old ones. A job reserved later than its promise says why
+// in its reservation's Message. Entries for jobs that
 // are not pending are ignored. Without a plan, Step plans from scratch.
 //
 // In its turn, the first of these that applies decides a job:
