@@ -145,12 +145,16 @@ func explains(s *scheduler.Snapshot, cfg scheduler.Config, d *scheduler.Decision
 	}
 	for _, r := range res {
 		// A preemptor's start is now + its victims' grace, whatever
-		// instant it happens to meet.
+		// instant it happens to meet. One that meets both an absolute
+		// and a relative instant (a job placed now ends when another
+		// job's limit comes) may be either: both are taken.
 		if _, ok := abs[r.Start.UTC()]; ok && !preemptors[r.Job] {
 			if h := hold(jobs[r.Job]); h > 0 {
 				note(r.Start.Add(h), "the end of the reservation of "+r.Job)
 			}
-			continue
+			if _, both := rel[r.Start.Sub(s.Now)]; !both {
+				continue
+			}
 		}
 		rel[r.Start.Sub(s.Now)] = "the start of the reservation of " + r.Job
 		if h := hold(jobs[r.Job]); h > 0 {
