@@ -11,11 +11,11 @@ import (
 // place in the queue: a plan must not make a job that may preempt wait
 // longer than planning afresh would (a job promised GPUs at 03:00 that
 // could preempt a lower tier now starts after the victims' grace, as it
-// would have without the plan), but for the jobs it spares (below). Its reservation is taken out and preempt
-// decides as in a turn. When preempt evicts victims, it has reserved
-// their GPUs for j from the end of their grace, which is earlier than
-// the promise (preempt evicts only when waiting is slower), and that is
-// j's promise from now on. Otherwise the promise goes back as it was,
+// would have without the plan), but for the jobs it spares (below). Its
+// reservation is taken out and preempt decides as in a turn. When
+// preempt evicts victims, it has reserved their GPUs for j from the end
+// of their grace, which is earlier than the promise (preempt evicts only
+// when waiting is slower), and that is j's promise from now on. Otherwise the promise goes back as it was,
 // after taking out what preempt claimed instead (a claim is never
 // earlier than the promise, which improvePromises made the earliest).
 //
@@ -71,16 +71,18 @@ func (st *stepState) preemptKept(j *Job, p *promise) (moved bool) {
 
 // spare marks, for the victim search of a job that keeps promise p, the
 // candidates that hold only GPUs of p and release them by p's start,
-// as the profile counts their ends: their time limit and the grace at
-// it (see release). O(C·h) for C candidates of h holds each.
+// as the profile counts their ends: their time limit, still to come, and
+// the grace at it (see release). O(C·h) for C candidates of h holds each.
 func (st *stepState) spare(p *promise) {
 	st.buildCandidates()
 	pool := &st.pool
 	pool.spared = nil
 	for i, c := range pool.cands {
 		v := pool.jobs[i]
-		if v.TimeLimit <= 0 || st.offset(st.limitAt(v).Add(st.graceAtLimit(v))) > p.start || !withinPlacement(c.Holds, p.pl) {
-			continue
+		limitAt := st.limitAt(v)
+		if v.TimeLimit <= 0 || !limitAt.After(st.snap.Now) || st.offset(limitAt.Add(st.graceAtLimit(v))) > p.start ||
+			!withinPlacement(c.Holds, p.pl) {
+			continue // no known end (past a limit not enforced), a later one, or GPUs beyond p
 		}
 		if pool.spared == nil {
 			pool.spared = make([]bool, len(pool.cands))
