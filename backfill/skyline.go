@@ -154,6 +154,14 @@ func (s *skyline) valueAt(t time.Duration) int32 {
 // level, or Forever.
 func (s *skyline) firstBelow(t time.Duration, level int32) time.Duration {
 	bi, i := s.locate(t)
+	x, _, _ := s.belowFrom(t, bi, i, level)
+	return x
+}
+
+// belowFrom is firstBelow from t, whose breakpoint in effect is i of
+// block bi; it also returns the place of the breakpoint in effect at the
+// answer.
+func (s *skyline) belowFrom(t time.Duration, bi, i int, level int32) (time.Duration, int, int) {
 	for ; bi < len(s.blocks); bi, i = bi+1, 0 {
 		b := &s.blocks[bi]
 		if b.lo+b.addend >= level {
@@ -161,17 +169,24 @@ func (s *skyline) firstBelow(t time.Duration, level int32) time.Duration {
 		}
 		for ; i < len(b.values); i++ {
 			if b.values[i]+b.addend < level {
-				return max(t, b.at[i])
+				return max(t, b.at[i]), bi, i
 			}
 		}
 	}
-	return Forever
+	return Forever, len(s.blocks), 0
 }
 
 // firstAtLeast returns the first breakpoint after the one in effect at t
 // whose value is at least level, or Forever.
 func (s *skyline) firstAtLeast(t time.Duration, level int32) time.Duration {
 	bi, i := s.locate(t)
+	x, _, _ := s.atLeastAfter(bi, i, level)
+	return x
+}
+
+// atLeastAfter is firstAtLeast after breakpoint i of block bi; it also
+// returns the answer's place.
+func (s *skyline) atLeastAfter(bi, i int, level int32) (time.Duration, int, int) {
 	for i++; bi < len(s.blocks); bi, i = bi+1, 0 {
 		b := &s.blocks[bi]
 		if b.hi+b.addend < level {
@@ -179,11 +194,11 @@ func (s *skyline) firstAtLeast(t time.Duration, level int32) time.Duration {
 		}
 		for ; i < len(b.values); i++ {
 			if b.values[i]+b.addend >= level {
-				return b.at[i]
+				return b.at[i], bi, i
 			}
 		}
 	}
-	return Forever
+	return Forever, len(s.blocks), 0
 }
 
 // firstFit returns the first t >= t0 at which the value stays at least
@@ -194,15 +209,18 @@ func (s *skyline) firstFit(t0, d time.Duration, level int32) time.Duration {
 }
 
 // firstFitBy is firstFit, but it stops at the first candidate at or
-// after by and returns it (by or later: no fit before by).
+// after by and returns it (by or later: no fit before by). One binary
+// search, then a walk: each scan goes on from where the last one
+// stopped, the breakpoint in effect at its answer.
 func (s *skyline) firstFitBy(t0, d time.Duration, level int32, by time.Duration) time.Duration {
 	t := t0
+	bi, i := s.locate(t)
 	for t < by {
-		x := s.firstBelow(t, level)
+		x, xb, xi := s.belowFrom(t, bi, i, level)
 		if x == Forever || x >= add(t, d) {
 			return t
 		}
-		if t = s.firstAtLeast(x, level); t == Forever {
+		if t, bi, i = s.atLeastAfter(xb, xi, level); t == Forever {
 			return Forever
 		}
 	}
