@@ -99,7 +99,7 @@ func (p *Profile) usedAtWithout(n topology.NodeID, held topology.GPUSet, t time.
 		}
 	}
 	base := int(n) * sh.stride
-	for _, g := range (rel & held).Indices() {
+	for g := range (rel & held).All() {
 		cpu -= sh.cpu[base+g]
 		mem -= sh.mem[base+g]
 	}

@@ -42,6 +42,27 @@ func stepCountingProbes(cfg Config, snap *Snapshot) (*Decision, int, error) {
 	return st.result(), probes, nil
 }
 
+// stepCountingWalks is Step on snap under cfg, with the number of
+// entries its walks looked at (stepState.walked).
+func stepCountingWalks(cfg Config, snap *Snapshot) (*Decision, int, error) {
+	s := New(cfg)
+	c, err := validate(snap, s.cfg.tiers())
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := newStepState(&s.cfg, snap, c, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	walked := 0
+	st.walked = &walked
+	st.evict()
+	if err := st.schedule(); err != nil {
+		return nil, 0, err
+	}
+	return st.result(), walked, nil
+}
+
 // EligibleStartsAgree runs a Step on snap under cfg and then, on the
 // profile as the Step left it, asks for each pending job with a list of
 // eligible nodes its earliest start two ways: on its eligible nodes alone

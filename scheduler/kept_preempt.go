@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"slices"
+
 	"github.com/gpusched/gpusched/gang"
 	"github.com/gpusched/gpusched/preempt"
 	"github.com/gpusched/gpusched/topology"
@@ -53,7 +55,7 @@ func (st *stepState) preemptKept(j *Job, p *promise) (moved bool) {
 	st.memo = nil
 	st.spare(p)
 	s := st.preempt(j, req, d, true)
-	st.pool.spared = nil
+	st.unspare()
 	st.memo = memo
 	switch {
 	case len(st.decided.Evictions) > evicted:
@@ -72,23 +74,42 @@ func (st *stepState) preemptKept(j *Job, p *promise) (moved bool) {
 // spare marks, for the victim search of a job that keeps promise p, the
 // candidates that hold only GPUs of p and release them by p's start,
 // as the profile counts their ends: their time limit, still to come, and
-// the grace at it (see release). O(C·h) for C candidates of h holds each.
+// the grace at it (see release). Only the candidates on p's nodes are
+// looked at (candidatePool.onNode): O(c·h) for the c candidates there,
+// of h holds each. unspare clears the marks.
 func (st *stepState) spare(p *promise) {
 	st.buildCandidates()
 	pool := &st.pool
-	pool.spared = nil
-	for i, c := range pool.cands {
-		v := pool.jobs[i]
-		limitAt := st.limitAt(v)
-		if v.TimeLimit <= 0 || !limitAt.After(st.snap.Now) || st.offset(limitAt.Add(st.graceAtLimit(v))) > p.start ||
-			!withinPlacement(c.Holds, p.pl) {
-			continue // no known end (past a limit not enforced), a later one, or GPUs beyond p
+	for k, sl := range p.pl.Slots {
+		if slices.ContainsFunc(p.pl.Slots[:k], func(x gang.Slot) bool { return x.Node == sl.Node }) {
+			continue
 		}
-		if pool.spared == nil {
-			pool.spared = make([]bool, len(pool.cands))
+		for _, i := range pool.onNode(sl.Node, st.ix.NumNodes()) {
+			if st.walked != nil {
+				*st.walked++
+			}
+			v, c := pool.jobs[i], &pool.cands[i]
+			limitAt := st.limitAt(v)
+			if v.TimeLimit <= 0 || !limitAt.After(st.snap.Now) || st.offset(limitAt.Add(st.graceAtLimit(v))) > p.start ||
+				!withinPlacement(c.Holds, p.pl) {
+				continue // no known end (past a limit not enforced), a later one, or GPUs beyond p
+			}
+			if pool.spared == nil {
+				pool.spared = make([]bool, len(pool.cands))
+			}
+			pool.spared[i] = true
+			pool.sparedIdx = append(pool.sparedIdx, int(i))
 		}
-		pool.spared[i] = true
 	}
+}
+
+// unspare clears the marks of spare.
+func (st *stepState) unspare() {
+	pool := &st.pool
+	for _, i := range pool.sparedIdx {
+		pool.spared[i] = false
+	}
+	pool.sparedIdx = pool.sparedIdx[:0]
 }
 
 // withinPlacement reports whether every GPU of holds is one of pl's.

@@ -54,8 +54,13 @@ type candidatePool struct {
 	jobs  []*Job              // the job of each candidate
 	gone  []bool              // by candidate: chosen as a victim
 	// spared is, by candidate, whether the search under way leaves it
-	// out (see spare); nil when none is.
-	spared []bool
+	// out (see spare; nil until one is), sparedIdx the candidates marked.
+	spared    []bool
+	sparedIdx []int
+	// nodeFrom and byNode list the candidates by the node of their first
+	// hold, built on first use (onNode): those of node n are
+	// byNode[nodeFrom[n]:nodeFrom[n+1]].
+	nodeFrom, byNode []int32
 	// byGrace lists the candidates by grace, longest first; graceFrom
 	// holds, per preemptor tier, the place in it of the first candidate
 	// that tier may still preempt. Candidates only leave (as victims),
@@ -70,6 +75,34 @@ type candidatePool struct {
 	searchCands []preempt.Candidate
 	victims     []int
 	selector    preempt.Selector
+}
+
+// onNode returns the candidates whose first hold is on node n (indices
+// in cands, ascending). The first call lists them all by node: O(C + N)
+// for C candidates on N nodes; each call after is O(1).
+func (pool *candidatePool) onNode(n topology.NodeID, nodes int) []int32 {
+	if pool.nodeFrom == nil {
+		pool.nodeFrom = make([]int32, nodes+1)
+		for i := range pool.cands {
+			if len(pool.cands[i].Holds) > 0 { // (one without frees nothing)
+				pool.nodeFrom[pool.cands[i].Holds[0].Node+1]++
+			}
+		}
+		for k := range nodes {
+			pool.nodeFrom[k+1] += pool.nodeFrom[k]
+		}
+		pool.byNode = make([]int32, pool.nodeFrom[nodes])
+		next := slices.Clone(pool.nodeFrom[:nodes])
+		for i := range pool.cands {
+			if len(pool.cands[i].Holds) == 0 {
+				continue
+			}
+			n := pool.cands[i].Holds[0].Node
+			pool.byNode[next[n]] = int32(i)
+			next[n]++
+		}
+	}
+	return pool.byNode[pool.nodeFrom[n]:pool.nodeFrom[n+1]]
 }
 
 // tier is j's tier under the policy in force: an unset tier is the

@@ -274,7 +274,7 @@ func (b *blockerScan) visit(n topology.NodeID) {
 		return
 	}
 	b.collectHolders(n, held)
-	for _, g := range held.Indices() {
+	for g := range held.All() {
 		hs := b.holders[g]
 		if len(hs) == 0 || len(hs) > b.budget || slices.ContainsFunc(hs, func(k int32) bool { return k < 0 || !b.movable(k) }) {
 			continue
@@ -300,17 +300,26 @@ func (b *blockerScan) visit(n topology.NodeID) {
 // the reservations that hold it during the run: ledger indices, or -1
 // for one that may not move (it holds the GPU from before t, or this
 // repin reserved it). It drops taken-out entries from the node's list.
+// A GPU with a holder that may not move, or with more holders than the
+// budget, frees nothing (visit passes it over) whatever else holds it:
+// once every GPU of held is such, the walk stops (its holders lists are
+// then cut short), which bounds the walk for a long run that every
+// reservation after t holds.
 func (b *blockerScan) collectHolders(n topology.NodeID, held topology.GPUSet) {
 	st, l := b.st, &b.st.reservations
-	for _, g := range held.Indices() {
+	for g := range held.All() {
 		b.holders[g] = b.holders[g][:0]
 	}
+	live := held // GPUs that may yet be freed
 	// The list is in start order: those from end on do not overlap.
 	list := l.byNode[n]
 	ks, i := list[:0], 0
-	for ; i < len(list); i++ {
+	for ; i < len(list) && live != 0; i++ {
 		k := list[i]
 		rs := &l.made[k]
+		if st.walked != nil {
+			*st.walked++
+		}
 		if rs.job == "" {
 			continue // taken out: drop it from the list
 		}
@@ -325,7 +334,16 @@ func (b *blockerScan) collectHolders(n topology.NodeID, held topology.GPUSet) {
 		if rs.start < b.t {
 			h = -1 // it holds them from before t: not to be moved
 		}
-		b.addHolder(n, rs.slots, held, h)
+		got := b.addHolder(n, rs.slots, held, h)
+		if h < 0 {
+			live &^= got
+			continue
+		}
+		for g := range (got & live).All() {
+			if len(b.holders[g]) > b.budget {
+				live &^= topology.SetOf(g)
+			}
+		}
 	}
 	l.byNode[n] = append(ks, list[i:]...)
 	for _, r := range b.placed {
@@ -336,15 +354,18 @@ func (b *blockerScan) collectHolders(n topology.NodeID, held topology.GPUSet) {
 }
 
 // addHolder adds h to the holders of the GPUs of held that slots hold on
-// node n.
-func (b *blockerScan) addHolder(n topology.NodeID, slots []gang.Slot, held topology.GPUSet, h int32) {
+// node n, and returns those GPUs.
+func (b *blockerScan) addHolder(n topology.NodeID, slots []gang.Slot, held topology.GPUSet, h int32) topology.GPUSet {
+	var got topology.GPUSet
 	for _, sl := range slots {
 		if sl.Node == n {
-			for _, g := range (sl.GPUs & held).Indices() {
-				b.holders[g] = append(b.holders[g], h)
-			}
+			got |= sl.GPUs & held
 		}
 	}
+	for g := range got.All() {
+		b.holders[g] = append(b.holders[g], h)
+	}
+	return got
 }
 
 // chooseGroups takes groups greedily, fewest reservations added first

@@ -62,6 +62,10 @@ type stepState struct {
 	// repins that failed (see maxRepinFailures).
 	repinFailed   []failedRepin
 	repinFailures int
+	// walked, when not nil (in tests), counts the entries that the walks
+	// of a Step with a plan look at: reservations in a node's list
+	// (collectHolders) and victim candidates (spare).
+	walked *int
 
 	// evictionsEnd is the latest offset at which a job being evicted
 	// (this Step's victims included) is gone.

@@ -1,6 +1,9 @@
 package topology
 
-import "math/bits"
+import (
+	"iter"
+	"math/bits"
+)
 
 // GPUSet is a set of GPU indices of one node, as a bit mask: bit i is GPU i.
 type GPUSet uint64
@@ -43,6 +46,18 @@ func (s GPUSet) Lowest(k int) GPUSet {
 		s &^= b
 	}
 	return out
+}
+
+// All yields the GPU indices in s, ascending, without allocating.
+func (s GPUSet) All() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for s != 0 {
+			if !yield(bits.TrailingZeros64(uint64(s))) {
+				return
+			}
+			s &= s - 1
+		}
+	}
 }
 
 // Indices returns the GPU indices in s, ascending.

@@ -12,7 +12,7 @@ import (
 // TestGPUSetMatchesAList checks every GPUSet operation against a sorted
 // list of GPU indices, over all 64 places and GPU 63 most of all (the
 // index and the placer build on these, and their own properties compare
-// against models that use them too): SetOf, Has, Len, Indices, Lowest
+// against models that use them too): SetOf, Has, Len, Indices, All, Lowest
 // and FirstN, for n from below 0 to past 64; SetOf ignores indices out
 // of range.
 func TestGPUSetMatchesAList(t *testing.T) {
@@ -38,6 +38,20 @@ func TestGPUSetMatchesAList(t *testing.T) {
 		}
 		if s.Len() != len(list) || !slices.Equal(s.Indices(), append([]int{}, list...)) {
 			t.Fatalf("SetOf(%v): Len %d, Indices %v", list, s.Len(), s.Indices())
+		}
+		if all := slices.Collect(s.All()); !slices.Equal(all, s.Indices()) {
+			t.Fatalf("SetOf(%v).All() yields %v", list, all)
+		}
+		if len(list) > 1 {
+			var head []int
+			for g := range s.All() { // stopping early stops it
+				if head = append(head, g); len(head) == 1 {
+					break
+				}
+			}
+			if !slices.Equal(head, list[:1]) {
+				t.Fatalf("SetOf(%v).All() cut after one yields %v", list, head)
+			}
 		}
 		k := rapid.IntRange(0, topology.MaxGPUsPerNode+1).Draw(t, "k")
 		if got, want := s.Lowest(k), topology.SetOf(list[:min(k, len(list))]...); got != want {
