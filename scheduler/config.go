@@ -52,7 +52,9 @@ const (
 	// ByPriority tries candidates in queue order. It is the zero value.
 	ByPriority BackfillOrder = iota
 	// ShortestFirst tries candidates by requested time, shortest first
-	// (EASY-SJBF); jobs without a time limit come last.
+	// (EASY-SJBF); jobs without a time limit come last. A candidate that
+	// may preempt has its turn in its place in the queue instead, so that
+	// the disruption budget serves preemptors in priority order.
 	ShortestFirst
 )
 

@@ -220,3 +220,43 @@ func TestKeptPreemptorSparesAJobThatLeavesInTime(t *testing.T) {
 		require.Equal(t, "2026-12-02T00:01:00Z", d.Reservations[0].Start.UTC().Format(time.RFC3339))
 	}
 }
+
+// TestPreemptorAheadOfAKeptPromiseIsServedFirst: under shortest-first
+// backfill with one reservation, r00 (tier 0, one GPU, no limit, ahead in
+// the queue) has no reservation to make once P's promise (a spread gang
+// of tier 0, from 00:01) is kept, but it may preempt, and the disruption
+// budget serves preemptors in priority order: r00 evicts the tier-1 job
+// on n1 in its own turn, before P, behind it, preempts to start sooner.
+// (Before, jobs past the reservations waited for the shortest-first pass
+// after every turn, preemptors included, so P's preemption stage spent
+// the budget on r07's 8 GPUs and r00 waited for a later Step; a seed of
+// TestBudgetOverSteps.)
+func TestPreemptorAheadOfAKeptPromiseIsServedFirst(t *testing.T) {
+	const doc = `{"now":"2026-12-02T00:00:00Z",
+	"cluster":{"nodes":[{"name":"n1","gpus":4},{"name":"n4","gpus":8},{"name":"n5","gpus":8}]},
+	"teams":[{"name":"a","share":1}],
+	"jobs":[
+	 {"id":"r00","team":"a","tier":0,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":1},
+	 {"id":"r01","team":"a","tier":0,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":2,
+	  "state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n1","gpus":[0,1]}]},
+	 {"id":"r02","team":"a","tier":0,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":1,
+	  "state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n1","gpus":[2]}]},
+	 {"id":"r03","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":1,
+	  "state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n1","gpus":[3]}]},
+	 {"id":"r05","team":"a","tier":0,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":4,"timeLimit":"2m",
+	  "state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n4","gpus":[0,1,2,3]}]},
+	 {"id":"r07","team":"a","tier":1,"submitted":"2026-12-01T14:00:00Z","gpusPerMember":8,"timeLimit":"2m",
+	  "state":"running","started":"2026-12-01T23:59:00Z","allocation":[{"node":"n5","gpus":[0,1,2,3,4,5,6,7]}]},
+	 {"id":"P","team":"a","tier":0,"submitted":"2026-12-02T00:00:00Z","members":3,"gpusPerMember":4,"placement":"spread"}
+	],
+	"plan":[{"job":"P","start":"2026-12-02T00:01:00Z","allocation":[{"node":"n4","gpus":[0,1,2,3,4,5,6,7]},{"node":"n5","gpus":[0,1,2,3]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	d, err := New(Config{Reservations: 1, BackfillOrder: ShortestFirst}).Step(s)
+	require.NoError(t, err)
+	require.NotEmpty(t, d.Evictions, "%+v", d)
+	require.Equal(t, Eviction{Job: "r03", Reason: EvictPreempted, By: "r00", Requeue: true}, d.Evictions[0], "r00 preempts first, in its turn")
+	for _, e := range d.Evictions[1:] {
+		require.NotEqual(t, "r00", e.By)
+	}
+}

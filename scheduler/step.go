@@ -173,7 +173,16 @@ func (st *stepState) schedule() error {
 		}
 		made := len(st.reservations.made) - st.retracted
 		if st.cfg.Reserve == nil && made >= maxReservations && st.cfg.BackfillOrder == ShortestFirst {
-			later = append(later, slot)
+			if !st.preempts(j) {
+				later = append(later, slot)
+				continue
+			}
+			// A job that may preempt has its turn in its place, without a
+			// reservation: the disruption budget serves preemptors in
+			// priority order, kept promises behind it included, and GPUs
+			// that evictions free go to the first job that can use them
+			// (see awaitEvictions), not to the shortest.
+			st.recordWait(slot, st.try(j, false))
 			continue
 		}
 		mayReserve := made < maxReservations
@@ -203,27 +212,11 @@ func (st *stepState) freeNow(pl gang.Placement) bool {
 	return false
 }
 
-// backfillShortestFirst gives the jobs after the reservations (their
-// slots, in priority order) their turns, without a reservation, shortest
-// time limit first (no limit last). Jobs that may preempt go first, in
-// priority order: the disruption budget serves preemptors in priority
-// order, and GPUs that evictions free go to the first job that can use
-// them (see awaitEvictions), not to the shortest.
+// backfillShortestFirst gives the jobs after the reservations that may
+// not preempt (their slots, in priority order) their turns, without a
+// reservation, shortest time limit first (no limit last). Those that may
+// preempt had their turns in their places (see schedule).
 func (st *stepState) backfillShortestFirst(later []int32) {
-	if len(later) == 0 {
-		return
-	}
-	if !st.cfg.DisablePreemption {
-		rest := later[:0]
-		for _, slot := range later {
-			if j := st.pending[slot]; st.preempts(j) {
-				st.recordWait(slot, st.try(j, false))
-			} else {
-				rest = append(rest, slot)
-			}
-		}
-		later = rest
-	}
 	slices.SortStableFunc(later, func(a, b int32) int {
 		return cmp.Compare(runLength(st.pending[a].TimeLimit), runLength(st.pending[b].TimeLimit))
 	})
