@@ -63,7 +63,13 @@
 // at its place in the queue, as without a plan, but spares the jobs that
 // hold only its promised GPUs and leave by its promised start; when it
 // moves onto its victims' GPUs, the kept promises around it get another
-// chance at its old ones. A job reserved later than its promise says why
+// chance at its old ones. Its claim on GPUs that jobs being evicted still
+// hold moves in compression only to start now or onto other such GPUs:
+// elsewhere, it would leave the GPUs its victims free to a requeued
+// victim, which a later Step could evict again. Under shortest-first
+// backfill, a job that may preempt has its turn in its place in the
+// queue, so that the disruption budget serves preemptors in priority
+// order. A job reserved later than its promise says why
 // in its reservation's Message. Entries for jobs that
 // are not pending are ignored. Without a plan, Step plans from scratch.
 //

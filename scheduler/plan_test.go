@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,4 +328,43 @@ func TestGangPromiseMovesOntoItsOwnGPUs(t *testing.T) {
 	require.Len(t, d.Reservations, 1, "%+v", d)
 	require.Equal(t, time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC), d.Reservations[0].Start.UTC())
 	require.Equal(t, "n0[0-1] n2[0-1]", d.Reservations[0].Allocation.String())
+}
+
+// TestClaimStaysOnItsVictimsGPUs: P (tier 1) keeps a claim from 00:30 on
+// n0, where its victim V is being evicted with 30 minutes of grace. n1
+// frees at 00:01, when W reaches its limit: compression would move P
+// there, and leave n0 to the jobs P may preempt, V requeued among them,
+// which a later Step could evict again to start P sooner. The claim stays
+// on n0; P still starts the moment GPUs are free now (second Step, at
+// 00:01, W gone).
+func TestClaimStaysOnItsVictimsGPUs(t *testing.T) {
+	const doc = `{"now":"2026-12-02T00:00:00Z",
+	"cluster":{"nodes":[{"name":"n0","gpus":4},{"name":"n1","gpus":4}]},
+	"jobs":[
+	 {"id":"V","tier":3,"gpusPerMember":2,"checkpointGrace":"30m","state":"evicting",
+	  "started":"2026-12-01T23:00:00Z","evictedAt":"2026-12-02T00:00:00Z","allocation":[{"node":"n0","gpus":[0,1]}]},
+	 {"id":"W","tier":0,"gpusPerMember":4,"timeLimit":"1h","state":"running",
+	  "started":"2026-12-01T23:01:00Z","allocation":[{"node":"n1","gpus":[0,1,2,3]}]},
+	 {"id":"P","tier":1,"gpusPerMember":4,"submitted":"2026-12-01T23:00:00Z"}],
+	"plan":[{"job":"P","start":"2026-12-02T00:30:00Z","allocation":[{"node":"n0","gpus":[0,1,2,3]}]}]}`
+	for _, mode := range []BackfillMode{EASY, Conservative} {
+		s, err := DecodeSnapshot(strings.NewReader(doc))
+		require.NoError(t, err)
+		d, err := New(Config{Backfill: mode}).Step(s)
+		require.NoError(t, err)
+		require.Empty(t, d.Evictions, "%v", mode)
+		require.Len(t, d.Reservations, 1, "%v: %+v", mode, d)
+		require.Equal(t, "n0[0-3]", d.Reservations[0].Allocation.String(), "%v: the claim stays on its victim's GPUs", mode)
+		require.Equal(t, s.Now.Add(30*time.Minute), d.Reservations[0].Start, "%v", mode)
+
+		// At 00:01 W is gone: P starts now on n1.
+		s.Now = s.Now.Add(time.Minute)
+		s.Jobs = slices.DeleteFunc(s.Jobs, func(j Job) bool { return j.ID == "W" })
+		s.Plan = d.Reservations
+		d, err = New(Config{Backfill: mode}).Step(s)
+		require.NoError(t, err)
+		require.Len(t, d.Placements, 1, "%v: %+v", mode, d)
+		require.Equal(t, "P", d.Placements[0].Job)
+		require.Equal(t, "n1[0-3]", d.Placements[0].Allocation.String(), "%v", mode)
+	}
 }

@@ -22,7 +22,9 @@ import (
 //	improvePromises  each kept reservation is taken out and the job starts now
 //	                 or takes the earliest slot that disturbs no other
 //	                 reservation, never later than its promise (its own slot is
-//	                 free again)
+//	                 free again); a preemptor's claim on GPUs being evicted
+//	                 moves only to start now or to another such claim
+//	                 (claimHeld)
 //
 // Every promise kept is in the profile before any other job is looked at,
 // and no job placed or reserved later may disturb one (the profile's
@@ -252,7 +254,8 @@ func (st *stepState) improve(j *Job, p *promise) (moved bool) {
 		best = min(best, start.At)
 	}
 	fresh := true // the profile's remembered answers are as mark left them
-	if c, try := st.repinStart(j, reqs[0], d, best, p.start, true); try {
+	claim := st.claimHeld(j, p)
+	if c, try := st.repinStart(j, reqs[0], d, best, p.start, true); try && !claim {
 		if pl, done := st.repinAt(j, reqs[0], d, c); done {
 			if c == 0 {
 				st.recordPlacement(j, pl)
@@ -267,7 +270,8 @@ func (st *stepState) improve(j *Job, p *promise) (moved bool) {
 		fresh = false
 	}
 	p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
-	if !ok || start.At == p.start && (st.cfg.Backfill == Conservative || sameSlots(start.Placement, p.pl)) {
+	if !ok || start.At == p.start && (st.cfg.Backfill == Conservative || sameSlots(start.Placement, p.pl)) ||
+		claim && !st.claimHeld(j, &promise{pl: start.Placement}) {
 		// Nothing better: the reservation goes back as it was, and the
 		// profile's remembered answers with it.
 		st.putBack(j, p, d, mark, fresh, prev)
@@ -276,6 +280,23 @@ func (st *stepState) improve(j *Job, p *promise) (moved bool) {
 	p.start, p.pl = start.At, start.Placement
 	st.reserveAt(j, p.pl, p.start, d)
 	return true
+}
+
+// claimHeld reports whether job j's kept promise p is a preemptor's
+// claim on GPUs that jobs being evicted still hold (its victims, as far
+// as Step can tell). Compression moves such a claim only to start now or
+// to another claim (no re-pin): moved to a later start on GPUs no job
+// being evicted holds, it would leave the GPUs its victims free to the
+// jobs it may preempt, a requeued victim among them, which a later Step
+// could evict again to start it sooner (DESIGN 3a: a preemptor's
+// reservation on the GPUs its victims free keeps lower tiers from taking
+// them; it starts when they are gone).
+func (st *stepState) claimHeld(j *Job, p *promise) bool {
+	if !st.preempts(j) {
+		return false
+	}
+	evicting, _ := st.holdsBack(p.pl)
+	return evicting
 }
 
 // earliestOfRequests is the earliest start by promised of a run of d for
@@ -416,23 +437,33 @@ func (st *stepState) startKeptNow(queue []int32) int {
 		if p == nil || !p.kept {
 			continue
 		}
-		j := st.pending[slot]
-		reqs := st.promiseRequests(j, p)
-		if !st.roomNow(reqs) {
-			continue
-		}
-		d := st.hold(j)
-		prev := p.res
-		mark := st.unreserve(j, p, d)
-		if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
-			st.recordPlacement(j, pl)
-			p.kept, p.taken = false, true
+		if st.startNow(st.pending[slot], p) {
 			again = at
-			continue
 		}
-		st.putBack(j, p, d, mark, true, prev)
 	}
 	return again
+}
+
+// startNow starts job j, which holds kept promise p, now if it can (on
+// GPUs free now that no other reservation needs during its run), and
+// reports whether it did; otherwise its reservation stays as it was. A
+// job without room for its members on the GPUs free now is passed over
+// without touching its reservation.
+func (st *stepState) startNow(j *Job, p *promise) bool {
+	reqs := st.promiseRequests(j, p)
+	if !st.roomNow(reqs) {
+		return false
+	}
+	d := st.hold(j)
+	prev := p.res
+	mark := st.unreserve(j, p, d)
+	if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
+		st.recordPlacement(j, pl)
+		p.kept, p.taken = false, true
+		return true
+	}
+	st.putBack(j, p, d, mark, true, prev)
+	return false
 }
 
 // putBack puts back job j's reservation p for a run of d, which unreserve
