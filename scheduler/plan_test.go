@@ -368,3 +368,34 @@ func TestClaimStaysOnItsVictimsGPUs(t *testing.T) {
 		require.Equal(t, "n1[0-3]", d.Placements[0].Allocation.String(), "%v", mode)
 	}
 }
+
+// TestJobAheadStartsOnCPUAKeptPromiseLeft: a kept promise that moves off
+// GPUs none of which is free now can still let a job ahead start now,
+// when nodes limit CPU. n0 has 1,000 millicores; R holds GPU 0 and 100 of
+// them until 01:00. A (600 per member, no limit) is promised n1[0] from
+// 00:30; X (950, no limit) n0[0] from 01:00. A cannot start now on n0's
+// free GPUs while X's reservation counts its CPU from 01:00. Compression
+// moves X to n1[1] at 00:30, and A then starts now on n0.
+func TestJobAheadStartsOnCPUAKeptPromiseLeft(t *testing.T) {
+	const doc = `{"now":"2026-12-02T00:00:00Z",
+	"cluster":{"nodes":[{"name":"n0","gpus":4,"cpuMillis":1000},{"name":"n1","gpus":2}]},
+	"jobs":[
+	 {"id":"R","tier":0,"gpusPerMember":1,"cpuMillis":100,"timeLimit":"2h","state":"running",
+	  "started":"2026-12-01T23:00:00Z","allocation":[{"node":"n0","gpus":[0]}]},
+	 {"id":"S","tier":0,"gpusPerMember":2,"timeLimit":"90m","state":"running",
+	  "started":"2026-12-01T23:00:00Z","allocation":[{"node":"n1","gpus":[0,1]}]},
+	 {"id":"A","tier":3,"gpusPerMember":1,"cpuMillis":600,"submitted":"2026-12-01T22:00:00Z"},
+	 {"id":"X","tier":3,"gpusPerMember":1,"cpuMillis":950,"submitted":"2026-12-01T22:30:00Z"}],
+	"plan":[{"job":"A","start":"2026-12-02T00:30:00Z","allocation":[{"node":"n1","gpus":[0]}]},
+	        {"job":"X","start":"2026-12-02T01:00:00Z","allocation":[{"node":"n0","gpus":[0]}]}]}`
+	s, err := DecodeSnapshot(strings.NewReader(doc))
+	require.NoError(t, err)
+	d, err := New(Config{Backfill: Conservative}).Step(s)
+	require.NoError(t, err)
+	require.Len(t, d.Placements, 1, "%+v", d)
+	require.Equal(t, "A", d.Placements[0].Job)
+	require.Equal(t, "n0", d.Placements[0].Allocation[0].Node)
+	require.Len(t, d.Reservations, 1)
+	require.Equal(t, "X", d.Reservations[0].Job)
+	require.Equal(t, "n1[1]", d.Reservations[0].Allocation.String())
+}

@@ -201,10 +201,12 @@ func (st *stepState) whyUnusable(p *promise) string {
 // backfill mode makes it, so that a protected job under EASY, too, is
 // reserved the earliest start it has.
 func (st *stepState) improvePromises() {
-	moved := 0 // past the last reservation that moved: one ahead of it may start now
+	moved := 0 // past the last reservation that moved off GPUs free now: one ahead of it may start now
 	for at, slot := range st.queue {
-		if p := st.promises[slot]; p != nil && p.kept && st.improve(st.pending[slot], p) {
-			moved = at + 1
+		if p := st.promises[slot]; p != nil && p.kept {
+			if old := p.pl; st.improve(st.pending[slot], p) && st.mayStartOn(old) {
+				moved = at + 1
+			}
 		}
 	}
 	for moved > 0 {
@@ -455,6 +457,9 @@ func (st *stepState) startNow(j *Job, p *promise) bool {
 		return false
 	}
 	d := st.hold(j)
+	if st.noStartNowInPlace(j, p, reqs, d) {
+		return false
+	}
 	prev := p.res
 	mark := st.unreserve(j, p, d)
 	if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
@@ -464,6 +469,25 @@ func (st *stepState) startNow(j *Job, p *promise) bool {
 	}
 	st.putBack(j, p, d, mark, true, prev)
 	return false
+}
+
+// noStartNowInPlace reports whether job j, holding kept promise p (a run
+// of d under reqs), could not start now even with p taken out, proven
+// with p in place: a run from now needs every GPU it takes free now, so
+// when none of p's GPUs is free now, taking p out frees nothing such a
+// run could use (unless nodes limit CPU or memory: p's share of its
+// nodes' frees too), and a search from now with p in place answers for
+// it. A spread job kept apart from its group is left to placeNowAnyOf.
+func (st *stepState) noStartNowInPlace(j *Job, p *promise, reqs []gang.Request, d time.Duration) bool {
+	if st.ix.Limited() || st.freeNow(p.pl) || j.Placement == Spread && j.Group != "" {
+		return false
+	}
+	for _, r := range reqs {
+		if _, found := st.earliestBy(j, r, d, 0, 0); found {
+			return false
+		}
+	}
+	return true
 }
 
 // putBack puts back job j's reservation p for a run of d, which unreserve

@@ -143,7 +143,7 @@ func (st *stepState) schedule() error {
 	for at, slot := range st.queue {
 		j := st.pending[slot]
 		if p := st.promises[slot]; p != nil && (p.kept || p.taken) {
-			if revisit && p.kept && st.improve(j, p) {
+			if old := p.pl; revisit && p.kept && st.improve(j, p) && st.mayStartOn(old) {
 				startAhead = at
 			}
 			if old := p.pl; st.preemptKept(j, p) {
@@ -151,7 +151,7 @@ func (st *stepState) schedule() error {
 				// a promise may start now on them, and, where some are
 				// free now, one behind may start now or earlier.
 				revisit = revisit || st.freeNow(old)
-				for ahead := at; ahead > 0; {
+				for ahead := at; ahead > 0 && st.mayStartOn(old); {
 					ahead = st.startKeptNow(st.queue[:ahead])
 				}
 			}
@@ -200,6 +200,16 @@ func (st *stepState) schedule() error {
 	}
 	st.backfillShortestFirst(later)
 	return nil
+}
+
+// mayStartOn reports whether a reservation taken off pl may let a job
+// start now that could not before: some GPU of pl is free now, or nodes
+// limit CPU or memory (the reservation's share of its nodes' frees from
+// its start, which a run from now on their other GPUs may need). A run
+// from now needs every GPU it takes free now, and a reservation taken out
+// frees nothing else, so otherwise no job gains a start now from it.
+func (st *stepState) mayStartOn(pl gang.Placement) bool {
+	return st.ix.Limited() || st.freeNow(pl)
 }
 
 // freeNow reports whether some GPU of pl is free now.
