@@ -63,6 +63,25 @@ func stepCountingWalks(cfg Config, snap *Snapshot) (*Decision, int, error) {
 	return st.result(), walked, nil
 }
 
+// RepinMoves is the number of reservations that repins moved to other
+// GPUs in a Step on snap under cfg.
+func RepinMoves(cfg Config, snap *Snapshot) (int, error) {
+	s := New(cfg)
+	c, err := validate(snap, s.cfg.tiers())
+	if err != nil {
+		return 0, err
+	}
+	st, err := newStepState(&s.cfg, snap, c, true)
+	if err != nil {
+		return 0, err
+	}
+	st.evict()
+	if err := st.schedule(); err != nil {
+		return 0, err
+	}
+	return st.repinMoves, nil
+}
+
 // EligibleStartsAgree runs a Step on snap under cfg and then, on the
 // profile as the Step left it, asks for each pending job with a list of
 // eligible nodes its earliest start two ways: on its eligible nodes alone

@@ -61,7 +61,10 @@ import (
 // (a job that the count of free GPUs lets start earlier takes its GPUs;
 // see repinAt), which the first Step has done where it could; a repin
 // past a Step's bounds (maxRepinFailures) that succeeds in a later Step
-// only starts a job earlier than forecast. Under EASY only
+// only starts a job earlier than forecast, and so does a repin that moves
+// a reservation made in an earlier turn to other GPUs: a job reserved in
+// between may start sooner on the GPUs it left, which the next Step's
+// compression finds. Under EASY only
 // the jobs the decision starts or reserves are promised; the others are
 // estimates, which jobs backfilled later may delay, and EASY re-chooses
 // a kept promise's GPUs at the same start, which may start a job behind

@@ -105,10 +105,13 @@ func checkForecast(s *scheduler.Snapshot, d *scheduler.Decision, f scheduler.For
 // every event and at NextWake) starts no job later than the forecast of
 // the first Step, under conservative backfill; under EASY, no job the
 // first decision placed or reserved (invariant 9 for the reserved).
-// Under conservative backfill every job starts exactly at its forecast:
-// a kept promise moves only to an earlier start, and to other GPUs at
-// the same start only when re-pinned, which the first Step has done
-// where it could (TestForecastConservativeExact). Under EASY a job the
+// Under conservative backfill every job starts exactly at its forecast
+// when the first Step moved no reservation by a repin (about 199 worlds
+// in 200): a kept promise moves only to an earlier start, and to other
+// GPUs at the same start only when re-pinned, which the first Step has
+// done where it could (TestForecastConservativeExact). A repin that moves
+// a reservation made in an earlier turn may free GPUs on which a job
+// reserved in between starts sooner, at the next Step (a seed found one). Under EASY a job the
 // first decision did not reserve has no promise, and a job backfilled
 // later can delay it past its forecast (TestForecastEASYLate).
 func TestForecastNeverLate(t *testing.T) {
@@ -118,12 +121,20 @@ func TestForecastNeverLate(t *testing.T) {
 				c, jobs := exactWorld(t)
 				order := rapid.SampledFrom([]scheduler.Orderer{nil, scheduler.TierOrder{}}).Draw(t, "order")
 				cfg := scheduler.Config{Backfill: mode, Order: order, DisablePreemption: true}
+				// A repin in the first Step may move a reservation made in
+				// an earlier turn to other GPUs, which frees GPUs that a job
+				// reserved in between could start on sooner; the next
+				// Step's compression starts it earlier than forecast.
+				moves, err := scheduler.RepinMoves(cfg, host.New(c, slices.Clone(jobs)...).Snapshot(gen.Now))
+				if err != nil {
+					t.Fatalf("RepinMoves: %v", err)
+				}
 				first, started, promised := replayExact(t, cfg, c, jobs)
 				for id, at := range started {
 					if (mode == scheduler.Conservative || promised[id]) && !first[id].IsZero() && at.After(first[id]) {
 						t.Fatalf("%s started at +%v, forecast +%v", id, at.Sub(gen.Now), first[id].Sub(gen.Now))
 					}
-					if mode == scheduler.Conservative && !at.Equal(first[id]) {
+					if mode == scheduler.Conservative && moves == 0 && !at.Equal(first[id]) {
 						t.Fatalf("%s started at +%v, forecast +%v: not exact", id, at.Sub(gen.Now), first[id].Sub(gen.Now))
 					}
 				}

@@ -468,6 +468,7 @@ func (st *stepState) movable(rs *madeReservation) bool {
 // at the same start, and the promise it kept, if any, follows it. What
 // counts against the team is unchanged.
 func (st *stepState) moveReservation(b *displacedReservation) {
+	st.repinMoves++
 	rs := &st.reservations.made[b.k]
 	st.decided.Reservations[rs.res].Job = ""
 	st.unledger(int(b.k))

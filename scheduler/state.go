@@ -62,6 +62,7 @@ type stepState struct {
 	// repins that failed (see maxRepinFailures).
 	repinFailed   []failedRepin
 	repinFailures int
+	repinMoves    int // reservations that repins moved to other GPUs
 	// walked, when not nil (in tests), counts the entries that the walks
 	// of a Step with a plan look at: reservations in a node's list
 	// (collectHolders) and victim candidates (spare).
