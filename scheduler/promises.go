@@ -473,12 +473,17 @@ func (st *stepState) startNow(j *Job, p *promise) bool {
 
 // noStartNowInPlace reports whether job j, holding kept promise p (a run
 // of d under reqs), could not start now even with p taken out, proven
-// with p in place: a run from now needs every GPU it takes free now, so
-// when none of p's GPUs is free now, taking p out frees nothing such a
-// run could use (unless nodes limit CPU or memory: p's share of its
-// nodes' frees too), and a search from now with p in place answers for
-// it. A spread job kept apart from its group is left to placeNowAnyOf.
+// with p in place: when the count of free GPUs allows no earlier start
+// than p's (noEarlierStart, which counts p as taken out); or when none
+// of p's GPUs is free now, since a run from now needs every GPU it takes
+// free now, so taking p out frees nothing such a run could use (unless
+// nodes limit CPU or memory: p's share of its nodes' frees too), and a
+// search from now with p in place answers for it. A spread job kept
+// apart from its group is left to placeNowAnyOf.
 func (st *stepState) noStartNowInPlace(j *Job, p *promise, reqs []gang.Request, d time.Duration) bool {
+	if st.noEarlierStart(reqs, d, p.start) {
+		return true
+	}
 	if st.ix.Limited() || st.freeNow(p.pl) || j.Placement == Spread && j.Group != "" {
 		return false
 	}
