@@ -201,11 +201,11 @@ func (st *stepState) whyUnusable(p *promise) string {
 // backfill mode makes it, so that a protected job under EASY, too, is
 // reserved the earliest start it has.
 func (st *stepState) improvePromises() {
-	moved := 0 // past the last reservation that moved off GPUs free now: one ahead of it may start now
+	moved := 0 // past the last reservation that left GPUs free now: one ahead of it may start now
 	for at, slot := range st.queue {
 		if p := st.promises[slot]; p != nil && p.kept {
-			if old := p.pl; st.improve(st.pending[slot], p) && st.mayStartOn(old) {
-				moved = at + 1
+			if old := p.pl; (st.improve(st.pending[slot], p) || p.taken) && st.mayStartOn(old) {
+				moved = at + 1 // it moved, or started now, off old
 			}
 		}
 	}
