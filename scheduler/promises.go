@@ -203,15 +203,23 @@ func (st *stepState) whyUnusable(p *promise) string {
 func (st *stepState) improvePromises() {
 	moved := 0 // past the last reservation that left GPUs free now: one ahead of it may start now
 	for at, slot := range st.queue {
-		if p := st.promises[slot]; p != nil && p.kept {
-			if old := p.pl; (st.improve(st.pending[slot], p) || p.taken) && st.mayStartOn(old) {
-				moved = at + 1 // it moved, or started now, off old
-			}
+		if p := st.promises[slot]; p != nil && p.kept && st.improveLeftRoom(st.pending[slot], p) {
+			moved = at + 1
 		}
 	}
 	for moved > 0 {
 		moved = st.startKeptNow(st.queue[:moved])
 	}
+}
+
+// improveLeftRoom improves job j's kept promise p (improve) and reports
+// whether that may let a job ahead of j start now: j moved, or started
+// now, off GPUs some of which are free now (mayStartOn), or a repin
+// moved other reservations to make room for it (their old GPUs too).
+func (st *stepState) improveLeftRoom(j *Job, p *promise) bool {
+	old, repins := p.pl, st.repinMoves
+	moved := st.improve(j, p)
+	return st.repinMoves > repins || (moved || p.taken) && st.mayStartOn(old)
 }
 
 // improve moves job j's kept promise p to the earliest slot that

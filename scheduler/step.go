@@ -143,8 +143,8 @@ func (st *stepState) schedule() error {
 	for at, slot := range st.queue {
 		j := st.pending[slot]
 		if p := st.promises[slot]; p != nil && (p.kept || p.taken) {
-			if old := p.pl; revisit && p.kept && (st.improve(j, p) || p.taken) && st.mayStartOn(old) {
-				startAhead = at // it moved, or started now, off old
+			if revisit && p.kept && st.improveLeftRoom(j, p) {
+				startAhead = at
 			}
 			if old := p.pl; st.preemptKept(j, p) {
 				// Its old GPUs are free again: a job ahead that keeps
