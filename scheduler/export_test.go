@@ -20,63 +20,48 @@ func ForecastPlan(s *Scheduler, snap *Snapshot) (Forecast, []Reservation, error)
 	return s.forecast(snap, true)
 }
 
+// stepInside is Step on snap under cfg, with prepare applied to the
+// Step's state before its stages; it returns the state and the decision.
+func stepInside(cfg Config, snap *Snapshot, prepare func(*stepState)) (*stepState, *Decision, error) {
+	s := New(cfg)
+	c, err := validate(snap, s.cfg.tiers())
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := newStepState(&s.cfg, snap, c, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	prepare(st)
+	st.evict()
+	if err := st.schedule(); err != nil {
+		return nil, nil, err
+	}
+	return st, st.result(), nil
+}
+
 // stepCountingProbes is Step on snap under cfg, with the number of nodes
 // that the capability packages looked at one by one for jobs with lists
 // of eligible nodes (calls of their Avoid predicate).
 func stepCountingProbes(cfg Config, snap *Snapshot) (*Decision, int, error) {
-	s := New(cfg)
-	c, err := validate(snap, s.cfg.tiers())
-	if err != nil {
-		return nil, 0, err
-	}
-	st, err := newStepState(&s.cfg, snap, c, true)
-	if err != nil {
-		return nil, 0, err
-	}
 	probes := 0
-	st.eligible.probes = &probes
-	st.evict()
-	if err := st.schedule(); err != nil {
-		return nil, 0, err
-	}
-	return st.result(), probes, nil
+	_, d, err := stepInside(cfg, snap, func(st *stepState) { st.eligible.probes = &probes })
+	return d, probes, err
 }
 
 // stepCountingWalks is Step on snap under cfg, with the number of
 // entries its walks looked at (stepState.walked).
 func stepCountingWalks(cfg Config, snap *Snapshot) (*Decision, int, error) {
-	s := New(cfg)
-	c, err := validate(snap, s.cfg.tiers())
-	if err != nil {
-		return nil, 0, err
-	}
-	st, err := newStepState(&s.cfg, snap, c, true)
-	if err != nil {
-		return nil, 0, err
-	}
 	walked := 0
-	st.walked = &walked
-	st.evict()
-	if err := st.schedule(); err != nil {
-		return nil, 0, err
-	}
-	return st.result(), walked, nil
+	_, d, err := stepInside(cfg, snap, func(st *stepState) { st.walked = &walked })
+	return d, walked, err
 }
 
 // RepinMoves is the number of reservations that repins moved to other
 // GPUs in a Step on snap under cfg.
 func RepinMoves(cfg Config, snap *Snapshot) (int, error) {
-	s := New(cfg)
-	c, err := validate(snap, s.cfg.tiers())
+	st, _, err := stepInside(cfg, snap, func(*stepState) {})
 	if err != nil {
-		return 0, err
-	}
-	st, err := newStepState(&s.cfg, snap, c, true)
-	if err != nil {
-		return 0, err
-	}
-	st.evict()
-	if err := st.schedule(); err != nil {
 		return 0, err
 	}
 	return st.repinMoves, nil

@@ -240,11 +240,8 @@ func (st *stepState) improve(j *Job, p *promise) (moved bool) {
 	if st.cfg.Backfill == Conservative && st.stuckInPlace(j, reqs, d, p) {
 		return false // nor could it, proven without taking it out
 	}
-	prev := p.res
-	mark := st.unreserve(j, p, d)
-	if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
-		st.recordPlacement(j, pl)
-		p.kept, p.taken = false, true
+	prev, mark, started := st.takeOutToStart(j, p, reqs, d)
+	if started {
 		return false
 	}
 	// Its own slot is free again, so the search on its own type finds
@@ -468,15 +465,26 @@ func (st *stepState) startNow(j *Job, p *promise) bool {
 	if st.noStartNowInPlace(j, p, reqs, d) {
 		return false
 	}
-	prev := p.res
-	mark := st.unreserve(j, p, d)
+	prev, mark, started := st.takeOutToStart(j, p, reqs, d)
+	if !started {
+		st.putBack(j, p, d, mark, true, prev)
+	}
+	return started
+}
+
+// takeOutToStart takes job j's kept reservation p (a run of d under
+// reqs) out of the profile and starts j now if it can, on GPUs free now
+// that no other reservation needs during its run. Otherwise p stays out:
+// prev (the decision entry p held) and mark are what putBack needs.
+func (st *stepState) takeOutToStart(j *Job, p *promise, reqs []gang.Request, d time.Duration) (prev int, mark backfill.Mark, started bool) {
+	prev = p.res
+	mark = st.unreserve(j, p, d)
 	if pl, ok := st.placeNowAnyOf(j, reqs, d); ok {
 		st.recordPlacement(j, pl)
 		p.kept, p.taken = false, true
-		return true
+		return prev, mark, true
 	}
-	st.putBack(j, p, d, mark, true, prev)
-	return false
+	return prev, mark, false
 }
 
 // noStartNowInPlace reports whether job j, holding kept promise p (a run
