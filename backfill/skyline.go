@@ -150,17 +150,9 @@ func (s *skyline) valueAt(t time.Duration) int32 {
 	return s.blocks[bi].values[i] + s.blocks[bi].addend
 }
 
-// firstBelow returns the first moment x >= t at which the value is below
-// level, or Forever.
-func (s *skyline) firstBelow(t time.Duration, level int32) time.Duration {
-	bi, i := s.locate(t)
-	x, _, _ := s.belowFrom(t, bi, i, level)
-	return x
-}
-
-// belowFrom is firstBelow from t, whose breakpoint in effect is i of
-// block bi; it also returns the place of the breakpoint in effect at the
-// answer.
+// belowFrom returns the first moment x >= t at which the value is below
+// level, or Forever, from t, whose breakpoint in effect is i of block
+// bi; it also returns the place of the breakpoint in effect at x.
 func (s *skyline) belowFrom(t time.Duration, bi, i int, level int32) (time.Duration, int, int) {
 	for ; bi < len(s.blocks); bi, i = bi+1, 0 {
 		b := &s.blocks[bi]
@@ -176,16 +168,8 @@ func (s *skyline) belowFrom(t time.Duration, bi, i int, level int32) (time.Durat
 	return Forever, len(s.blocks), 0
 }
 
-// firstAtLeast returns the first breakpoint after the one in effect at t
-// whose value is at least level, or Forever.
-func (s *skyline) firstAtLeast(t time.Duration, level int32) time.Duration {
-	bi, i := s.locate(t)
-	x, _, _ := s.atLeastAfter(bi, i, level)
-	return x
-}
-
-// atLeastAfter is firstAtLeast after breakpoint i of block bi; it also
-// returns the answer's place.
+// atLeastAfter returns the first breakpoint after breakpoint i of block
+// bi whose value is at least level, or Forever, and its place.
 func (s *skyline) atLeastAfter(bi, i int, level int32) (time.Duration, int, int) {
 	for i++; bi < len(s.blocks); bi, i = bi+1, 0 {
 		b := &s.blocks[bi]
