@@ -106,14 +106,14 @@ func checkForecast(s *scheduler.Snapshot, d *scheduler.Decision, f scheduler.For
 // the first Step, under conservative backfill; under EASY, no job the
 // first decision placed or reserved (invariant 9 for the reserved).
 // Under conservative backfill every job starts exactly at its forecast
-// when the first Step moved no reservation by a repin (about 199 worlds
-// in 200): a kept promise moves only to an earlier start, and to other
-// GPUs at the same start only when re-pinned, which the first Step has
-// done where it could (TestForecastConservativeExact). A repin that moves
-// a reservation made in an earlier turn may free GPUs on which a job
-// reserved in between starts sooner, at the next Step (a seed found one). Under EASY a job the
-// first decision did not reserve has no promise, and a job backfilled
-// later can delay it past its forecast (TestForecastEASYLate).
+// when the first Step moved no reservation by a repin: a kept promise
+// moves only to an earlier start, and to other GPUs at the same start
+// only when re-pinned, which the first Step has done where it could
+// (TestForecastConservativeExact). A repin that moves a reservation made
+// in an earlier turn may free GPUs on which a job reserved in between
+// starts sooner, at the next Step. Under EASY a job the first decision
+// did not reserve has no promise, and a job backfilled later can delay
+// it past its forecast (TestForecastEASYLate).
 func TestForecastNeverLate(t *testing.T) {
 	for _, mode := range []scheduler.BackfillMode{scheduler.Conservative, scheduler.EASY} {
 		t.Run(mode.String(), func(t *testing.T) {

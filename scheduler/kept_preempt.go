@@ -17,9 +17,10 @@ import (
 // reservation is taken out and preempt decides as in a turn. When
 // preempt evicts victims, it has reserved their GPUs for j from the end
 // of their grace, which is earlier than the promise (preempt evicts only
-// when waiting is slower), and that is j's promise from now on. Otherwise the promise goes back as it was,
-// after taking out what preempt claimed instead (a claim is never
-// earlier than the promise, which improvePromises made the earliest).
+// when waiting is slower), and that is j's promise from now on.
+// Otherwise the promise goes back as it was, after taking out what
+// preempt claimed instead (a claim is never earlier than the promise,
+// which improvePromises made the earliest).
 //
 // A running job on j's promised GPUs that releases them by the promised
 // start is no victim of j's (spare): it was backfilled there because it

@@ -7,18 +7,17 @@ import (
 )
 
 // TestPlanWalkCost holds the walks of a conservative Step with a plan
-// (counted, not timed), on the benchmark snapshot of 2,048 nodes and
-// 10,000 pending jobs after a first Step, its reservations passed back:
-// every promise is kept, so the compression tries re-pins while every
-// reservation is in the profile, and each kept preemptor spares the jobs
-// that leave its promised GPUs in time. A re-pin's search for the
-// reservations in its way stops walking a node's list once none of the
-// GPUs it wants can be freed, and sparing looks only at the candidates
-// on the promise's nodes: together at most one entry per pending job and
-// eight per node, on 2,048 and 16,384 nodes (about 5,800 and 100,000
-// now). Walking each list to the end of a run without a time limit fails
-// it on both (104,000 and 407,000 entries), looking at every candidate
-// for each kept preemptor on the larger (340,000).
+// (counted, not timed), on the benchmark snapshots of 2,048 and 16,384
+// nodes and 10,000 pending jobs after a first Step, its reservations
+// passed back: every promise is kept, so the compression tries re-pins
+// while every reservation is in the profile, and each kept preemptor
+// spares the jobs that leave its promised GPUs in time. A re-pin's search
+// for the reservations in its way stops walking a node's list once none
+// of the GPUs it wants can be freed, and sparing looks only at the
+// candidates on the promise's nodes: together at most one entry per
+// pending job and eight per node. Walking each list to the end of a run
+// without a time limit fails it on both sizes, looking at every candidate
+// for each kept preemptor on the larger.
 func TestPlanWalkCost(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("builds two benchmark snapshots; run without -short and -race")

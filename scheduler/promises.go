@@ -261,7 +261,7 @@ func (st *stepState) improve(j *Job, p *promise) (moved bool) {
 		best = min(best, start.At)
 	}
 	fresh := true // the profile's remembered answers are as mark left them
-	claim := st.claimHeld(j, p)
+	claim := st.claimHeld(j, p.pl)
 	if c, try := st.repinStart(j, reqs[0], d, best, p.start, true); try && !claim {
 		if pl, done := st.repinAt(j, reqs[0], d, c); done {
 			if c == 0 {
@@ -278,7 +278,7 @@ func (st *stepState) improve(j *Job, p *promise) (moved bool) {
 	}
 	p.res, p.ledger = len(st.decided.Reservations), len(st.reservations.made)
 	if !ok || start.At == p.start && (st.cfg.Backfill == Conservative || sameSlots(start.Placement, p.pl)) ||
-		claim && !st.claimHeld(j, &promise{pl: start.Placement}) {
+		claim && !st.claimHeld(j, start.Placement) {
 		// Nothing better: the reservation goes back as it was, and the
 		// profile's remembered answers with it.
 		st.putBack(j, p, d, mark, fresh, prev)
@@ -289,7 +289,7 @@ func (st *stepState) improve(j *Job, p *promise) (moved bool) {
 	return true
 }
 
-// claimHeld reports whether job j's kept promise p is a preemptor's
+// claimHeld reports whether job j's kept promise on pl is a preemptor's
 // claim on GPUs that jobs being evicted still hold (its victims, as far
 // as Step can tell). Compression moves such a claim only to start now or
 // to another claim (no re-pin): moved to a later start on GPUs no job
@@ -298,11 +298,11 @@ func (st *stepState) improve(j *Job, p *promise) (moved bool) {
 // could evict again to start it sooner (DESIGN 3a: a preemptor's
 // reservation on the GPUs its victims free keeps lower tiers from taking
 // them; it starts when they are gone).
-func (st *stepState) claimHeld(j *Job, p *promise) bool {
+func (st *stepState) claimHeld(j *Job, pl gang.Placement) bool {
 	if !st.preempts(j) {
 		return false
 	}
-	evicting, _ := st.holdsBack(p.pl)
+	evicting, _ := st.holdsBack(pl)
 	return evicting
 }
 
