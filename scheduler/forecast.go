@@ -1,14 +1,11 @@
 package scheduler
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/gpusched/gpusched/backfill"
 	"github.com/gpusched/gpusched/gang"
@@ -245,22 +242,20 @@ func (fc *forecaster) unbounded() string {
 // "reason" when no start can be bounded; indented as EncodeDecision
 // indents.
 func EncodeForecast(out io.Writer, f Forecast) error {
-	var buf bytes.Buffer
-	buf.Grow(64 + 96*len(f.Jobs))
-	w := newJSONWriter(&buf)
-	w.token(jsontext.BeginObject)
+	w := newJSONWriter(64 + 96*len(f.Jobs))
+	w.open('{')
 	writeList(w, "forecast", f.Jobs, false, func(e *Estimate) {
-		w.token(jsontext.BeginObject)
+		w.open('{')
 		w.strMember("job", e.Job, false)
 		if e.Start.IsZero() {
 			w.member("start")
-			w.token(jsontext.Null)
+			w.null()
 			w.strMember("reason", e.Reason, false)
 		} else {
-			w.strMember("start", formatTime(e.Start, time.RFC3339Nano), false)
+			w.timeMember("start", e.Start, false)
 		}
-		w.token(jsontext.EndObject)
+		w.close('}')
 	})
-	w.token(jsontext.EndObject)
-	return w.flush(&buf, out)
+	w.close('}')
+	return w.flush(out)
 }

@@ -1,69 +1,200 @@
 package scheduler
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/gpusched/gpusched/topology"
 )
 
-// This file writes snapshots and decisions with a jsontext.Encoder, in
-// the layout of encoding/json's Encoder with two-space indentation and no
-// HTML escaping (the layout that hosts of the step command read):
-// one key per line, "[]" and "{}" when empty, U+2028 and U+2029 escaped,
-// and each byte of a string that is not UTF-8 written as \ufffd.
+// This file writes snapshots, decisions and forecasts in the layout of
+// encoding/json's Encoder with two-space indentation and no HTML
+// escaping (the layout that hosts of the step command read): one key per
+// line, "[]" and "{}" when empty, U+2028 and U+2029 escaped, each byte
+// of a string that is not UTF-8 written as \ufffd, and a newline after
+// the document. The writer appends to one buffer; json_encode_oracle_test
+// holds it to encoding/json byte for byte.
 
-// jsonWriter writes one document; the first error sticks.
+// jsonWriter writes one document into b; the first error sticks.
 type jsonWriter struct {
-	enc *jsontext.Encoder
-	err error
+	b     []byte
+	depth int
+	// empty: the container being written has no element yet; valued: a
+	// member's key is written and its value comes next.
+	empty, valued bool
+	err           error
 }
 
-// newJSONWriter returns a writer into buf.
-func newJSONWriter(buf *bytes.Buffer) *jsonWriter {
-	return &jsonWriter{enc: jsontext.NewEncoder(buf, jsontext.Multiline(true), jsontext.WithIndent("  "),
-		jsontext.EscapeForJS(true), jsontext.EscapeForHTML(false), jsontext.PreserveRawStrings(true),
-		jsontext.AllowDuplicateNames(true))}
+// newJSONWriter returns a writer with room for about size bytes.
+func newJSONWriter(size int) *jsonWriter {
+	return &jsonWriter{b: make([]byte, 0, size)}
 }
 
-// token writes t.
-func (w *jsonWriter) token(t jsontext.Token) {
-	if w.err == nil {
-		w.err = w.enc.WriteToken(t)
-	}
-}
-
-// str writes s, with each byte that is not UTF-8 as \ufffd.
-func (w *jsonWriter) str(s string) {
-	if utf8.ValidString(s) {
-		w.token(jsontext.String(s))
+// next writes what comes before a value or a key: nothing after a key,
+// else the comma after the element before and the new line's indent.
+func (w *jsonWriter) next() {
+	if w.valued {
+		w.valued = false
 		return
 	}
-	if w.err == nil {
-		w.err = w.enc.WriteValue(quoteInvalidUTF8(s))
+	if !w.empty && w.depth > 0 {
+		w.b = append(w.b, ',')
+	}
+	if w.depth > 0 {
+		w.b = append(w.b, '\n')
+		w.b = appendIndent(w.b, w.depth)
+	}
+	w.empty = false
+}
+
+// appendIndent appends depth levels of two-space indentation.
+func appendIndent(b []byte, depth int) []byte {
+	const spaces = "                                "
+	for n := 2 * depth; n > 0; n -= len(spaces) {
+		b = append(b, spaces[:min(n, len(spaces))]...)
+	}
+	return b
+}
+
+// open writes the start of an object ('{') or an array ('[').
+func (w *jsonWriter) open(c byte) {
+	w.next()
+	w.b = append(w.b, c)
+	w.depth++
+	w.empty = true
+}
+
+// close writes the end of the object ('}') or array (']') being written.
+func (w *jsonWriter) close(c byte) {
+	w.depth--
+	if !w.empty {
+		w.b = append(w.b, '\n')
+		w.b = appendIndent(w.b, w.depth)
+	}
+	w.b = append(w.b, c)
+	w.empty = false
+	if w.depth == 0 {
+		w.b = append(w.b, '\n')
 	}
 }
 
-// quoteInvalidUTF8 quotes s, which is not UTF-8, as encoding/json does.
-func quoteInvalidUTF8(s string) jsontext.Value {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+// str writes s as a string.
+func (w *jsonWriter) str(s string) {
+	w.next()
+	w.b = appendQuoted(w.b, s)
+}
+
+// integer writes n.
+func (w *jsonWriter) integer(n int) {
+	w.next()
+	w.b = strconv.AppendInt(w.b, int64(n), 10)
+}
+
+// number writes f as encoding/json does: the shortest decimal that reads
+// back as f, in exponent form below 1e-6 and from 1e21 on. A number that
+// is not finite is an error.
+func (w *jsonWriter) number(f float64) {
+	w.next()
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		if w.err == nil {
+			w.err = fmt.Errorf("json: unsupported value: %v", f)
+		}
+		return
+	}
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	w.b = strconv.AppendFloat(w.b, f, format, -1, 64)
+	if n := len(w.b); format == 'e' && n >= 4 && w.b[n-4] == 'e' && w.b[n-3] == '-' && w.b[n-2] == '0' {
+		w.b[n-2] = w.b[n-1] // e-07 is written e-7
+		w.b = w.b[:n-1]
+	}
+}
+
+// boolean writes v.
+func (w *jsonWriter) boolean(v bool) {
+	w.next()
+	w.b = strconv.AppendBool(w.b, v)
+}
+
+// null writes null.
+func (w *jsonWriter) null() {
+	w.next()
+	w.b = append(w.b, "null"...)
 }
 
 // member writes the key of an object member.
-func (w *jsonWriter) member(key string) { w.str(key) }
+func (w *jsonWriter) member(key string) {
+	w.str(key)
+	w.b = append(w.b, ':', ' ')
+	w.valued = true
+}
+
+// hexDigits are the digits of \u escapes, lower case as encoding/json
+// writes them.
+const hexDigits = "0123456789abcdef"
+
+// appendQuoted appends s quoted as encoding/json quotes it without HTML
+// escaping: \", \\, \b, \f, \n, \r and \t, other control characters as
+// \u00xx, U+2028 and U+2029 escaped, and each byte that is not UTF-8 as
+// \ufffd.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
 
 // writeList writes member key as an array with each element of list
 // written by each, in order; with omitEmpty, an empty list writes nothing.
@@ -72,11 +203,11 @@ func writeList[T any](w *jsonWriter, key string, list []T, omitEmpty bool, each 
 		return
 	}
 	w.member(key)
-	w.token(jsontext.BeginArray)
+	w.open('[')
 	for i := range list {
 		each(&list[i])
 	}
-	w.token(jsontext.EndArray)
+	w.close(']')
 }
 
 // strMember writes a member whose value is a string; omitEmpty leaves it
@@ -92,21 +223,35 @@ func (w *jsonWriter) strMember(key, s string, omitEmpty bool) {
 // intMember writes a member whose value is an integer.
 func (w *jsonWriter) intMember(key string, n int) {
 	w.member(key)
-	w.token(jsontext.Int(int64(n)))
+	w.integer(n)
+}
+
+// timeMember writes a member whose value is t as formatTime writes it in
+// RFC 3339, appended in place; omitZero leaves a zero t out.
+func (w *jsonWriter) timeMember(key string, t time.Time, omitZero bool) {
+	if t.IsZero() {
+		w.strMember(key, "", omitZero)
+		return
+	}
+	w.member(key)
+	w.next()
+	w.b = append(w.b, '"') // the layout's characters need no escapes
+	w.b = wireTime(t).AppendFormat(w.b, time.RFC3339Nano)
+	w.b = append(w.b, '"')
 }
 
 // numberMember writes a member whose value is a number.
 func (w *jsonWriter) numberMember(key string, f float64) {
 	w.member(key)
-	w.token(jsontext.Float(f))
+	w.number(f)
 }
 
 // flush writes the document to out with a single Write.
-func (w *jsonWriter) flush(buf *bytes.Buffer, out io.Writer) error {
+func (w *jsonWriter) flush(out io.Writer) error {
 	if w.err != nil {
 		return w.err
 	}
-	_, err := out.Write(buf.Bytes())
+	_, err := out.Write(w.b)
 	return err
 }
 
@@ -123,32 +268,30 @@ func EncodeSnapshot(out io.Writer, s *Snapshot) error {
 	if s == nil {
 		return errors.New("snapshot: nil snapshot")
 	}
-	var buf bytes.Buffer
-	buf.Grow(snapshotSize(s))
-	w := newJSONWriter(&buf)
-	w.token(jsontext.BeginObject)
-	w.strMember("now", formatTime(s.Now, time.RFC3339Nano), true)
+	w := newJSONWriter(snapshotSize(s))
+	w.open('{')
+	w.timeMember("now", s.Now, true)
 	w.member("cluster")
-	w.token(jsontext.BeginObject)
+	w.open('{')
 	writeList(w, "levels", s.Cluster.Levels, true, func(l *string) { w.str(*l) })
 	writeList(w, "nodes", s.Cluster.Nodes, true, w.node)
-	w.token(jsontext.EndObject)
+	w.close('}')
 	writeList(w, "teams", s.Teams, true, w.team)
 	writeList(w, "jobs", s.Jobs, true, w.job)
 	writeList(w, "plan", s.Plan, true, func(r *Reservation) { w.reservation(*r) })
-	w.token(jsontext.EndObject)
-	return w.flush(&buf, out)
+	w.close('}')
+	return w.flush(out)
 }
 
 // node writes a node; its domains in the order of their levels' names.
 func (w *jsonWriter) node(n *topology.Node) {
-	w.token(jsontext.BeginObject)
+	w.open('{')
 	w.strMember("name", n.Name, false)
 	w.intMember("gpus", n.GPUs)
 	w.strMember("gpuType", n.GPUType, true)
 	if len(n.Domains) > 0 {
 		w.member("domains")
-		w.token(jsontext.BeginObject)
+		w.open('{')
 		keys := make([]string, 0, len(n.Domains))
 		for k := range n.Domains {
 			keys = append(keys, k)
@@ -157,7 +300,7 @@ func (w *jsonWriter) node(n *topology.Node) {
 		for _, k := range keys {
 			w.strMember(k, n.Domains[k], false)
 		}
-		w.token(jsontext.EndObject)
+		w.close('}')
 	}
 	w.strMember("state", enumName(nodeStateNames, int(n.State)), false)
 	if len(n.Unhealthy) > 0 {
@@ -170,28 +313,28 @@ func (w *jsonWriter) node(n *topology.Node) {
 	if n.MemoryMiB != 0 {
 		w.intMember("memoryMiB", n.MemoryMiB)
 	}
-	w.token(jsontext.EndObject)
+	w.close('}')
 }
 
 // ints writes a list of integers, [] when empty.
 func (w *jsonWriter) ints(list []int) {
-	w.token(jsontext.BeginArray)
+	w.open('[')
 	for _, n := range list {
-		w.token(jsontext.Int(int64(n)))
+		w.integer(n)
 	}
-	w.token(jsontext.EndArray)
+	w.close(']')
 }
 
 // team writes a team.
 func (w *jsonWriter) team(t *Team) {
-	w.token(jsontext.BeginObject)
+	w.open('{')
 	w.strMember("name", t.Name, false)
 	w.numberMember("share", t.Share)
 	w.numberMember("usage", t.Usage)
 	w.strMember("parent", t.Parent, true)
 	if t.Quota != nil {
 		w.member("quota")
-		w.token(jsontext.BeginObject)
+		w.open('{')
 		w.intMember("gpus", t.Quota.GPUs)
 		w.intMember("borrowLimit", t.Quota.BorrowLimit)
 		if t.Quota.CPUMillis != 0 {
@@ -200,29 +343,29 @@ func (w *jsonWriter) team(t *Team) {
 		if t.Quota.MemoryMiB != 0 {
 			w.intMember("memoryMiB", t.Quota.MemoryMiB)
 		}
-		w.token(jsontext.EndObject)
+		w.close('}')
 	}
-	w.token(jsontext.EndObject)
+	w.close('}')
 }
 
 // job writes a job: its enums and members always, its tier when set (an
 // unset tier is left out, which decodes back to unset), its times and
 // durations when not zero.
 func (w *jsonWriter) job(j *Job) {
-	w.token(jsontext.BeginObject)
+	w.open('{')
 	w.strMember("id", j.ID, false)
 	w.strMember("team", j.Team, true)
 	if j.Tier.IsSet() {
 		w.intMember("tier", j.Tier.Level(0))
 	}
 	w.strMember("kind", enumName(kindNames, int(j.Kind)), false)
-	w.strMember("submitted", formatTime(j.Submitted, time.RFC3339Nano), true)
+	w.timeMember("submitted", j.Submitted, true)
 	w.intMember("members", j.Members)
 	w.intMember("gpusPerMember", j.GPUsPerMember)
 	w.strMember("gpuType", j.GPUType, true)
 	if j.MixGPUTypes {
 		w.member("mixGPUTypes")
-		w.token(jsontext.True)
+		w.boolean(true)
 	}
 	if j.CPUMillis != 0 {
 		w.intMember("cpuMillis", j.CPUMillis)
@@ -241,36 +384,36 @@ func (w *jsonWriter) job(j *Job) {
 	}
 	if j.Topology != (TopologySpec{}) {
 		w.member("topology")
-		w.token(jsontext.BeginObject)
+		w.open('{')
 		w.strMember("required", j.Topology.Required, true)
 		w.strMember("preferred", j.Topology.Preferred, true)
-		w.token(jsontext.EndObject)
+		w.close('}')
 	}
 	w.strMember("placement", enumName(placementNames, int(j.Placement)), false)
 	w.strMember("group", j.Group, true)
 	w.strMember("spreadLevel", j.SpreadLevel, true)
 	w.strMember("state", enumName(stateNames, int(j.State)), false)
-	w.strMember("started", formatTime(j.Started, time.RFC3339Nano), true)
-	w.strMember("evictedAt", formatTime(j.EvictedAt, time.RFC3339Nano), true)
+	w.timeMember("started", j.Started, true)
+	w.timeMember("evictedAt", j.EvictedAt, true)
 	if len(j.Allocation) > 0 {
 		w.member("allocation")
 		w.allocation(j.Allocation)
 	}
-	w.token(jsontext.EndObject)
+	w.close('}')
 }
 
 // allocation writes an allocation, [] when empty; an entry without GPUs
 // has "gpus": [].
 func (w *jsonWriter) allocation(a topology.Allocation) {
-	w.token(jsontext.BeginArray)
+	w.open('[')
 	for _, ng := range a {
-		w.token(jsontext.BeginObject)
+		w.open('{')
 		w.strMember("node", ng.Node, false)
 		w.member("gpus")
 		w.ints(ng.GPUs)
-		w.token(jsontext.EndObject)
+		w.close('}')
 	}
-	w.token(jsontext.EndArray)
+	w.close(']')
 }
 
 // EncodeDecision writes d in the JSON form of the step command, indented
@@ -288,50 +431,48 @@ func EncodeDecision(out io.Writer, d *Decision) error {
 	if d == nil {
 		return errors.New("decision: nil decision")
 	}
-	var buf bytes.Buffer
-	buf.Grow(decisionSize(d))
-	w := newJSONWriter(&buf)
-	w.token(jsontext.BeginObject)
+	w := newJSONWriter(decisionSize(d))
+	w.open('{')
 	writeList(w, "placements", d.Placements, false, func(p *Placement) {
-		w.token(jsontext.BeginObject)
+		w.open('{')
 		w.strMember("job", p.Job, false)
 		w.member("allocation")
 		w.allocation(p.Allocation)
-		w.token(jsontext.EndObject)
+		w.close('}')
 	})
 	writeList(w, "evictions", d.Evictions, false, func(e *Eviction) {
-		w.token(jsontext.BeginObject)
+		w.open('{')
 		w.strMember("job", e.Job, false)
 		w.strMember("reason", string(e.Reason), false)
 		w.strMember("by", e.By, true)
 		w.strMember("grace", formatDuration(e.Grace), false)
 		w.member("requeue")
-		w.token(jsontext.Bool(e.Requeue))
-		w.token(jsontext.EndObject)
+		w.boolean(e.Requeue)
+		w.close('}')
 	})
 	writeList(w, "reservations", d.Reservations, false, func(r *Reservation) { w.reservation(*r) })
 	writeList(w, "pending", d.Pending, false, func(p *Wait) {
-		w.token(jsontext.BeginObject)
+		w.open('{')
 		w.strMember("job", p.Job, false)
 		w.strMember("reason", string(p.Reason), false)
 		w.strMember("message", p.Message, false)
-		w.strMember("start", formatTime(p.Start, time.RFC3339Nano), true)
-		w.token(jsontext.EndObject)
+		w.timeMember("start", p.Start, true)
+		w.close('}')
 	})
-	w.strMember("nextWake", formatTime(d.NextWake, time.RFC3339Nano), true)
-	w.token(jsontext.EndObject)
-	return w.flush(&buf, out)
+	w.timeMember("nextWake", d.NextWake, true)
+	w.close('}')
+	return w.flush(out)
 }
 
 // reservation writes a reservation, as a decision and a plan have it.
 func (w *jsonWriter) reservation(r Reservation) {
-	w.token(jsontext.BeginObject)
+	w.open('{')
 	w.strMember("job", r.Job, false)
-	w.strMember("start", formatTime(r.Start, time.RFC3339Nano), false)
+	w.timeMember("start", r.Start, false)
 	w.member("allocation")
 	w.allocation(r.Allocation)
 	w.strMember("message", r.Message, true)
-	w.token(jsontext.EndObject)
+	w.close('}')
 }
 
 // snapshotSize estimates the length of s in JSON, so that the buffer it
