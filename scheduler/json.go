@@ -218,7 +218,7 @@ func (r *jsonReader) document(data []byte, read func() error) error {
 	err := read()
 	if err != nil && err != errSyntax {
 		for r.dec.StackDepth() > 1 {
-			if _, terr := r.dec.ReadToken(); terr != nil {
+			if terr := r.dec.ReadToken(); terr != nil {
 				err = errSyntax
 				break
 			}

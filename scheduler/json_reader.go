@@ -13,11 +13,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/gpusched/gpusched/internal/jsonscan"
 )
 
 // This file holds the reader that the snapshot and policy decoders share:
-// a jsontext.Decoder, which checks the syntax, the UTF-8 and the nesting
-// depth (at most 10,000 arrays and objects), and the bookkeeping that
+// a jsonscan.Decoder, which checks the syntax, the UTF-8 and the nesting
+// depth (at most 10,000 arrays and objects) as jsontext does and leaves
+// the wording of a syntax error to syntaxError, and the bookkeeping that
 // names the field of an error the way the contract does. Repeated keys
 // are found here rather than by the decoder, so that the error names
 // where they are.
@@ -57,10 +60,9 @@ type pathStep struct {
 // jsonReader reads one document, or one part of one, from a
 // jsontext.Decoder and keeps what an error must name.
 type jsonReader struct {
-	dec  *jsontext.Decoder
+	dec  *jsonscan.Decoder
 	mk   mkErr
 	path []pathStep
-	opts jsontext.Options
 	// The part being read: its text, and what names it (see readPart).
 	// list is "" for a whole document. base is the name, computed on
 	// the first error, since it needs a second look at the part's text.
@@ -80,24 +82,19 @@ type jsonReader struct {
 	// names interns short strings that snapshots repeat (node, team and
 	// GPU type names, domains).
 	names map[string]string
-	// src is the buffer dec reads a part from, reused from part to part.
-	src bytes.Buffer
 }
 
 // newJSONReader returns a reader of the document data whose errors mk
 // builds. It reads data in place: data must not change while r is used.
 func newJSONReader(data []byte, mk mkErr) *jsonReader {
-	r := &jsonReader{mk: mk, opts: jsontext.AllowDuplicateNames(true), names: make(map[string]string)}
-	r.dec = jsontext.NewDecoder(bytes.NewBuffer(data), r.opts)
-	return r
+	return &jsonReader{mk: mk, dec: jsonscan.NewDecoder(data), names: make(map[string]string)}
 }
 
 // readPart makes r read data, a part of a document: element index of
 // list named by the member key of each element when index >= 0 (see
 // elemName), else the part list. It reads data in place.
 func (r *jsonReader) readPart(data []byte, list string, index int, key string) {
-	r.src = *bytes.NewBuffer(data)
-	r.dec.Reset(&r.src, r.opts)
+	r.dec.Reset(data)
 	r.path = r.path[:0]
 	r.part, r.list, r.index, r.key, r.base = data, list, index, key, ""
 	r.typeErr, r.semErr, r.semOrder = nil, nil, 0
@@ -264,7 +261,7 @@ func (r *jsonReader) read() (jsontext.Value, error) {
 // token reads the next token, expected to be a delimiter that PeekKind
 // announced.
 func (r *jsonReader) token() error {
-	if _, err := r.dec.ReadToken(); err != nil {
+	if err := r.dec.ReadToken(); err != nil {
 		return errSyntax
 	}
 	return nil

@@ -1,0 +1,118 @@
+package jsonscan
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// compare drives a Decoder and a jsontext.Decoder over text with the same
+// calls, chosen by ops and by what the text holds, and fails t at the
+// first call whose answer differs: a kind, a value, an offset, a depth,
+// or one failing and the other not. It stops at the first error (the
+// readers of this module stop there too) or after limit calls.
+func compare(t *testing.T, text, ops []byte, limit int) {
+	t.Helper()
+	ours := NewDecoder(text)
+	ref := jsontext.NewDecoder(bytes.NewBuffer(text), jsontext.AllowDuplicateNames(true))
+	op := func(i int) byte {
+		if len(ops) == 0 {
+			return 0
+		}
+		return ops[i%len(ops)]
+	}
+	for i := range limit {
+		o := op(i)
+		k, rk := ours.PeekKind(), ref.PeekKind()
+		if k != rk {
+			t.Fatalf("call %d: PeekKind %q, jsontext %q", i, k, rk)
+		}
+		var err, rerr error
+		var v, rv []byte
+		switch {
+		case o%8 == 7:
+			err, rerr = ours.SkipValue(), ref.SkipValue()
+		case o%8 == 6 || (k != '{' && k != '[' && k != '}' && k != ']' && o%2 == 0):
+			v, err = ours.ReadValue()
+			rv, rerr = ref.ReadValue()
+		default:
+			err = ours.ReadToken()
+			_, rerr = ref.ReadToken()
+		}
+		if (err != nil) != (rerr != nil) {
+			t.Fatalf("call %d (kind %q, op %d): error %v, jsontext %v", i, k, o%8, err, rerr)
+		}
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(v, rv) {
+			t.Fatalf("call %d: value %q, jsontext %q", i, v, rv)
+		}
+		if ours.InputOffset() != ref.InputOffset() || ours.StackDepth() != ref.StackDepth() {
+			t.Fatalf("call %d: offset %d depth %d, jsontext %d %d", i, ours.InputOffset(), ours.StackDepth(), ref.InputOffset(), ref.StackDepth())
+		}
+	}
+}
+
+// tricky are texts at the edges of the grammar, each one character away
+// from a text the other side of the edge.
+var tricky = []string{
+	``, ` `, `{}`, `[]`, `{} {}`, `{}x`, `[1,]`, `[,1]`, `[1 2]`, `{"a" 1}`, `{"a":}`, `{"a":1,}`, `{,"a":1}`,
+	`{1:2}`, `{"a":1]`, `[1}`, `]`, `}`, `{"a":[1,{"b":null}],"c":true}`, `nul`, `nullx`, `[truex]`, `[fals]`,
+	`0`, `-0`, `-`, `01`, `1.`, `1.5`, `.5`, `1e`, `1e+`, `1E-7`, `1e5x`, `-01`, `[-]`, `[1.e5]`, `123456789012345678901234567890`,
+	`"`, `"abc`, `"a\"b"`, `"\/\b\f\n\r\t\\"`, `"\x"`, `"\u00e9"`, `"\u00E9"`, `"\u12"`, `"\u12g4"`,
+	`"\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`, `"\ude00"`, `"\ud83d\u0041"`, `"\ud83d\ud83d"`, "\"\x01\"", "\"\x7f\"",
+	"\"\xff\"", "\"\xc3\xa9\"", "\"\xed\xa0\x80\"", "\"\xef\xbf\xbd\"", "\"\xe2\x82\"", "{\"a\":\"\t\"}",
+	"\t{\r\n\"a\" :\n 1 }", `{"a":{"b":{"c":[[[]]]}}}`, `[{}]`, `[[],[]]`, `{"":""}`,
+}
+
+// deep nests n arrays, or objects with empty names.
+func deep(n int, object bool) string {
+	if object {
+		return strings.Repeat(`{"":`, n) + `1` + strings.Repeat(`}`, n)
+	}
+	return strings.Repeat(`[`, n) + strings.Repeat(`]`, n)
+}
+
+// TestAgainstJSONTextTricky: the edges of the grammar and of the depth
+// limit (10,000 open containers, reached by tokens, by a value read
+// whole, or by both), under every call sequence of a few kinds.
+func TestAgainstJSONTextTricky(t *testing.T) {
+	texts := append([]string{}, tricky...)
+	for _, n := range []int{9999, 10000, 10001} {
+		texts = append(texts, deep(n, false), deep(n, true))
+	}
+	for _, text := range texts {
+		for _, ops := range [][]byte{nil, {1}, {6}, {7}, {1, 1, 6}, {1, 1, 1, 7}, {1, 0, 1, 6}} {
+			compare(t, []byte(text), ops, 30000)
+		}
+	}
+}
+
+// FuzzAgainstJSONText: for any text and any sequence of calls, Decoder
+// answers as jsontext.Decoder does. Its seeds are the tricky texts and
+// the JSON files of the step command's tests and of the scheduler's.
+func FuzzAgainstJSONText(f *testing.F) {
+	for _, text := range tricky {
+		f.Add([]byte(text), []byte{0})
+		f.Add([]byte(text), []byte{1, 6})
+	}
+	for _, dir := range []string{"../../examples/step/testdata", "../../scheduler/testdata"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data, []byte{0})
+			f.Add(data, []byte{1, 1, 2, 6})
+		}
+	}
+	f.Fuzz(func(t *testing.T, text, ops []byte) {
+		compare(t, text, ops, 100000)
+	})
+}
