@@ -3,6 +3,8 @@ package scheduler
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -154,6 +156,19 @@ func TestEncodeEmptyDecision(t *testing.T) {
 	require.NoError(t, EncodeDecision(&buf, &Decision{}))
 	require.Equal(t, "{\n  \"placements\": [],\n  \"evictions\": [],\n  \"reservations\": [],\n  \"pending\": []\n}\n", buf.String())
 	require.Error(t, EncodeDecision(&buf, nil))
+}
+
+// TestEncodeSnapshotRefusesNonFinite: a share or usage that JSON cannot
+// write is an error, worded as encoding/json words it, and nothing is
+// written.
+func TestEncodeSnapshotRefusesNonFinite(t *testing.T) {
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		s := &Snapshot{Teams: []Team{{Name: "t", Share: 1, Usage: v}}}
+		var out bytes.Buffer
+		err := EncodeSnapshot(&out, s)
+		require.EqualError(t, err, fmt.Sprintf("json: unsupported value: %v", v))
+		require.Zero(t, out.Len())
+	}
 }
 
 func TestEncodeDecisionShape(t *testing.T) {
