@@ -94,6 +94,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,6 +112,16 @@ import (
 )
 
 func main() {
+	// A replay runs thousands of Steps, each of which allocates what it
+	// drops when it returns, over a live heap of a few tens of MB: with
+	// the default GOGC=100 the collector runs every few Steps. At 400 the
+	// heap may grow to five times what is live, which on the first 10,000
+	// jobs of KTH-SP2 saves a fifth of the CPU and a tenth of the wall
+	// time, for a peak of 46 MB instead of 28. A GOGC or GOMEMLIMIT in the
+	// environment is obeyed instead.
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(400)
+	}
 	isTTY := false
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		isTTY = true
