@@ -27,9 +27,15 @@ func compare(t *testing.T, text, ops []byte, limit int) {
 	}
 	for i := range limit {
 		o := op(i)
-		k, rk := ours.PeekKind(), ref.PeekKind()
-		if k != rk {
-			t.Fatalf("call %d: PeekKind %q, jsontext %q", i, k, rk)
+		// Most calls look first, as the readers do before a container
+		// or a list's next element; an op with its top bit set reads
+		// without looking, as they read a member's value.
+		var k jsontext.Kind
+		if o&0x80 == 0 {
+			rk := ref.PeekKind()
+			if k = ours.PeekKind(); k != rk {
+				t.Fatalf("call %d: PeekKind %q, jsontext %q", i, k, rk)
+			}
 		}
 		var err, rerr error
 		var v, rv []byte
@@ -87,7 +93,7 @@ func TestAgainstJSONTextTricky(t *testing.T) {
 		texts = append(texts, deep(n, false), deep(n, true))
 	}
 	for _, text := range texts {
-		for _, ops := range [][]byte{nil, {1}, {6}, {7}, {1, 1, 6}, {1, 1, 1, 7}, {1, 0, 1, 6}} {
+		for _, ops := range [][]byte{nil, {1}, {6}, {7}, {1, 1, 6}, {1, 1, 1, 7}, {1, 0, 1, 6}, {0x81, 0x86}, {1, 0x80, 0x81, 0x86, 0x87}} {
 			compare(t, []byte(text), ops, 30000)
 		}
 	}
@@ -110,6 +116,7 @@ func FuzzAgainstJSONText(f *testing.F) {
 			}
 			f.Add(data, []byte{0})
 			f.Add(data, []byte{1, 1, 2, 6})
+			f.Add(data, []byte{1, 0x81, 0x80, 0x86})
 		}
 	}
 	f.Fuzz(func(t *testing.T, text, ops []byte) {
