@@ -1,19 +1,3 @@
-// Package jsonscan reads a JSON text held in memory token by token, for
-// decoders that know the shape of what they read and fill it as they go.
-//
-// Its Decoder is the part of jsontext.Decoder (go-json-experiment/json)
-// that the snapshot and policy readers use (PeekKind, ReadToken,
-// ReadValue, SkipValue, InputOffset, StackDepth), with the semantics
-// jsontext gives them under AllowDuplicateNames and without
-// AllowInvalidUTF8: the same kinds and values, the same offsets and
-// depths, and an error at the same call, for any input. What it does not
-// do is word its errors: every error is ErrSyntax, and a reader that must
-// say what is wrong reads the text again with a decoder that says it.
-// Leaving out the streaming, the options and the error wording makes it
-// the cheaper of the two: a snapshot decodes in about three quarters of
-// the time it takes over jsontext (scheduler's BenchmarkDecodeSnapshot).
-//
-// A fuzz test holds it to jsontext call for call.
 package jsonscan
 
 import (
