@@ -18,8 +18,8 @@ import (
 // strict: unknown fields (including fields that match a known one only
 // when case is ignored), repeated fields, nulls, trailing data and
 // unknown enum strings are errors that name the field. The syntax is
-// read by github.com/go-json-experiment/json's jsontext package (see
-// json_reader.go).
+// read as github.com/go-json-experiment/json's jsontext package reads it,
+// by internal/jsonscan, which is held to it (see json_reader.go).
 //
 // Null is not a value. A default applies to a key left out, never to a
 // key given as null: a null where an optional value may stand could mean

@@ -58,7 +58,7 @@ type pathStep struct {
 }
 
 // jsonReader reads one document, or one part of one, from a
-// jsontext.Decoder and keeps what an error must name.
+// jsonscan.Decoder and keeps what an error must name.
 type jsonReader struct {
 	dec  *jsonscan.Decoder
 	mk   mkErr
