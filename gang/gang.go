@@ -194,11 +194,11 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 	if !r.wellFormed(ix) {
 		return Placement{}, Invalid
 	}
-	levels := levelsToTry(r, ix.NumLevels())
-	if levels == nil {
+	start, stop, ok := levelsToTry(r, ix.NumLevels())
+	if !ok {
 		return Placement{}, Invalid
 	}
-	for _, l := range levels {
+	for l := start; l >= stop; l-- {
 		// The domains with room, best fit first: only the first when
 		// nothing is avoided (it then holds the gang, and nothing is
 		// allocated), all of them when Avoid may leave a domain's room on
@@ -253,12 +253,14 @@ func Place(ix *topology.Index, r Request, s binpack.Scorer) (Placement, Outcome)
 	return Placement{}, NoCapacity
 }
 
-// levelsToTry lists levels from the preferred (or required) one outward.
-func levelsToTry(r Request, nl int) []int {
+// levelsToTry returns the levels to try, from start outward down to
+// stop: from the preferred (or required) one to the required one (or the
+// cluster). It reports false when either level is not one of the index's.
+func levelsToTry(r Request, nl int) (start, stop int, ok bool) {
 	if !validLevel(r.Required, nl) || !validLevel(r.Preferred, nl) {
-		return nil
+		return 0, 0, false
 	}
-	start, stop := r.Preferred, r.Required
+	start, stop = r.Preferred, r.Required
 	if start == NoLevel || (stop != NoLevel && start < stop) {
 		start = stop
 	}
@@ -266,13 +268,9 @@ func levelsToTry(r Request, nl int) []int {
 		stop = topology.ClusterLevel
 	}
 	if start == NoLevel {
-		return []int{topology.ClusterLevel}
+		start = topology.ClusterLevel
 	}
-	out := make([]int, 0, start-stop+1)
-	for l := start; l >= stop; l-- {
-		out = append(out, l)
-	}
-	return out
+	return start, stop, true
 }
 
 // fill places r inside domain d of level l, which has the capacity for it
