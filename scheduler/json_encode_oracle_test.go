@@ -26,6 +26,8 @@ type wireNode struct {
 	Domains       map[string]string `json:"domains,omitempty"`
 	State         *string           `json:"state,omitempty"`
 	UnhealthyGPUs []int             `json:"unhealthyGPUs,omitempty"`
+	CPUMillis     int               `json:"cpuMillis,omitempty"`
+	MemoryMiB     int               `json:"memoryMiB,omitempty"`
 }
 
 type wireTeam struct {
@@ -39,6 +41,8 @@ type wireTeam struct {
 type wireQuota struct {
 	GPUs        int `json:"gpus"`
 	BorrowLimit int `json:"borrowLimit"`
+	CPUMillis   int `json:"cpuMillis,omitempty"`
+	MemoryMiB   int `json:"memoryMiB,omitempty"`
 }
 
 type wireTopology struct {
@@ -61,6 +65,9 @@ type wireJob struct {
 	GPUsPerMember   int            `json:"gpusPerMember"`
 	GPUType         string         `json:"gpuType,omitempty"`
 	MixGPUTypes     bool           `json:"mixGPUTypes,omitempty"`
+	CPUMillis       int            `json:"cpuMillis,omitempty"`
+	MemoryMiB       int            `json:"memoryMiB,omitempty"`
+	EligibleNodes   *[]string      `json:"eligibleNodes,omitempty"`
 	TimeLimit       *string        `json:"timeLimit,omitempty"`
 	CheckpointGrace *string        `json:"checkpointGrace,omitempty"`
 	Topology        *wireTopology  `json:"topology,omitempty"`
@@ -74,10 +81,11 @@ type wireJob struct {
 }
 
 type outSnapshot struct {
-	Now     string     `json:"now,omitempty"`
-	Cluster outCluster `json:"cluster"`
-	Teams   []wireTeam `json:"teams,omitempty"`
-	Jobs    []wireJob  `json:"jobs,omitempty"`
+	Now     string           `json:"now,omitempty"`
+	Cluster outCluster       `json:"cluster"`
+	Teams   []wireTeam       `json:"teams,omitempty"`
+	Jobs    []wireJob        `json:"jobs,omitempty"`
+	Plan    []outReservation `json:"plan,omitempty"`
 }
 
 type outCluster struct {
@@ -101,17 +109,20 @@ func encodeSnapshotOracle(w io.Writer, s *Snapshot) error {
 	for _, n := range s.Cluster.Nodes {
 		st := enumName(nodeStateNames, int(n.State))
 		out.Cluster.Nodes = append(out.Cluster.Nodes, wireNode{Name: n.Name, GPUs: n.GPUs, GPUType: n.GPUType,
-			Domains: n.Domains, State: &st, UnhealthyGPUs: n.Unhealthy})
+			Domains: n.Domains, State: &st, UnhealthyGPUs: n.Unhealthy, CPUMillis: n.CPUMillis, MemoryMiB: n.MemoryMiB})
 	}
 	for _, t := range s.Teams {
 		wt := wireTeam{Name: t.Name, Share: t.Share, Usage: t.Usage, Parent: t.Parent}
 		if t.Quota != nil {
-			wt.Quota = &wireQuota{GPUs: t.Quota.GPUs, BorrowLimit: t.Quota.BorrowLimit}
+			wt.Quota = &wireQuota{GPUs: t.Quota.GPUs, BorrowLimit: t.Quota.BorrowLimit, CPUMillis: t.Quota.CPUMillis, MemoryMiB: t.Quota.MemoryMiB}
 		}
 		out.Teams = append(out.Teams, wt)
 	}
 	for i := range s.Jobs {
 		out.Jobs = append(out.Jobs, outJob(&s.Jobs[i]))
+	}
+	for _, r := range s.Plan {
+		out.Plan = append(out.Plan, outReserve(r))
 	}
 	return writeJSONOracle(w, out)
 }
@@ -121,12 +132,16 @@ func outJob(j *Job) wireJob {
 	tier, members := j.Tier.Level(0), j.Members
 	w := wireJob{ID: j.ID, Team: j.Team, Members: &members, GPUsPerMember: j.GPUsPerMember,
 		GPUType: j.GPUType, MixGPUTypes: j.MixGPUTypes, Group: j.Group, SpreadLevel: j.SpreadLevel,
+		CPUMillis: j.CPUMillis, MemoryMiB: j.MemoryMiB,
 		Kind:      ptr(enumName(kindNames, int(j.Kind))),
 		State:     ptr(enumName(stateNames, int(j.State))),
 		Placement: ptr(enumName(placementNames, int(j.Placement))),
 	}
 	if j.Tier.IsSet() {
 		w.Tier = &tier
+	}
+	if j.EligibleNodes != nil {
+		w.EligibleNodes = &j.EligibleNodes
 	}
 	if j.Topology != (TopologySpec{}) {
 		w.Topology = &wireTopology{Required: j.Topology.Required, Preferred: j.Topology.Preferred}
@@ -213,12 +228,43 @@ func encodeDecisionOracle(w io.Writer, d *Decision) error {
 			Grace: formatDuration(e.Grace), Requeue: e.Requeue})
 	}
 	for _, r := range d.Reservations {
-		out.Reservations = append(out.Reservations, outReservation{Job: r.Job,
-			Start: formatTime(r.Start, time.RFC3339Nano), Allocation: outAlloc(r.Allocation), Message: r.Message})
+		out.Reservations = append(out.Reservations, outReserve(r))
 	}
 	for _, p := range d.Pending {
 		out.Pending = append(out.Pending, outWait{Job: p.Job, Reason: string(p.Reason), Message: p.Message,
 			Start: formatTime(p.Start, time.RFC3339Nano)})
+	}
+	return writeJSONOracle(w, out)
+}
+
+func outReserve(r Reservation) outReservation {
+	return outReservation{Job: r.Job, Start: formatTime(r.Start, time.RFC3339Nano), Allocation: outAlloc(r.Allocation), Message: r.Message}
+}
+
+type outForecast struct {
+	Forecast []outEstimate `json:"forecast"`
+}
+
+type outEstimate struct {
+	Job    string  `json:"job"`
+	Start  *string `json:"start"`
+	Reason *string `json:"reason,omitempty"`
+}
+
+// encodeForecastOracle is EncodeForecast written with encoding/json's
+// reflection: a null start with its reason (even empty), or a start
+// without one.
+func encodeForecastOracle(w io.Writer, f Forecast) error {
+	out := outForecast{Forecast: make([]outEstimate, 0, len(f.Jobs))}
+	for _, e := range f.Jobs {
+		oe := outEstimate{Job: e.Job}
+		if e.Start.IsZero() {
+			oe.Reason = &e.Reason
+		} else {
+			start := formatTime(e.Start, time.RFC3339Nano)
+			oe.Start = &start
+		}
+		out.Forecast = append(out.Forecast, oe)
 	}
 	return writeJSONOracle(w, out)
 }
@@ -272,7 +318,8 @@ func requireSameEncoding(t require.TestingT, s *Snapshot, d *Decision) {
 
 // TestEncodeMatchesOracle: the encoders write what encoding/json wrote,
 // byte for byte, for the step command's samples and their decisions, the
-// benchmark snapshot, and random snapshots and decisions with strings,
+// benchmark snapshot, and random snapshots (plans, CPU, memory and
+// eligible nodes included), decisions and forecasts with strings,
 // numbers and times of every kind.
 func TestEncodeMatchesOracle(t *testing.T) {
 	for _, path := range []string{designFile, "../examples/step/testdata/mixed.json"} {
@@ -305,12 +352,14 @@ func TestEncodeMatchesOracle(t *testing.T) {
 		for range rapid.IntRange(0, 2).Draw(rt, "nodes") {
 			s.Cluster.Nodes = append(s.Cluster.Nodes, topology.Node{Name: str.Draw(rt, "name"), GPUs: rapid.Int().Draw(rt, "gpus"),
 				GPUType: str.Draw(rt, "type"), Domains: rapid.MapOfN(str, str, 0, 3).Draw(rt, "domains"),
-				State: topology.NodeState(rapid.IntRange(0, 3).Draw(rt, "state")), Unhealthy: rapid.SliceOfN(rapid.Int(), 0, 2).Draw(rt, "bad")})
+				State: topology.NodeState(rapid.IntRange(0, 3).Draw(rt, "state")), Unhealthy: rapid.SliceOfN(rapid.Int(), 0, 2).Draw(rt, "bad"),
+				CPUMillis: rapid.OneOf(rapid.Just(0), rapid.Int()).Draw(rt, "cpu"), MemoryMiB: rapid.OneOf(rapid.Just(0), rapid.Int()).Draw(rt, "mem")})
 		}
 		for range rapid.IntRange(0, 2).Draw(rt, "teams") {
 			tm := Team{Name: str.Draw(rt, "team"), Parent: str.Draw(rt, "parent"), Share: num.Draw(rt, "share"), Usage: num.Draw(rt, "usage")}
 			if rapid.Bool().Draw(rt, "quota") {
-				tm.Quota = &Quota{GPUs: rapid.Int().Draw(rt, "q"), BorrowLimit: rapid.Int().Draw(rt, "b")}
+				tm.Quota = &Quota{GPUs: rapid.Int().Draw(rt, "q"), BorrowLimit: rapid.Int().Draw(rt, "b"),
+					CPUMillis: rapid.OneOf(rapid.Just(0), rapid.Int()).Draw(rt, "qcpu"), MemoryMiB: rapid.OneOf(rapid.Just(0), rapid.Int()).Draw(rt, "qmem")}
 			}
 			s.Teams = append(s.Teams, tm)
 		}
@@ -322,7 +371,13 @@ func TestEncodeMatchesOracle(t *testing.T) {
 				Topology:  TopologySpec{Required: str.Draw(rt, "req"), Preferred: str.Draw(rt, "pref")},
 				Placement: PlacementMode(rapid.IntRange(0, 2).Draw(rt, "placement")), Group: str.Draw(rt, "group"),
 				SpreadLevel: str.Draw(rt, "spread"), State: JobState(rapid.IntRange(0, 3).Draw(rt, "jstate")),
-				Started: tm.Draw(rt, "started"), EvictedAt: tm.Draw(rt, "evicted"), Allocation: alloc.Draw(rt, "alloc")})
+				Started: tm.Draw(rt, "started"), EvictedAt: tm.Draw(rt, "evicted"), Allocation: alloc.Draw(rt, "alloc"),
+				CPUMillis: rapid.OneOf(rapid.Just(0), rapid.Int()).Draw(rt, "jcpu"), MemoryMiB: rapid.OneOf(rapid.Just(0), rapid.Int()).Draw(rt, "jmem"),
+				EligibleNodes: rapid.OneOf(rapid.Just([]string(nil)), rapid.Just([]string{}), rapid.SliceOfN(str, 1, 2)).Draw(rt, "eligible")})
+		}
+		for range rapid.IntRange(0, 2).Draw(rt, "plan") {
+			s.Plan = append(s.Plan, Reservation{Job: str.Draw(rt, "planjob"), Start: tm.Draw(rt, "planstart"),
+				Allocation: alloc.Draw(rt, "planalloc"), Message: str.Draw(rt, "planmsg")})
 		}
 		d := &Decision{
 			Placements:   []Placement{{Job: str.Draw(rt, "pjob"), Allocation: alloc.Draw(rt, "palloc")}},
@@ -331,5 +386,17 @@ func TestEncodeMatchesOracle(t *testing.T) {
 			Pending:      []Wait{{Job: str.Draw(rt, "wjob"), Reason: Reason(str.Draw(rt, "wreason")), Message: str.Draw(rt, "msg"), Start: tm.Draw(rt, "wstart")}},
 		}
 		requireSameEncoding(rt, s, d)
+		var f Forecast
+		for range rapid.IntRange(0, 3).Draw(rt, "estimates") {
+			e := Estimate{Job: str.Draw(rt, "ejobf"), Reason: str.Draw(rt, "reasonf")}
+			if rapid.Bool().Draw(rt, "bounded") {
+				e.Start, e.Reason = tm.Draw(rt, "startf"), ""
+			}
+			f.Jobs = append(f.Jobs, e)
+		}
+		var got, want bytes.Buffer
+		require.NoError(rt, EncodeForecast(&got, f))
+		require.NoError(rt, encodeForecastOracle(&want, f))
+		require.Equal(rt, want.String(), got.String())
 	})
 }
