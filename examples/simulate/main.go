@@ -116,7 +116,7 @@ func main() {
 	// drops when it returns, over a live heap of a few tens of MB: with
 	// the default GOGC=100 the collector runs every few Steps. At 400 the
 	// heap may grow to five times what is live: on the first 10,000 jobs
-	// of KTH-SP2 a fifth less CPU and a tenth less wall time for a peak
+	// of KTH-SP2 a fifth less CPU and an eighth less wall time for a peak
 	// of 45 MB instead of 26, on the whole Philly trace a quarter less CPU
 	// and a fifth less wall time for 208 MB instead of 91. A GOGC or
 	// GOMEMLIMIT in the environment is obeyed instead.

@@ -12,7 +12,7 @@ func Example() {
 	if err := d.ReadToken(); err != nil { // {
 		panic(err)
 	}
-	for d.PeekKind() != '}' {
+	for k := d.PeekKind(); k != '}' && k != 0; k = d.PeekKind() {
 		name, _ := d.ReadValue()
 		value, _ := d.ReadValue()
 		fmt.Printf("%s = %s (%c)\n", name, value, value.Kind())

@@ -57,7 +57,7 @@ func (d *Decoder) InputOffset() int64 { return int64(d.end) }
 
 // StackDepth is how many objects and arrays are open: 0 before the first
 // token and after a top-level value, 1 inside a top-level object.
-func (d *Decoder) StackDepth() int { return len(d.stack) - 1 }
+func (d *Decoder) StackDepth() int { return max(len(d.stack)-1, 0) }
 
 // isSpace reports whether c is JSON white space.
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

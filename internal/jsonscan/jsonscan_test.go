@@ -12,12 +12,20 @@ import (
 
 // compare drives a Decoder and a jsontext.Decoder over text with the same
 // calls, chosen by ops and by what the text holds, and fails t at the
-// first call whose answer differs: a kind, a value, an offset, a depth,
-// or one failing and the other not. It stops at the first error (the
-// readers of this module stop there too) or after limit calls.
+// first call whose answer differs: the kind PeekKind tells, a value, an
+// offset, a depth, or one failing and the other not. It stops at the
+// first error (the readers of this module stop there too) or after limit
+// calls. The Decoder is one that read another text and failed, then was
+// Reset, as the readers reuse one for every part of a document.
 func compare(t *testing.T, text, ops []byte, limit int) {
 	t.Helper()
-	ours := NewDecoder(text)
+	ours := NewDecoder([]byte(`[{"a":`))
+	_, _, _ = ours.ReadToken(), ours.ReadToken(), ours.PeekKind()
+	_, _ = ours.ReadValue()
+	if ours.PeekKind() != 0 || ours.ReadToken() == nil {
+		t.Fatal("a text cut short reads on")
+	}
+	ours.Reset(text)
 	ref := jsontext.NewDecoder(bytes.NewBuffer(text), jsontext.AllowDuplicateNames(true))
 	op := func(i int) byte {
 		if len(ops) == 0 {
@@ -88,6 +96,10 @@ func deep(n int, object bool) string {
 // limit (10,000 open containers, reached by tokens, by a value read
 // whole, or by both), under every call sequence of a few kinds.
 func TestAgainstJSONTextTricky(t *testing.T) {
+	var zero Decoder // reads an empty text
+	if zero.StackDepth() != 0 || zero.InputOffset() != 0 || zero.PeekKind() != 0 || zero.ReadToken() == nil {
+		t.Fatal("the zero Decoder is not a reader of an empty text")
+	}
 	texts := append([]string{}, tricky...)
 	for _, n := range []int{9999, 10000, 10001} {
 		texts = append(texts, deep(n, false), deep(n, true))
@@ -107,8 +119,11 @@ func FuzzAgainstJSONText(f *testing.F) {
 		f.Add([]byte(text), []byte{0})
 		f.Add([]byte(text), []byte{1, 6})
 	}
-	for _, dir := range []string{"../../examples/step/testdata", "../../scheduler/testdata"} {
+	for _, dir := range []string{"../../examples/step/testdata", "../../scheduler/testdata/repro"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		if len(files) == 0 {
+			f.Fatalf("no seed files in %s", dir)
+		}
 		for _, file := range files {
 			data, err := os.ReadFile(file)
 			if err != nil {
