@@ -114,12 +114,10 @@ import (
 func main() {
 	// A replay runs thousands of Steps, each of which allocates what it
 	// drops when it returns, over a live heap of a few tens of MB: with
-	// the default GOGC=100 the collector runs every few Steps. At 400 the
-	// heap may grow to five times what is live: on the first 10,000 jobs
-	// of KTH-SP2 a fifth less CPU and an eighth less wall time for a peak
-	// of 45 MB instead of 26, on the whole Philly trace a quarter less CPU
-	// and a fifth less wall time for 208 MB instead of 91. A GOGC or
-	// GOMEMLIMIT in the environment is obeyed instead.
+	// the default GOGC=100 the collector runs every few Steps. At 400 it
+	// runs a quarter as often, and the heap may grow to five times what
+	// is live (BENCHMARKS.md, "Eighth round", has the figures). A GOGC
+	// or GOMEMLIMIT in the environment is obeyed instead.
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetGCPercent(400)
 	}
