@@ -116,6 +116,9 @@ func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
 			r.reserveNames(len(nodes))
 		}
 		for i, raw := range nodes {
+			if r.fastNode(raw, &s.Cluster.Nodes[i]) {
+				continue
+			}
 			r.readPart(raw, "cluster: nodes", i, "name")
 			if err := r.node(&s.Cluster.Nodes[i]); err != nil {
 				return err
@@ -135,6 +138,9 @@ func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
 		s.Jobs = make([]Job, len(p.jobs))
 	}
 	for i, raw := range p.jobs {
+		if r.fastJob(raw, &s.Jobs[i]) {
+			continue
+		}
 		r.readPart(raw, "jobs", i, "id")
 		if err := r.job(&s.Jobs[i]); err != nil {
 			return err
@@ -512,7 +518,7 @@ func keepMsg(field, msg string) error { return &fieldMsg{field, msg} }
 
 // topology reads a job's topology constraints.
 func (r *jsonReader) topology(t *TopologySpec) error {
-	_, err := r.object([]string{"required", "preferred"}, func(f int) error {
+	_, err := r.object(topologyKeys, func(f int) error {
 		var err error
 		if f == 0 {
 			_, err = r.internedStr(&t.Required)
@@ -548,9 +554,15 @@ func (r *jsonReader) allocation() (topology.Allocation, error) {
 	}
 }
 
+// topologyKeys are the keys of a job's topology.
+var topologyKeys = []string{"required", "preferred"}
+
+// allocationKeys are the keys of an entry of an allocation.
+var allocationKeys = []string{"node", "gpus"}
+
 // nodeGPUs reads one entry of an allocation.
 func (r *jsonReader) nodeGPUs(ng *topology.NodeGPUs) (bool, error) {
-	return r.object([]string{"node", "gpus"}, func(f int) error {
+	return r.object(allocationKeys, func(f int) error {
 		var err error
 		if f == 0 {
 			_, err = r.internedStr(&ng.Node)

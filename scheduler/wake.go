@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpusched/gpusched/backfill"
@@ -107,7 +108,8 @@ func (w *wake) preemptor(tier int) {
 
 // nextWake is Decision.NextWake for the decision d the Step made, from
 // the instants noted during the Step and d's placements and
-// reservations. O((A + R) log A) for A absolute and R relative instants.
+// reservations, whose placements are in job ID order. O((A + R) log A)
+// for A absolute and R relative instants.
 func (st *stepState) nextWake(d *Decision) time.Time {
 	w := &st.wake
 	// A job that matures counts when a preemptor tried may preempt it.
@@ -123,9 +125,14 @@ func (st *stepState) nextWake(d *Decision) time.Time {
 	w.abs = slices.Compact(w.abs)
 	absRes, relStarts := st.wakeReservations(d)
 	st.wakeFits(d, relStarts)
+	// d.Placements and st.pending are both in ID order: one walk.
+	k := 0
 	for _, p := range d.Placements {
-		if j := st.pendingJob(p.Job); j != nil {
-			w.from(st.hold(j))
+		for k < len(st.pending) && st.pending[k].ID < p.Job {
+			k++
+		}
+		if k < len(st.pending) && st.pending[k].ID == p.Job {
+			w.from(st.hold(st.pending[k]))
 		}
 	}
 	if st.cfg.Horizon > 0 {
@@ -255,15 +262,7 @@ func (st *stepState) wakeReservations(d *Decision) (absRes, relStarts []time.Dur
 
 // pendingJob is the pending job of ID id, nil if none.
 func (st *stepState) pendingJob(id string) *Job {
-	k, ok := slices.BinarySearchFunc(st.pending, id, func(j *Job, id string) int {
-		switch {
-		case j.ID < id:
-			return -1
-		case j.ID > id:
-			return 1
-		}
-		return 0
-	})
+	k, ok := slices.BinarySearchFunc(st.pending, id, func(j *Job, id string) int { return strings.Compare(j.ID, id) })
 	if !ok {
 		return nil
 	}

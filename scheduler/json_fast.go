@@ -1,0 +1,411 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/gpusched/gpusched/topology"
+)
+
+// This file holds the fast path of a snapshot's second round: a job or a
+// node that is plain reads here in one sweep of its text, without the
+// bookkeeping that an error would need. Plain means that every key is
+// one of the part's, given once and written without escapes; every
+// string is written without escapes; every value has the type its field
+// wants and is valid. Anything else makes the fast
+// path give up, and the part is read again from its start by the full
+// reader ([jsonReader.job], [jsonReader.node]), which finds the error if
+// there is one. The first round has read the part whole, so its text is
+// valid JSON: the sweep need not check the syntax.
+//
+// For a part it does not give up on, the fast path yields exactly what
+// the full reader yields: TestFastPartsAgreeWithReader and
+// FuzzFastPartsAgreeWithReader hold it to that.
+
+// fastPart sweeps the text of one part, known to be valid JSON.
+type fastPart struct {
+	b    []byte
+	pos  int
+	r    *jsonReader // interns names
+	last int         // the index of the key read last, -1 for none
+}
+
+// newFastPart returns a sweep of the part text b.
+func newFastPart(r *jsonReader, b []byte) fastPart {
+	return fastPart{b: b, r: r, last: -1}
+}
+
+// space skips white space.
+func (f *fastPart) space() {
+	for f.pos < len(f.b) && isJSONSpace(f.b[f.pos]) {
+		f.pos++
+	}
+}
+
+// isJSONSpace reports whether c is white space in JSON: a space, a tab,
+// a line feed or a carriage return.
+func isJSONSpace(c byte) bool {
+	const spaces = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
+	return c <= ' ' && spaces&(uint64(1)<<c) != 0
+}
+
+// peek is the next byte that is not white space, 0 at the end.
+func (f *fastPart) peek() byte {
+	f.space()
+	if f.pos < len(f.b) {
+		return f.b[f.pos]
+	}
+	return 0
+}
+
+// open reads c, the '{' or '[' that opens a container.
+func (f *fastPart) open(c byte) bool {
+	if f.peek() != c {
+		return false
+	}
+	f.pos++
+	return true
+}
+
+// more reports whether the container being read has another member or
+// element, reading its ',' or its end (close).
+func (f *fastPart) more(close byte) bool {
+	switch f.peek() {
+	case ',':
+		f.pos++
+		return true
+	case close:
+		f.pos++
+		return false
+	}
+	return true // the first member or element
+}
+
+// key reads the key of the next member of an object whose keys are keys
+// and returns its index; ok is false for a key that is not one of keys,
+// is given twice (given marks those given) or has an escape. The keys
+// key after the last key read is tried first, since a document written
+// by EncodeSnapshot gives them in their order.
+func (f *fastPart) key(keys []string, given *uint64) (int, bool) {
+	name, ok := f.str()
+	if !ok || f.peek() != ':' {
+		return 0, false
+	}
+	f.pos++
+	k := f.last + 1
+	if k == len(keys) || keys[k] != string(name) {
+		k = fieldIndex(keys, name)
+	}
+	if k < 0 || *given&(1<<k) != 0 {
+		return 0, false
+	}
+	*given |= 1 << k
+	f.last = k
+	return k, true
+}
+
+// str reads a string without escapes and returns its text.
+func (f *fastPart) str() ([]byte, bool) {
+	if f.peek() != '"' {
+		return nil, false
+	}
+	start := f.pos + 1
+	end := start
+	for end < len(f.b) && f.b[end] != '"' && f.b[end] != '\\' {
+		end++
+	}
+	if end == len(f.b) || f.b[end] == '\\' {
+		return nil, false
+	}
+	f.pos = end + 1
+	return f.b[start:end], true
+}
+
+// integer reads a number that int holds, written as an integer.
+func (f *fastPart) integer() (int, bool) {
+	if c := f.peek(); c != '-' && (c < '0' || c > '9') {
+		return 0, false
+	}
+	start := f.pos
+	for f.pos < len(f.b) && numberByte(f.b[f.pos]) {
+		f.pos++
+	}
+	return parseInt(f.b[start:f.pos])
+}
+
+// numberByte reports whether c may stand in a JSON number.
+func numberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// boolean reads true or false.
+func (f *fastPart) boolean() (bool, bool) {
+	switch f.peek() {
+	case 't':
+		f.pos += len("true")
+		return true, true
+	case 'f':
+		f.pos += len("false")
+		return false, true
+	}
+	return false, false
+}
+
+// name reads a string and interns it, as internedStr does.
+func (f *fastPart) name(dst *string) bool {
+	s, ok := f.str()
+	if ok {
+		*dst = f.r.intern(s)
+	}
+	return ok
+}
+
+// enum reads one of names and returns its index.
+func (f *fastPart) enum(names []string) (int, bool) {
+	s, ok := f.str()
+	if !ok {
+		return 0, false
+	}
+	return enumIndex(names, s)
+}
+
+// time reads a time as timeValue does.
+func (f *fastPart) time(dst *time.Time) bool {
+	s, ok := f.str()
+	if !ok {
+		return false
+	}
+	t, err := parseTime(keepMsg, "", string(s))
+	*dst = t
+	return err == nil
+}
+
+// duration reads a duration as durationValue does.
+func (f *fastPart) duration(dst *time.Duration) bool {
+	s, ok := f.str()
+	if !ok {
+		return false
+	}
+	d, err := parseDuration(keepMsg, "", string(s))
+	*dst = d
+	return err == nil
+}
+
+// intList reads an array of integers as [jsonReader.intList] does: an
+// empty one is empty, not nil.
+func (f *fastPart) intList() ([]int, bool) {
+	if !f.open('[') {
+		return nil, false
+	}
+	list := []int{}
+	for f.more(']') {
+		n, ok := f.integer()
+		if !ok {
+			return nil, false
+		}
+		list = append(list, n)
+	}
+	return list, true
+}
+
+// nameList reads an array of strings, interned, as
+// [jsonReader.stringList] does: nil when empty.
+func (f *fastPart) nameList() ([]string, bool) {
+	if !f.open('[') {
+		return nil, false
+	}
+	var list []string
+	for f.more(']') {
+		var s string
+		if !f.name(&s) {
+			return nil, false
+		}
+		list = append(list, s)
+	}
+	return list, true
+}
+
+// nameMap reads an object of strings as [jsonReader.stringMap] does.
+func (f *fastPart) nameMap() (map[string]string, bool) {
+	if !f.open('{') {
+		return nil, false
+	}
+	m := map[string]string{}
+	for f.more('}') {
+		k, ok := f.str()
+		if !ok || f.peek() != ':' {
+			return nil, false
+		}
+		f.pos++
+		if _, dup := m[string(k)]; dup {
+			return nil, false
+		}
+		var v string
+		if !f.name(&v) {
+			return nil, false
+		}
+		m[f.r.intern(k)] = v
+	}
+	return m, true
+}
+
+// object reads an object whose keys are keys, calling value with the
+// index of each key given to read its value.
+func (f *fastPart) object(keys []string, value func(k int) bool) bool {
+	if !f.open('{') {
+		return false
+	}
+	var given uint64
+	last := f.last
+	defer func() { f.last = last }()
+	f.last = -1
+	for f.more('}') {
+		k, ok := f.key(keys, &given)
+		if !ok || !value(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// allocation reads an allocation as [jsonReader.allocation] does.
+func (f *fastPart) allocation() (topology.Allocation, bool) {
+	if !f.open('[') {
+		return nil, false
+	}
+	var a topology.Allocation
+	for f.more(']') {
+		var ng topology.NodeGPUs
+		ok := f.object(allocationKeys, func(k int) bool {
+			if k == 0 {
+				return f.name(&ng.Node)
+			}
+			var ok bool
+			ng.GPUs, ok = f.intList()
+			return ok
+		})
+		if !ok {
+			return nil, false
+		}
+		a = append(a, ng)
+	}
+	return a, true
+}
+
+// topology reads a job's topology as [jsonReader.topology] does.
+func (f *fastPart) topology(t *TopologySpec) bool {
+	return f.object(topologyKeys, func(k int) bool {
+		if k == 0 {
+			return f.name(&t.Required)
+		}
+		return f.name(&t.Preferred)
+	})
+}
+
+// fastJob reads the text of a plain job into j and reports whether it
+// was plain; when not, j is left for [jsonReader.job] to read again.
+func (r *jsonReader) fastJob(text []byte, j *Job) bool {
+	*j = Job{Members: 1, Kind: Training, State: Pending, Placement: Pack}
+	f := newFastPart(r, text)
+	return f.object(jobKeys, func(k int) bool { return f.jobValue(j, k) })
+}
+
+// jobValue reads the value of field k of a job into j, as
+// [jsonReader.jobValue] does.
+func (f *fastPart) jobValue(j *Job, k int) bool {
+	var ok bool
+	var i int
+	switch k {
+	case 0:
+		var s []byte
+		if s, ok = f.str(); ok {
+			j.ID = string(s)
+		}
+	case 1:
+		ok = f.name(&j.Team)
+	case 2:
+		i, ok = f.integer()
+		j.Tier = TierN(i)
+	case 3:
+		i, ok = f.enum(kindNames)
+		j.Kind = Kind(i)
+	case 4:
+		ok = f.time(&j.Submitted)
+	case 5:
+		j.Members, ok = f.integer()
+	case 6:
+		j.GPUsPerMember, ok = f.integer()
+	case 7:
+		ok = f.name(&j.GPUType)
+	case 8:
+		ok = f.duration(&j.TimeLimit)
+	case 9:
+		ok = f.duration(&j.CheckpointGrace)
+	case 11:
+		i, ok = f.enum(placementNames)
+		j.Placement = PlacementMode(i)
+	case 12:
+		ok = f.name(&j.Group)
+	case 13:
+		ok = f.name(&j.SpreadLevel)
+	case 14:
+		i, ok = f.enum(stateNames)
+		j.State = JobState(i)
+	case 15:
+		ok = f.time(&j.Started)
+	case 16:
+		ok = f.time(&j.EvictedAt)
+	case 17:
+		j.Allocation, ok = f.allocation()
+	case 18:
+		j.MixGPUTypes, ok = f.boolean()
+	case 19:
+		j.CPUMillis, ok = f.integer()
+	case 20:
+		j.MemoryMiB, ok = f.integer()
+	case 21:
+		if j.EligibleNodes, ok = f.nameList(); ok && j.EligibleNodes == nil {
+			j.EligibleNodes = []string{} // present and empty: no node, not every node
+		}
+	case 10:
+		ok = f.topology(&j.Topology)
+	}
+	return ok
+}
+
+// fastNode reads the text of a plain node into n and reports whether it
+// was plain; when not, n is left for [jsonReader.node] to read again.
+func (r *jsonReader) fastNode(text []byte, n *topology.Node) bool {
+	*n = topology.Node{State: topology.Ready}
+	f := newFastPart(r, text)
+	return f.object(nodeKeys, func(k int) bool { return f.nodeValue(n, k) })
+}
+
+// nodeValue reads the value of field k of a node into n, as
+// [jsonReader.node] does.
+func (f *fastPart) nodeValue(n *topology.Node, k int) bool {
+	var ok bool
+	switch k {
+	case 0:
+		ok = f.name(&n.Name)
+	case 1:
+		n.GPUs, ok = f.integer()
+	case 2:
+		ok = f.name(&n.GPUType)
+	case 3:
+		n.Domains, ok = f.nameMap()
+	case 4:
+		var i int
+		i, ok = f.enum(nodeStateNames)
+		n.State = topology.NodeState(i)
+	case 5:
+		var u []int
+		if u, ok = f.intList(); len(u) > 0 {
+			n.Unhealthy = u
+		}
+	case 6:
+		n.CPUMillis, ok = f.integer()
+	case 7:
+		n.MemoryMiB, ok = f.integer()
+	}
+	return ok
+}

@@ -1,0 +1,187 @@
+package scheduler
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpusched/gpusched/internal/jsonscan"
+	"github.com/gpusched/gpusched/topology"
+)
+
+// snapshotPartsOf returns the text of the jobs and nodes of the snapshot
+// document data, as the first round of a decode gives them to the
+// second; none when the document or its cluster does not get that far.
+func snapshotPartsOf(data []byte) (jobs, nodes []jsontext.Value) {
+	r := newJSONReader(data, snapshotErr)
+	var p snapshotParts
+	if err := r.document(data, func() error { return r.snapshotTop(&p) }); err != nil {
+		return nil, nil
+	}
+	if p.clusterGiven {
+		var c topology.Cluster
+		r.readPart(p.cluster, "cluster", -1, "")
+		if err := r.cluster(&c, &nodes); err != nil {
+			nodes = nil
+		}
+	}
+	return p.jobs, nodes
+}
+
+// fastAgrees checks the fast path on the text of one part, a job or a
+// node: when it does not give up, the full reader accepts the part and
+// reads the same value. Text that is not one JSON value, which the
+// first round never hands on, is no test of it: fastAgrees reports
+// whether the text was one.
+func fastAgrees(t testing.TB, text []byte, node bool) (valid, fast bool) {
+	if v, err := jsonscan.NewDecoder(text).ReadValue(); err != nil || len(v) != len(text) {
+		return false, false
+	}
+	full := newJSONReader(text, snapshotErr)
+	full.readPart(text, "jobs", 0, "id")
+	quick := newJSONReader(text, snapshotErr)
+	if node {
+		var want, got topology.Node
+		err := full.node(&want)
+		if fast = quick.fastNode(text, &got); fast {
+			require.NoError(t, err, "the fast path read a node that the reader refuses: %s", text)
+			require.Equal(t, want, got, "node %s", text)
+		}
+		return true, fast
+	}
+	var want, got Job
+	err := full.job(&want)
+	if fast = quick.fastJob(text, &got); fast {
+		require.NoError(t, err, "the fast path read a job that the reader refuses: %s", text)
+		require.Equal(t, want, got, "job %s", text)
+	}
+	return true, fast
+}
+
+// fastSeedJobs and fastSeedNodes are parts at the edges of what the fast
+// path reads: escapes, nulls, repeated and unknown keys, values of the
+// wrong type or invalid, numbers that are no int, and the empty lists
+// whose nil-or-empty the full reader decides.
+var fastSeedJobs = []string{
+	`{"id":"a","gpusPerMember":1}`,
+	`{}`,
+	`{"id":"a\"b","gpusPerMember":1}`,
+	`{"id":"a\u0041","team":"t\\"}`,
+	`{"i\u0064":"a"}`,
+	`{"id":"a","id":"b"}`,
+	`{"id":"a","bogus":1}`,
+	`{"id":null}`,
+	`{"id":"a","tier":null}`,
+	`{"id":"a","tier":"2"}`,
+	`{"id":"a","tier":1.0}`,
+	`{"id":"a","tier":1e2}`,
+	`{"id":"a","tier":-0}`,
+	`{"id":"a","members":99999999999999999999}`,
+	`{"id":"a","members":-9223372036854775808}`,
+	`{"id":"a","kind":"Training"}`,
+	`{"id":"a","kind":"inference","placement":"spread","state":"evicting"}`,
+	`{"id":"a","submitted":"2026-12-02T00:00:00Z","started":"2026-12-02t00:00:00z","evictedAt":"2026-12-31T23:59:60+01:00"}`,
+	`{"id":"a","submitted":"2026-12-02 00:00:00Z"}`,
+	`{"id":"a","submitted":"0001-01-01T00:00:00Z"}`,
+	`{"id":"a","timeLimit":"1h30m","checkpointGrace":"0s"}`,
+	`{"id":"a","timeLimit":"-1h"}`,
+	`{"id":"a","timeLimit":"soon"}`,
+	`{"id":"a","allocation":[]}`,
+	`{"id":"a","allocation":[{"node":"n0","gpus":[]}]}`,
+	`{"id":"a","allocation":[{"node":"n0"},{"gpus":[1,2]}]}`,
+	`{"id":"a","allocation":[{"node":"n0","node":"n1"}]}`,
+	`{"id":"a","allocation":[{"node":"n0","gpus":[0,null]}]}`,
+	`{"id":"a","allocation":[3]}`,
+	`{"id":"a","allocation":null}`,
+	`{"id":"a","eligibleNodes":[]}`,
+	`{"id":"a","eligibleNodes":["n0","n1","n0"]}`,
+	`{"id":"a","eligibleNodes":["n0",1]}`,
+	`{"id":"a","mixGPUTypes":true,"cpuMillis":500,"memoryMiB":1024}`,
+	`{"id":"a","mixGPUTypes":"yes"}`,
+	`{"id":"a","topology":{"required":"leaf"}}`,
+	`{"id":"a","group":"g","spreadLevel":"leaf","gpuType":"H100"}`,
+	`{"id":"ä€😀","team":"` + "\u00e9" + `"}`,
+	` { "id" : "a" , "tier" : 3 } `,
+	`[]`, `"job"`, `null`,
+}
+
+var fastSeedNodes = []string{
+	`{"name":"n0","gpus":8}`,
+	`{"name":"n0","gpus":8,"gpuType":"H100","domains":{"spine":"s0","leaf":"l0"},"state":"draining","unhealthyGPUs":[7]}`,
+	`{"name":"n0","domains":{}}`,
+	`{"name":"n0","domains":{"spine":"s0","spine":"s1"}}`,
+	`{"name":"n0","domains":{"spine":null}}`,
+	`{"name":"n0","domains":{"sp\u0069ne":"s0"}}`,
+	`{"name":"n0","unhealthyGPUs":[]}`,
+	`{"name":"n0","state":"gone"}`,
+	`{"name":"n0","cpuMillis":64000,"memoryMiB":512000}`,
+	`{"name":"n0","gpus":8.5}`,
+	`{"name":"n0","gpus":8,"gpus":4}`,
+	`{"name":"n0","color":"red"}`,
+	`{}`, `[]`,
+}
+
+// TestFastPartsAgreeWithReader holds the fast path of a snapshot's second
+// round to the full reader on the parts of the seed documents and on
+// parts at its edges; and checks that it does read the plain parts that
+// EncodeSnapshot writes, so that it is not a path never taken.
+func TestFastPartsAgreeWithReader(t *testing.T) {
+	var docs [][]byte
+	docs = append(docs, []byte(richSnapshot))
+	for _, s := range snapshotSeeds() {
+		docs = append(docs, []byte(s))
+	}
+	docs = append(docs, fuzzSeeds(t, "*.json")...)
+	for _, d := range docs {
+		jobs, nodes := snapshotPartsOf(d)
+		for _, j := range jobs {
+			fastAgrees(t, j, false)
+		}
+		for _, n := range nodes {
+			fastAgrees(t, n, true)
+		}
+	}
+	for _, j := range fastSeedJobs {
+		fastAgrees(t, []byte(j), false)
+	}
+	for _, n := range fastSeedNodes {
+		fastAgrees(t, []byte(n), true)
+	}
+
+	var buf bytes.Buffer
+	require.NoError(t, EncodeSnapshot(&buf, benchSnapshot(64, 500)))
+	jobs, nodes := snapshotPartsOf(buf.Bytes())
+	require.NotEmpty(t, jobs)
+	require.NotEmpty(t, nodes)
+	for _, j := range jobs {
+		valid, fast := fastAgrees(t, j, false)
+		require.True(t, valid && fast, "the fast path gave up on a job that EncodeSnapshot wrote: %s", j)
+	}
+	for _, n := range nodes {
+		valid, fast := fastAgrees(t, n, true)
+		require.True(t, valid && fast, "the fast path gave up on a node that EncodeSnapshot wrote: %s", n)
+	}
+}
+
+// FuzzFastPartsAgreeWithReader holds the fast path to the full reader on
+// any text of a job or a node.
+func FuzzFastPartsAgreeWithReader(f *testing.F) {
+	for _, j := range fastSeedJobs {
+		f.Add([]byte(j), false)
+	}
+	for _, n := range fastSeedNodes {
+		f.Add([]byte(n), true)
+	}
+	jobs, nodes := snapshotPartsOf([]byte(richSnapshot))
+	for _, j := range jobs {
+		f.Add([]byte(j), false)
+	}
+	for _, n := range nodes {
+		f.Add([]byte(n), true)
+	}
+	f.Fuzz(func(t *testing.T, text []byte, node bool) {
+		fastAgrees(t, text, node)
+	})
+}
