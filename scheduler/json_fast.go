@@ -36,9 +36,11 @@ func newFastPart(r *jsonReader, b []byte) fastPart {
 
 // space skips white space.
 func (f *fastPart) space() {
-	for f.pos < len(f.b) && isJSONSpace(f.b[f.pos]) {
-		f.pos++
+	b, i := f.b, f.pos
+	for i < len(b) && isJSONSpace(b[i]) {
+		i++
 	}
+	f.pos = i
 }
 
 // isJSONSpace reports whether c is white space in JSON: a space, a tab,
@@ -108,16 +110,17 @@ func (f *fastPart) str() ([]byte, bool) {
 	if f.peek() != '"' {
 		return nil, false
 	}
-	start := f.pos + 1
-	end := start
-	for end < len(f.b) && f.b[end] != '"' && f.b[end] != '\\' {
-		end++
+	text := f.b[f.pos+1:]
+	for i, c := range text {
+		if c == '"' {
+			f.pos += i + 2
+			return text[:i], true
+		}
+		if c == '\\' {
+			break
+		}
 	}
-	if end == len(f.b) || f.b[end] == '\\' {
-		return nil, false
-	}
-	f.pos = end + 1
-	return f.b[start:end], true
+	return nil, false
 }
 
 // integer reads a number that int holds, written as an integer.
@@ -386,7 +389,10 @@ func (f *fastPart) nodeValue(n *topology.Node, k int) bool {
 	var ok bool
 	switch k {
 	case 0:
-		ok = f.name(&n.Name)
+		var s []byte
+		if s, ok = f.str(); ok {
+			n.Name = string(s)
+		}
 	case 1:
 		n.GPUs, ok = f.integer()
 	case 2:

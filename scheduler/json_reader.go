@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -79,8 +78,9 @@ type jsonReader struct {
 	// scratch holds unquoted text that escapes made differ from the
 	// input.
 	scratch []byte
-	// names interns short strings that snapshots repeat (node, team and
-	// GPU type names, domains).
+	// names interns short strings that snapshots repeat (team and GPU
+	// type names, domains, the nodes of allocations). A node's own name
+	// is not: each is given once.
 	names map[string]string
 }
 
@@ -404,14 +404,6 @@ func (r *jsonReader) internedStr(dst *string) (bool, error) {
 		*dst = r.intern(b)
 	}
 	return ok, err
-}
-
-// reserveNames makes room for n more interned names at once (a node's
-// name each), so that the table is not rebuilt as it grows.
-func (r *jsonReader) reserveNames(n int) {
-	names := make(map[string]string, len(r.names)+n)
-	maps.Copy(names, r.names)
-	r.names = names
 }
 
 // intern returns b as a string, the same string for the same text.

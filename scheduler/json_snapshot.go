@@ -113,7 +113,6 @@ func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
 		}
 		if len(nodes) > 0 {
 			s.Cluster.Nodes = make([]topology.Node, len(nodes))
-			r.reserveNames(len(nodes))
 		}
 		for i, raw := range nodes {
 			if r.fastNode(raw, &s.Cluster.Nodes[i]) {
@@ -259,7 +258,7 @@ func (r *jsonReader) node(n *topology.Node) error {
 		var err error
 		switch f {
 		case 0:
-			_, err = r.internedStr(&n.Name)
+			_, err = r.str(&n.Name) // each node's own: not interned
 		case 1:
 			_, err = r.integer(&n.GPUs)
 		case 2:

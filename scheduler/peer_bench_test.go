@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/gpusched/gpusched/internal/gen"
@@ -27,6 +28,27 @@ func BenchmarkPeers(b *testing.B) {
 			b.ReportMetric(float64(len(d.Placements)), "placed")
 			b.ReportMetric(float64(len(d.Reservations)), "reserved")
 			b.ReportMetric(float64(len(d.Pending)), "waiting")
+		})
+	}
+}
+
+// BenchmarkDecodePeers decodes each peer workload's snapshot as the step
+// command reads it: the part of BenchmarkCLIPeers that is JSON in.
+func BenchmarkDecodePeers(b *testing.B) {
+	for _, p := range gen.Peers() {
+		b.Run(p.Name, func(b *testing.B) {
+			var buf bytes.Buffer
+			if err := scheduler.EncodeSnapshot(&buf, p.Snapshot()); err != nil {
+				b.Fatal(err)
+			}
+			data := buf.Bytes()
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := scheduler.DecodeSnapshot(bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }
