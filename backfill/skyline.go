@@ -137,10 +137,33 @@ func (s *skyline) add(from, to time.Duration, k int32) {
 			blk.addend += k
 			continue
 		}
+		least, most := blk.values[lo]+k, blk.values[lo]+k
 		for j := lo; j < hi; j++ {
-			blk.values[j] += k
+			v := blk.values[j] + k
+			blk.values[j] = v
+			least, most = min(least, v), max(most, v)
 		}
-		blk.bounds()
+		blk.boundsAfterAdd(least, most, k)
+	}
+}
+
+// boundsAfterAdd updates b's bounds after k != 0 was added to some of its
+// values, whose least and greatest are now least and most. The bound the
+// addition moves away from stays exact without a look at the values: for
+// k > 0 the greatest value is the old one or most, whichever is greater.
+// The other bound is found again only when the old one was among the
+// values changed; else it is where it was, among the values not changed.
+func (b *skyBlock) boundsAfterAdd(least, most, k int32) {
+	if k > 0 {
+		b.hi = max(b.hi, most)
+		if least-k == b.lo {
+			b.lo = slices.Min(b.values)
+		}
+		return
+	}
+	b.lo = min(b.lo, least)
+	if most-k == b.hi {
+		b.hi = slices.Max(b.values)
 	}
 }
 

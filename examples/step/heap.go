@@ -30,17 +30,18 @@ const heapPerByte = 8
 // pipe followed by the rest). A regular file tells its size; a pipe is
 // peeked up to largeInput bytes. Small inputs, and a GODEBUG that sets
 // disablethp=1 (the runtime's own switch against huge pages for the
-// heap), leave the heap as it is; otherwise grow (hugeHeap, but for
-// tests) is called once with the bytes of heap to prepare. Errors are
-// left for run to meet when it reads.
-func prepareHeap(stdin *os.File, grow func(bytes int)) io.Reader {
+// heap), leave the heap as it is; otherwise grow (see main; a stand-in
+// for tests) is called once with the bytes of heap to prepare, and exact
+// true when the size of the input is known rather than guessed. Errors
+// are left for run to meet when it reads.
+func prepareHeap(stdin *os.File, grow func(bytes int, exact bool)) io.Reader {
 	if strings.Contains(os.Getenv("GODEBUG"), "disablethp=1") {
 		return stdin
 	}
 	var in io.Reader = stdin
-	size := 0
+	size, exact := 0, false
 	if fi, err := stdin.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = int(min(fi.Size(), 1<<30))
+		size, exact = int(min(fi.Size(), 1<<30)), true
 	} else {
 		head := make([]byte, largeInput)
 		n, _ := io.ReadFull(stdin, head)
@@ -50,7 +51,7 @@ func prepareHeap(stdin *os.File, grow func(bytes int)) io.Reader {
 		}
 	}
 	if size >= largeInput {
-		grow(min(max(heapPerByte*size, 32<<20), 1<<30))
+		grow(min(max(heapPerByte*size, 32<<20), 1<<30), exact)
 	}
 	return in
 }

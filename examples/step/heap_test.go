@@ -22,13 +22,14 @@ func TestPrepareHeap(t *testing.T) {
 		pipe  bool
 		thp   bool // GODEBUG=disablethp=1
 		grown int  // what grow is asked for; 0: not called
+		exact bool // whether grow is told the size is known
 	}{
-		{"small file", small, false, false, 0},
-		{"large file", large, false, false, 32 << 20},
-		{"small pipe", small, true, false, 0},
-		{"large pipe", large, true, false, 32 << 20},
-		{"large file, huge pages off", large, false, true, 0},
-		{"huge file", nil, false, false, 1 << 30}, // 200 MB of holes: 8 bytes each, at most 1 GiB
+		{"small file", small, false, false, 0, false},
+		{"large file", large, false, false, 32 << 20, true},
+		{"small pipe", small, true, false, 0, false},
+		{"large pipe", large, true, false, 32 << 20, false},
+		{"large file, huge pages off", large, false, true, 0, false},
+		{"huge file", nil, false, false, 1 << 30, true}, // 200 MB of holes: 8 bytes each, at most 1 GiB
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.thp {
@@ -54,9 +55,10 @@ func TestPrepareHeap(t *testing.T) {
 				defer f.Close()
 				in = f
 			}
-			grown, calls := 0, 0
-			r := prepareHeap(in, func(n int) { grown, calls = n, calls+1 })
+			grown, exact, calls := 0, false, 0
+			r := prepareHeap(in, func(n int, e bool) { grown, exact, calls = n, e, calls+1 })
 			require.Equal(t, tc.grown, grown)
+			require.Equal(t, tc.exact, exact)
 			require.LessOrEqual(t, calls, 1)
 			if want != nil {
 				got, err := io.ReadAll(r)
