@@ -149,9 +149,9 @@ func (tl *timeline) setReservedAgainBy(seq int32, at time.Duration) {
 // (Forever when one has none); reservations last at least a nanosecond,
 // so each holds its GPUs in a run from at. O(events of n).
 func (p *Profile) reservedAgainAfter(n topology.NodeID, s topology.GPUSet, at time.Duration) time.Duration {
-	var next [64]time.Duration
-	for i := range next {
-		next[i] = Forever
+	var next [64]time.Duration // read for the GPUs of s alone
+	for g := s; g != 0; g &= g - 1 {
+		next[bits.TrailingZeros64(uint64(g))] = Forever
 	}
 	// A reservation from at or later ends after at: the walk stops at
 	// the first, from the last, that ended by at.
