@@ -1,25 +1,33 @@
 package scheduler
 
 import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gpusched/gpusched/topology"
 )
 
-// This file holds the fast path of a snapshot's second round: a job or a
-// node that is plain reads here in one sweep of its text, without the
-// bookkeeping that an error would need. Plain means that every key is
-// one of the part's, given once and written without escapes; every
-// string is written without escapes; every value has the type its field
-// wants and is valid. Anything else makes the fast
-// path give up, and the part is read again from its start by the full
-// reader ([jsonReader.job], [jsonReader.node]), which finds the error if
-// there is one. The first round has read the part whole, so its text is
-// valid JSON: the sweep need not check the syntax.
+// This file holds the fast path of a snapshot's reading: a job or a node
+// that is plain reads here in one sweep of its text, while the first
+// round passes over it, without the bookkeeping that an error would
+// need. Plain means that the text is valid JSON; that every key is one of
+// the part's, given once and written without escapes; that every string
+// is written without escapes; and that every value has the type its field
+// wants and is valid. Anything else makes the fast path give up: the
+// first round then reads the part as before and keeps its text, and the
+// second round reads it with the full reader ([jsonReader.job],
+// [jsonReader.node]), which finds the error if there is one. Since a part
+// the fast path reads has no error, the errors of a document, and their
+// order, are those of the two rounds alone.
 //
-// For a part it does not give up on, the fast path yields exactly what
-// the full reader yields: TestFastPartsAgreeWithReader and
-// FuzzFastPartsAgreeWithReader hold it to that.
+// For text it does not give up on, the fast path reads exactly one JSON
+// value, whose length it tells (the first round's decoder then passes
+// over it: see jsonscan.Decoder.ReadValueOf), and yields exactly what the
+// full reader yields for it: TestFastPartsAgreeWithReader and
+// FuzzFastPartsAgreeWithReader hold it to both.
 
 // fastPart sweeps the text of one part, known to be valid JSON.
 type fastPart struct {
@@ -27,6 +35,7 @@ type fastPart struct {
 	pos  int
 	r    *jsonReader // interns names
 	last int         // the index of the key read last, -1 for none
+	bad  bool        // a byte that cannot stand where it is was met
 }
 
 // newFastPart returns a sweep of the part text b.
@@ -34,21 +43,32 @@ func newFastPart(r *jsonReader, b []byte) fastPart {
 	return fastPart{b: b, r: r, last: -1}
 }
 
-// space skips white space.
+// space skips white space. A run of spaces, such as an indent, is
+// measured eight bytes at a time.
 func (f *fastPart) space() {
 	b, i := f.b, f.pos
-	for i < len(b) && isJSONSpace(b[i]) {
-		i++
+	for i < len(b) {
+		switch b[i] {
+		case ' ':
+			if len(b)-i >= 8 {
+				// The spaces that start the word: its low bytes that
+				// equal ' '.
+				i += bits.TrailingZeros64(binary.LittleEndian.Uint64(b[i:])^spaces8) / 8
+				continue
+			}
+			i++
+		case '\n', '\t', '\r':
+			i++
+		default:
+			f.pos = i
+			return
+		}
 	}
 	f.pos = i
 }
 
-// isJSONSpace reports whether c is white space in JSON: a space, a tab,
-// a line feed or a carriage return.
-func isJSONSpace(c byte) bool {
-	const spaces = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
-	return c <= ' ' && spaces&(uint64(1)<<c) != 0
-}
+// spaces8 is eight spaces, read as a little-endian word.
+const spaces8 = 0x2020202020202020
 
 // peek is the next byte that is not white space, 0 at the end.
 func (f *fastPart) peek() byte {
@@ -69,17 +89,22 @@ func (f *fastPart) open(c byte) bool {
 }
 
 // more reports whether the container being read has another member or
-// element, reading its ',' or its end (close).
-func (f *fastPart) more(close byte) bool {
-	switch f.peek() {
-	case ',':
-		f.pos++
-		return true
-	case close:
+// element: before the first, anything but the container's end (close);
+// after one, a comma. It reads the comma, or the end. Anything else
+// there marks f bad.
+func (f *fastPart) more(close byte, first bool) bool {
+	switch c := f.peek(); {
+	case c == close:
 		f.pos++
 		return false
+	case first:
+		return true
+	case c == ',':
+		f.pos++
+		return true
 	}
-	return true // the first member or element
+	f.bad = true
+	return false
 }
 
 // key reads the key of the next member of an object whose keys are keys
@@ -105,48 +130,76 @@ func (f *fastPart) key(keys []string, given *uint64) (int, bool) {
 	return k, true
 }
 
-// str reads a string without escapes and returns its text.
+// str reads a string without escapes and returns its text; control
+// characters and bytes that are not UTF-8 make no string.
 func (f *fastPart) str() ([]byte, bool) {
 	if f.peek() != '"' {
 		return nil, false
 	}
 	text := f.b[f.pos+1:]
-	for i, c := range text {
-		if c == '"' {
+	wide := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if !strStop[c] {
+			continue
+		}
+		switch {
+		case c == '"':
+			if wide && !utf8.Valid(text[:i]) {
+				return nil, false
+			}
 			f.pos += i + 2
 			return text[:i], true
-		}
-		if c == '\\' {
-			break
+		case c >= utf8.RuneSelf:
+			wide = true
+		default: // a backslash or a control character
+			return nil, false
 		}
 	}
 	return nil, false
 }
 
-// integer reads a number that int holds, written as an integer.
+// strStop marks the bytes that str looks at: the quote, the backslash,
+// control characters and the bytes of UTF-8 beyond ASCII.
+var strStop = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '"' || c == '\\' || c < ' ' || c >= utf8.RuneSelf
+	}
+	return t
+}()
+
+// integer reads a JSON number written as an integer (an optional minus,
+// then 0 or digits that do not start with 0) that int holds. A fraction
+// or an exponent makes no integer.
 func (f *fastPart) integer() (int, bool) {
-	if c := f.peek(); c != '-' && (c < '0' || c > '9') {
+	f.space()
+	b, start := f.b, f.pos
+	i := start
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	switch {
+	case i == digits, i-digits > 1 && b[digits] == '0':
+		return 0, false
+	case i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E'):
 		return 0, false
 	}
-	start := f.pos
-	for f.pos < len(f.b) && numberByte(f.b[f.pos]) {
-		f.pos++
-	}
-	return parseInt(f.b[start:f.pos])
-}
-
-// numberByte reports whether c may stand in a JSON number.
-func numberByte(c byte) bool {
-	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+	f.pos = i
+	return parseInt(b[start:i])
 }
 
 // boolean reads true or false.
 func (f *fastPart) boolean() (bool, bool) {
-	switch f.peek() {
-	case 't':
+	f.space()
+	switch rest := f.b[f.pos:]; {
+	case bytes.HasPrefix(rest, []byte("true")):
 		f.pos += len("true")
 		return true, true
-	case 'f':
+	case bytes.HasPrefix(rest, []byte("false")):
 		f.pos += len("false")
 		return false, true
 	}
@@ -200,14 +253,14 @@ func (f *fastPart) intList() ([]int, bool) {
 		return nil, false
 	}
 	list := []int{}
-	for f.more(']') {
+	for first := true; f.more(']', first); first = false {
 		n, ok := f.integer()
 		if !ok {
 			return nil, false
 		}
 		list = append(list, n)
 	}
-	return list, true
+	return list, !f.bad
 }
 
 // nameList reads an array of strings, interned, as
@@ -217,14 +270,14 @@ func (f *fastPart) nameList() ([]string, bool) {
 		return nil, false
 	}
 	var list []string
-	for f.more(']') {
+	for first := true; f.more(']', first); first = false {
 		var s string
 		if !f.name(&s) {
 			return nil, false
 		}
 		list = append(list, s)
 	}
-	return list, true
+	return list, !f.bad
 }
 
 // nameMap reads an object of strings as [jsonReader.stringMap] does.
@@ -233,7 +286,7 @@ func (f *fastPart) nameMap() (map[string]string, bool) {
 		return nil, false
 	}
 	m := map[string]string{}
-	for f.more('}') {
+	for first := true; f.more('}', first); first = false {
 		k, ok := f.str()
 		if !ok || f.peek() != ':' {
 			return nil, false
@@ -248,7 +301,7 @@ func (f *fastPart) nameMap() (map[string]string, bool) {
 		}
 		m[f.r.intern(k)] = v
 	}
-	return m, true
+	return m, !f.bad
 }
 
 // object reads an object whose keys are keys, calling value with the
@@ -261,13 +314,13 @@ func (f *fastPart) object(keys []string, value func(k int) bool) bool {
 	last := f.last
 	defer func() { f.last = last }()
 	f.last = -1
-	for f.more('}') {
+	for first := true; f.more('}', first); first = false {
 		k, ok := f.key(keys, &given)
 		if !ok || !value(k) {
 			return false
 		}
 	}
-	return true
+	return !f.bad
 }
 
 // allocation reads an allocation as [jsonReader.allocation] does.
@@ -276,7 +329,7 @@ func (f *fastPart) allocation() (topology.Allocation, bool) {
 		return nil, false
 	}
 	var a topology.Allocation
-	for f.more(']') {
+	for first := true; f.more(']', first); first = false {
 		var ng topology.NodeGPUs
 		ok := f.object(allocationKeys, func(k int) bool {
 			if k == 0 {
@@ -291,7 +344,7 @@ func (f *fastPart) allocation() (topology.Allocation, bool) {
 		}
 		a = append(a, ng)
 	}
-	return a, true
+	return a, !f.bad
 }
 
 // topology reads a job's topology as [jsonReader.topology] does.
@@ -304,12 +357,16 @@ func (f *fastPart) topology(t *TopologySpec) bool {
 	})
 }
 
-// fastJob reads the text of a plain job into j and reports whether it
-// was plain; when not, j is left for [jsonReader.job] to read again.
-func (r *jsonReader) fastJob(text []byte, j *Job) bool {
+// fastJob reads a plain job from the start of text into j and returns
+// the length of its text; 0 when it is not plain, and then j is left for
+// [jsonReader.job] to read again. What follows the job is not looked at.
+func (r *jsonReader) fastJob(text []byte, j *Job) int {
 	*j = Job{Members: 1, Kind: Training, State: Pending, Placement: Pack}
 	f := newFastPart(r, text)
-	return f.object(jobKeys, func(k int) bool { return f.jobValue(j, k) })
+	if !f.object(jobKeys, func(k int) bool { return f.jobValue(j, k) }) {
+		return 0
+	}
+	return f.pos
 }
 
 // jobValue reads the value of field k of a job into j, as
@@ -375,12 +432,15 @@ func (f *fastPart) jobValue(j *Job, k int) bool {
 	return ok
 }
 
-// fastNode reads the text of a plain node into n and reports whether it
-// was plain; when not, n is left for [jsonReader.node] to read again.
-func (r *jsonReader) fastNode(text []byte, n *topology.Node) bool {
+// fastNode reads a plain node from the start of text into n and returns
+// the length of its text, as fastJob does.
+func (r *jsonReader) fastNode(text []byte, n *topology.Node) int {
 	*n = topology.Node{State: topology.Ready}
 	f := newFastPart(r, text)
-	return f.object(nodeKeys, func(k int) bool { return f.nodeValue(n, k) })
+	if !f.object(nodeKeys, func(k int) bool { return f.nodeValue(n, k) }) {
+		return 0
+	}
+	return f.pos
 }
 
 // nodeValue reads the value of field k of a node into n, as

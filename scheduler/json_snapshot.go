@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -27,8 +28,19 @@ type snapshotParts struct {
 	now          []byte // nil: absent
 	cluster      jsontext.Value
 	clusterGiven bool
-	teams, jobs  []jsontext.Value
-	plan         []jsontext.Value
+	teams        []jsontext.Value
+	// jobs holds the jobs the fast path read in the first round, and
+	// slowJobs the text of the others (see fastList).
+	jobs     []Job
+	slowJobs []slowPart
+	plan     []jsontext.Value
+}
+
+// slowPart is the text of an element of a list that the fast path did
+// not read, and the element's index.
+type slowPart struct {
+	i    int
+	text jsontext.Value
 }
 
 // snapshotKeys are the keys of a snapshot document's object.
@@ -51,7 +63,7 @@ func (r *jsonReader) snapshotTop(p *snapshotParts) error {
 		case 2:
 			p.teams, err = r.rawList(p.teams)
 		case 3:
-			p.jobs, err = r.rawList(p.jobs)
+			p.jobs, p.slowJobs, err = fastList(r, p.jobs, p.slowJobs, 256, r.fastJob)
 		case 4:
 			p.plan, err = r.rawList(p.plan)
 		}
@@ -77,6 +89,74 @@ func (r *jsonReader) rawList(list []jsontext.Value) ([]jsontext.Value, error) {
 		}
 		list = append(list, v)
 	}
+}
+
+// fastList reads an array of parts in the first round: read reads a
+// part from the start of the text it is given (see fastJob), and the
+// decoder passes over it. The parts read so are appended to fast, in
+// order; the text of any other part is appended to slow, with its index
+// in the array, for the second round (see assemble). A part is expected
+// to take guess bytes, for fast's first capacity.
+func fastList[T any](r *jsonReader, fast []T, slow []slowPart, guess int, read func([]byte, *T) int) ([]T, []slowPart, error) {
+	if ok, err := r.open('[', "an array"); !ok {
+		return fast, slow, err
+	}
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return fast, slow, err
+		}
+		rest := r.dec.Rest()
+		if fast == nil {
+			fast = make([]T, 0, min(len(rest)/guess, 1<<16)+1)
+		}
+		fast = append(fast, *new(T))
+		if n := read(rest, &fast[len(fast)-1]); n >= minFastPart {
+			if _, err := r.dec.ReadValueOf(n); err != nil {
+				return fast, slow, errSyntax
+			}
+			continue
+		}
+		fast[len(fast)-1] = *new(T)
+		fast = fast[:len(fast)-1]
+		v, err := r.read()
+		if err != nil {
+			return fast, slow, err
+		}
+		slow = append(slow, slowPart{len(fast) + len(slow), v})
+	}
+}
+
+// minFastPart is the fewest bytes of a part that fastList keeps from the
+// fast path. What a part is decoded into takes up to a few hundred bytes
+// (a Job 320) and fast grows by appending, so that a list of tiny parts
+// such as {} would cost hundreds of bytes of allocation per byte of
+// input; a shorter part is read in the second round, into a list made
+// to measure. No job or node that passes validation is this short but
+// in a document written by hand.
+const minFastPart = 24
+
+// assemble returns the elements of a list that fastList read: those of
+// fast, in order, and, at the index of each slow part, what read reads
+// from its text, in the order of the list. Its errors are read's.
+func assemble[T any](fast []T, slow []slowPart, read func(sp slowPart, dst *T) error) ([]T, error) {
+	if len(slow) == 0 {
+		return slices.Clip(fast), nil
+	}
+	all := make([]T, len(fast)+len(slow))
+	k := 0
+	for i := range all {
+		if len(slow) > 0 && slow[0].i == i {
+			if err := read(slow[0], &all[i]); err != nil {
+				return nil, err
+			}
+			slow = slow[1:]
+			continue
+		}
+		all[i] = fast[k]
+		k++
+	}
+	return all, nil
 }
 
 // decodeSnapshotData decodes the snapshot document data (its second round
@@ -106,22 +186,18 @@ func decodeSnapshotData(data []byte) (*Snapshot, error) {
 // snapshotParts reads the parts of a snapshot document into s.
 func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
 	if p.clusterGiven {
-		var nodes []jsontext.Value
+		var slow []slowPart
 		r.readPart(p.cluster, "cluster", -1, "")
-		if err := r.cluster(&s.Cluster, &nodes); err != nil {
+		if err := r.cluster(&s.Cluster, &slow); err != nil {
 			return err
 		}
-		if len(nodes) > 0 {
-			s.Cluster.Nodes = make([]topology.Node, len(nodes))
-		}
-		for i, raw := range nodes {
-			if r.fastNode(raw, &s.Cluster.Nodes[i]) {
-				continue
-			}
-			r.readPart(raw, "cluster: nodes", i, "name")
-			if err := r.node(&s.Cluster.Nodes[i]); err != nil {
-				return err
-			}
+		var err error
+		s.Cluster.Nodes, err = assemble(s.Cluster.Nodes, slow, func(sp slowPart, n *topology.Node) error {
+			r.readPart(sp.text, "cluster: nodes", sp.i, "name")
+			return r.node(n)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	if len(p.teams) > 0 {
@@ -133,17 +209,13 @@ func (r *jsonReader) snapshotParts(p *snapshotParts, s *Snapshot) error {
 			return err
 		}
 	}
-	if len(p.jobs) > 0 {
-		s.Jobs = make([]Job, len(p.jobs))
-	}
-	for i, raw := range p.jobs {
-		if r.fastJob(raw, &s.Jobs[i]) {
-			continue
-		}
-		r.readPart(raw, "jobs", i, "id")
-		if err := r.job(&s.Jobs[i]); err != nil {
-			return err
-		}
+	var err error
+	s.Jobs, err = assemble(p.jobs, p.slowJobs, func(sp slowPart, j *Job) error {
+		r.readPart(sp.text, "jobs", sp.i, "id")
+		return r.job(j)
+	})
+	if err != nil {
+		return err
 	}
 	if len(p.plan) > 0 {
 		s.Plan = make([]Reservation, len(p.plan))
@@ -177,15 +249,16 @@ func (r *jsonReader) planEntry(p *Reservation) error {
 	return r.partEnd(err)
 }
 
-// cluster reads a cluster's levels into c and the text of its nodes
-// into nodes.
-func (r *jsonReader) cluster(c *topology.Cluster, nodes *[]jsontext.Value) error {
+// cluster reads a cluster's levels into c, and its nodes as fastList
+// does: those the fast path reads into c.Nodes, the text of the others
+// into slow, for assemble.
+func (r *jsonReader) cluster(c *topology.Cluster, slow *[]slowPart) error {
 	_, err := r.object([]string{"levels", "nodes"}, func(f int) error {
 		var err error
 		if f == 0 {
 			c.Levels, err = r.stringList(nil)
 		} else {
-			*nodes, err = r.rawList(nil)
+			c.Nodes, *slow, err = fastList(r, c.Nodes, *slow, 64, r.fastNode)
 		}
 		return err
 	})

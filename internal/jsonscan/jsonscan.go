@@ -213,6 +213,34 @@ func (d *Decoder) ReadValue() (jsontext.Value, error) {
 	return d.buf[pos:end:end], nil
 }
 
+// Rest is the text from the start of the next token to the end of the
+// input, once PeekKind has found that token; nil before, at the very
+// start of the text (offset 0), and after a failure. A caller that reads a value there itself tells the Decoder
+// with ReadValueOf.
+func (d *Decoder) Rest() []byte {
+	if d.err != nil || d.peek == 0 {
+		return nil
+	}
+	return d.buf[d.peek:]
+}
+
+// ReadValueOf reads the next value as ReadValue does, without looking at
+// it: the caller has read it from Rest and vouches that its first n
+// bytes are one valid JSON value, nested no deeper than the limit allows
+// where it stands. It returns the value's text.
+func (d *Decoder) ReadValueOf(n int) (jsontext.Value, error) {
+	pos := d.peek
+	if d.err != nil || pos == 0 || n <= 0 || n > len(d.buf)-pos {
+		return nil, d.fail()
+	}
+	d.peek = 0
+	if err := d.count(d.buf[pos] == '"'); err != nil {
+		return nil, err
+	}
+	d.end = pos + n
+	return d.buf[pos:d.end:d.end], nil
+}
+
 // SkipValue reads the next value and drops it.
 func (d *Decoder) SkipValue() error {
 	_, err := d.ReadValue()

@@ -138,3 +138,89 @@ func FuzzAgainstJSONText(f *testing.F) {
 		compare(t, text, ops, 100000)
 	})
 }
+
+// TestReadValueOfAsReadValue checks that reading a value with Rest and
+// ReadValueOf leaves a Decoder as ReadValue does: at every value of each
+// text, one Decoder reads it with ReadValue and another with ReadValueOf
+// of the same length, and from there on the two answer every call alike
+// to the end of the text.
+func TestReadValueOfAsReadValue(t *testing.T) {
+	texts := []string{
+		` [1, "two", {"a": [3, {"b": null}], "c": true}, [], {}, -4.5e6, false]`,
+		"\n{\"jobs\": [{\"id\": \"a\", \"gpus\": [0, 1]}, {\"id\": \"b\"}], \"now\": \"x\"}",
+		` {"a": {"b": {"c": [[[]]]}}, "d": ""}`,
+		` [ "x" , 7 ] `,
+	}
+	for _, text := range texts {
+		for at := 0; ; at++ {
+			a, b := NewDecoder([]byte(text)), NewDecoder([]byte(text))
+			taken := false
+			values := 0
+			for {
+				ka, kb := a.PeekKind(), b.PeekKind()
+				if ka != kb {
+					t.Fatalf("%s, value %d: kinds %q and %q", text, at, ka, kb)
+				}
+				if ka == 0 {
+					break
+				}
+				if ka == '}' || ka == ']' || a.StackDepth() > 0 && isName(a) {
+					if ea, eb := a.ReadToken(), b.ReadToken(); (ea == nil) != (eb == nil) {
+						t.Fatalf("%s: delimiters read differently", text)
+					}
+					if ka != '}' && ka != ']' {
+						continue
+					}
+					continue
+				}
+				if values == at {
+					rest := b.Rest()
+					va, ea := a.ReadValue()
+					if ea != nil || !bytes.HasPrefix(rest, va) {
+						t.Fatalf("%s: value %d: %q is not at the start of Rest %q", text, at, va, rest)
+					}
+					vb, eb := b.ReadValueOf(len(va))
+					if eb != nil || !bytes.Equal(va, vb) {
+						t.Fatalf("%s: value %d: ReadValueOf gave %q, %v; ReadValue %q", text, at, vb, eb, va)
+					}
+					taken = true
+				} else if ka == '{' || ka == '[' {
+					if ea, eb := a.ReadToken(), b.ReadToken(); ea != nil || eb != nil {
+						t.Fatalf("%s: opening a container: %v, %v", text, ea, eb)
+					}
+				} else {
+					va, ea := a.ReadValue()
+					vb, eb := b.ReadValue()
+					if ea != nil || eb != nil || !bytes.Equal(va, vb) {
+						t.Fatalf("%s: after value %d: %q, %v against %q, %v", text, at, vb, eb, va, ea)
+					}
+				}
+				values++
+				if a.InputOffset() != b.InputOffset() || a.StackDepth() != b.StackDepth() {
+					t.Fatalf("%s: after value %d: offsets %d, %d, depths %d, %d", text, at,
+						a.InputOffset(), b.InputOffset(), a.StackDepth(), b.StackDepth())
+				}
+			}
+			if !taken {
+				if at == 0 {
+					t.Fatalf("%s: no value read", text)
+				}
+				break
+			}
+		}
+	}
+	d := NewDecoder([]byte(`[1]`))
+	if _, err := d.ReadValueOf(1); err == nil {
+		t.Fatal("ReadValueOf with nothing peeked succeeded")
+	}
+	if d := NewDecoder([]byte(`[1]`)); d.PeekKind() != '[' || d.Rest() != nil {
+		t.Fatal("Rest of a value at the start of the text is not nil")
+	}
+}
+
+// isName reports whether the next token of d, inside an object, is a
+// member's name: d has read an even number of tokens there.
+func isName(d *Decoder) bool {
+	top := d.stack[len(d.stack)-1]
+	return top.object && top.count%2 == 0
+}
