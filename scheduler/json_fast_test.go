@@ -190,3 +190,60 @@ func FuzzFastPartsAgreeWithReader(f *testing.F) {
 		fastAgrees(t, text, node)
 	})
 }
+
+// FuzzFastPathAgreesWithFullReader decodes any document twice, with the
+// fast path and with the full reader alone: both give the same error,
+// or the same snapshot.
+func FuzzFastPathAgreesWithFullReader(f *testing.F) {
+	for _, data := range fuzzSeeds(f, "*.json") {
+		f.Add(data)
+	}
+	for _, s := range append(snapshotSeeds(), richSnapshot) {
+		f.Add([]byte(s))
+	}
+	for _, j := range fastSeedJobs {
+		f.Add([]byte(snapJSON(j, `{"id":"z","gpusPerMember":1}`)))
+	}
+	for _, n := range fastSeedNodes {
+		f.Add([]byte(`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[` + n + `,{"name":"z","gpus":8}]}}`))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fastAgreesWithFull(t, data)
+	})
+}
+
+// fastAgreesWithFull checks that data decodes alike with the fast path
+// and without it.
+func fastAgreesWithFull(t testing.TB, data []byte) {
+	got, gotErr := decodeSnapshotDataWith(data, false)
+	want, wantErr := decodeSnapshotDataWith(data, true)
+	if wantErr != nil {
+		require.EqualError(t, gotErr, wantErr.Error(), "document %q", data)
+		return
+	}
+	require.NoError(t, gotErr, "document %q", data)
+	require.Equal(t, want, got, "document %q", data)
+}
+
+// TestFastPathAgreesWithFullReader is the fuzz target's check on the
+// seeds and on the documents of the fast path's seeds, among jobs and
+// nodes that it reads.
+func TestFastPathAgreesWithFullReader(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, EncodeSnapshot(&buf, benchSnapshot(64, 500)))
+	fastAgreesWithFull(t, buf.Bytes())
+	fastAgreesWithFull(t, []byte(richSnapshot))
+	for _, s := range snapshotSeeds() {
+		fastAgreesWithFull(t, []byte(s))
+	}
+	for _, d := range fuzzSeeds(t, "*.json") {
+		fastAgreesWithFull(t, d)
+	}
+	plain := `{"id":"p","gpusPerMember":1,"team":"t"}`
+	for _, j := range fastSeedJobs {
+		fastAgreesWithFull(t, []byte(snapJSON(plain, j, plain)))
+	}
+	for _, n := range fastSeedNodes {
+		fastAgreesWithFull(t, []byte(`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"p","gpus":8,"gpuType":"H100"},`+n+`]}}`))
+	}
+}

@@ -82,6 +82,8 @@ type jsonReader struct {
 	// type names, domains, the nodes of allocations). A node's own name
 	// is not: each is given once.
 	names map[string]string
+	// noFast turns the fast path of fastList off (for tests).
+	noFast bool
 }
 
 // newJSONReader returns a reader of the document data whose errors mk

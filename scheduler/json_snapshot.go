@@ -107,6 +107,9 @@ func fastList[T any](r *jsonReader, fast []T, slow []slowPart, guess int, read f
 			return fast, slow, err
 		}
 		rest := r.dec.Rest()
+		if r.noFast {
+			rest = nil // the fast path reads nothing there
+		}
 		if fast == nil {
 			fast = make([]T, 0, min(len(rest)/guess, 1<<16)+1)
 		}
@@ -162,10 +165,17 @@ func assemble[T any](fast []T, slow []slowPart, read func(sp slowPart, dst *T) e
 // decodeSnapshotData decodes the snapshot document data (its second round
 // is [jsonReader.snapshotParts]), without validating it.
 func decodeSnapshotData(data []byte) (*Snapshot, error) {
+	return decodeSnapshotDataWith(data, false)
+}
+
+// decodeSnapshotDataWith is decodeSnapshotData, with the fast path off
+// when slow is true (for tests: see FuzzFastPathAgreesWithFullReader).
+func decodeSnapshotDataWith(data []byte, slow bool) (*Snapshot, error) {
 	if err := encodingError(snapshotErr, data); err != nil {
 		return nil, err
 	}
 	doc := newJSONReader(data, snapshotErr)
+	doc.noFast = slow
 	var p snapshotParts
 	if err := doc.document(data, func() error { return doc.snapshotTop(&p) }); err != nil {
 		return nil, err
