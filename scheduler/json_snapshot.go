@@ -20,6 +20,11 @@ import (
 //     [jsonReader]: offences, then the first value of the wrong type,
 //     then invalid values in the order of the part's fields.
 //
+// A job that is plain (see json_fast.go) is read as the first round
+// passes over it, and so is a plain node as the cluster's own first
+// round does: such a part has no error, so the order of the errors is
+// the same.
+//
 // Errors name the part ("cluster", `cluster: nodes[1] "n1"`, `teams[0]
 // "t"`, `jobs[3] "C"`) and the path within it.
 
