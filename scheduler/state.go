@@ -299,9 +299,9 @@ func (st *stepState) result() *Decision {
 	if st.retracted > 0 {
 		d.Reservations = slices.DeleteFunc(d.Reservations, func(r Reservation) bool { return r.Job == "" })
 	}
+	slices.SortFunc(d.Reservations, func(a, b Reservation) int { return strings.Compare(a.Job, b.Job) })
 	d.NextWake = st.nextWake(&d)
 	st.explainMoves(&d)
-	slices.SortFunc(d.Reservations, func(a, b Reservation) int { return strings.Compare(a.Job, b.Job) })
 	// The waits of jobs that neither start nor hold a reservation, in
 	// ID order, compacted where they are. When few jobs wait, they are
 	// copied out so that the decision does not keep the whole array

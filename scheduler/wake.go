@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -123,8 +124,9 @@ func (st *stepState) nextWake(d *Decision) time.Time {
 	}
 	slices.Sort(w.abs)
 	w.abs = slices.Compact(w.abs)
-	absRes, relStarts := st.wakeReservations(d)
-	st.wakeFits(d, relStarts)
+	of := st.reservedJobs(d)
+	absRes, relStarts := st.wakeReservations(d, of)
+	st.wakeFits(d, of, relStarts)
 	// d.Placements and st.pending are both in ID order: one walk.
 	k := 0
 	for _, p := range d.Placements {
@@ -179,9 +181,9 @@ const maxFitPairs = 1 << 14
 // is noted for each distinct run h of the jobs d leaves waiting or
 // reserved and each r of relStarts, at most maxFitPairs of them (the
 // shortest runs first; past that, such a fit is found at the next event
-// or wake). O(J + R log J + H log H + P) for J pending jobs, R
-// reservations, H distinct runs and P pairs.
-func (st *stepState) wakeFits(d *Decision, relStarts []time.Duration) {
+// or wake). of is reservedJobs(d). O(J + R + H log H + P) for J pending
+// jobs, R reservations, H distinct runs and P pairs.
+func (st *stepState) wakeFits(d *Decision, of []*Job, relStarts []time.Duration) {
 	if len(relStarts) == 0 {
 		return
 	}
@@ -198,8 +200,8 @@ func (st *stepState) wakeFits(d *Decision, relStarts []time.Duration) {
 			add(st.pending[slot])
 		}
 	}
-	for _, r := range d.Reservations {
-		if j := st.pendingJob(r.Job); j != nil {
+	for _, j := range of {
+		if j != nil {
 			add(j)
 		}
 	}
@@ -220,8 +222,8 @@ func (st *stepState) wakeFits(d *Decision, relStarts []time.Duration) {
 
 // wakeReservations notes the relative instants of d's reservations and
 // returns the absolute ones that are not noted yet (see nextWake), and
-// the relative starts (for wakeFits).
-func (st *stepState) wakeReservations(d *Decision) (absRes, relStarts []time.Duration) {
+// the relative starts (for wakeFits). of is reservedJobs(d).
+func (st *stepState) wakeReservations(d *Decision, of []*Job) (absRes, relStarts []time.Duration) {
 	w := &st.wake
 	preemptors := map[string]bool{}
 	for _, e := range d.Evictions {
@@ -238,11 +240,21 @@ func (st *stepState) wakeReservations(d *Decision) (absRes, relStarts []time.Dur
 	for _, a := range w.abs {
 		isAbs[a] = true
 	}
-	res := slices.Clone(d.Reservations)
-	slices.SortStableFunc(res, func(a, b Reservation) int { return a.Start.Compare(b.Start) })
-	for _, r := range res {
-		start, run := st.offset(r.Start), backfill.Forever
-		if j := st.pendingJob(r.Job); j != nil {
+	// Reservations with the same start may come in any order: a
+	// reservation can make only its end absolute, which for one of them
+	// is past their start or, for a run of 0, is their start.
+	type entry struct {
+		start time.Duration
+		i     int
+	}
+	order := make([]entry, len(d.Reservations))
+	for i, r := range d.Reservations {
+		order[i] = entry{st.offset(r.Start), i}
+	}
+	slices.SortFunc(order, func(a, b entry) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.i, b.i)) })
+	for _, e := range order {
+		r, start, run := &d.Reservations[e.i], e.start, backfill.Forever
+		if j := of[e.i]; j != nil {
 			run = st.hold(j)
 		}
 		end := addDur(start, run)
@@ -258,6 +270,23 @@ func (st *stepState) wakeReservations(d *Decision) (absRes, relStarts []time.Dur
 		relStarts = append(relStarts, start)
 	}
 	return absRes, relStarts
+}
+
+// reservedJobs returns the pending job of each of d's reservations, in
+// their order, nil for one that is not pending. d's reservations are in
+// job ID order, as st.pending is: one walk over both.
+func (st *stepState) reservedJobs(d *Decision) []*Job {
+	of := make([]*Job, len(d.Reservations))
+	k := 0
+	for i, r := range d.Reservations {
+		for k < len(st.pending) && st.pending[k].ID < r.Job {
+			k++
+		}
+		if k < len(st.pending) && st.pending[k].ID == r.Job {
+			of[i] = st.pending[k]
+		}
+	}
+	return of
 }
 
 // pendingJob is the pending job of ID id, nil if none.
