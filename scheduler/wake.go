@@ -3,7 +3,6 @@ package scheduler
 import (
 	"cmp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gpusched/gpusched/backfill"
@@ -287,13 +286,4 @@ func (st *stepState) reservedJobs(d *Decision) []*Job {
 		}
 	}
 	return of
-}
-
-// pendingJob is the pending job of ID id, nil if none.
-func (st *stepState) pendingJob(id string) *Job {
-	k, ok := slices.BinarySearchFunc(st.pending, id, func(j *Job, id string) int { return strings.Compare(j.ID, id) })
-	if !ok {
-		return nil
-	}
-	return st.pending[k]
 }
