@@ -62,10 +62,10 @@ func main() {
 		debug.SetGCPercent(400)
 	}
 	os.Exit(run(os.Args[1:], prepareHeap(os.Stdin, func(heap int, exact bool) {
-		hugeHeap(heap)
 		if gcDefault && exact {
-			gcAtLimit(heap)
+			gcAtLimit(heap) // first, so that growing the heap starts no collection
 		}
+		hugeHeap(heap)
 	}), os.Stdout, os.Stderr))
 }
 
