@@ -131,7 +131,7 @@ func allocsDuring(f func()) (bytes, mallocs uint64) { return measure.Allocated(f
 
 // maxAllocBytes and maxAllocs bound what decoding n bytes may allocate:
 // the decoded values of the smallest elements the contract has (a job
-// written as "{}," in 3 bytes is a Job of 272 bytes, and its text is
+// written as "{}," in 3 bytes is a Job of 320 bytes, and its text is
 // kept for the second round, in a list that grows by doubling) and the
 // reader's fixed state.
 func maxAllocBytes(n int) uint64 { return uint64(192*n + 64<<10) }

@@ -11,25 +11,31 @@ import (
 )
 
 // This file holds the fast path of a snapshot's reading: a job or a node
-// that is plain reads here in one sweep of its text, while the first
-// round passes over it, without the bookkeeping that an error would
-// need. Plain means that the text is valid JSON; that every key is one of
-// the part's, given once and written without escapes; that every string
-// is written without escapes; and that every value has the type its field
-// wants and is valid. Anything else makes the fast path give up: the
-// first round then reads the part as before and keeps its text, and the
-// second round reads it with the full reader ([jsonReader.job],
-// [jsonReader.node]), which finds the error if there is one. Since a part
-// the fast path reads has no error, the errors of a document, and their
-// order, are those of the two rounds alone.
+// that is plain reads here in one sweep of its text, as the list that
+// holds it is first read (the document's "jobs", the cluster's "nodes":
+// see fastList), without the bookkeeping that an error would need. Plain
+// means that the text is valid JSON; that every key is one of the
+// part's, given once and written without escapes; that every string is
+// written without escapes; and that every value has the type its field
+// wants and is valid. Nothing has checked the text before: the fast path
+// checks the syntax of all it accepts. Anything else makes it give up:
+// the list's reading then keeps the part's text, as before, and the full
+// reader ([jsonReader.job], [jsonReader.node]) reads it in its turn and
+// finds the error if there is one. Since a part the fast path reads has
+// no error, the errors of a document, and their order, are those of the
+// full reader alone.
 //
 // For text it does not give up on, the fast path reads exactly one JSON
-// value, whose length it tells (the first round's decoder then passes
-// over it: see jsonscan.Decoder.ReadValueOf), and yields exactly what the
-// full reader yields for it: TestFastPartsAgreeWithReader and
-// FuzzFastPartsAgreeWithReader hold it to both.
+// value, whose length it tells (the list's decoder then passes over it:
+// see jsonscan.Decoder.ReadValueOf), and yields exactly what the full
+// reader yields for it: TestFastPartsAgreeWithReader and
+// FuzzFastPartsAgreeWithReader hold it to both, and
+// FuzzFastPathAgreesWithFullReader holds whole documents to the same
+// snapshot or error with the fast path and without it.
 
-// fastPart sweeps the text of one part, known to be valid JSON.
+// fastPart sweeps the text of one part, from its start; what follows the
+// part is not looked at. The text may be anything: what fastPart
+// accepts it checks.
 type fastPart struct {
 	b    []byte
 	pos  int
@@ -109,9 +115,9 @@ func (f *fastPart) more(close byte, first bool) bool {
 
 // key reads the key of the next member of an object whose keys are keys
 // and returns its index; ok is false for a key that is not one of keys,
-// is given twice (given marks those given) or has an escape. The keys
-// key after the last key read is tried first, since a document written
-// by EncodeSnapshot gives them in their order.
+// is given twice (given marks those given) or has an escape. The key
+// that follows the last one read in keys is tried first, since a
+// document written by EncodeSnapshot gives them in that order.
 func (f *fastPart) key(keys []string, given *uint64) (int, bool) {
 	name, ok := f.str()
 	if !ok || f.peek() != ':' {

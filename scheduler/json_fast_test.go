@@ -3,6 +3,8 @@ package scheduler
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,7 +49,11 @@ func fastAgrees(t testing.TB, text []byte, node bool) (whole bool) {
 	require.NoError(t, err, "the fast path read %q, which is not JSON", part)
 	require.EqualValues(t, n, dec.InputOffset(), "the fast path read %q, which is not one value", part)
 	full := newJSONReader(part, snapshotErr)
-	full.readPart(part, "jobs", 0, "id")
+	if node {
+		full.readPart(part, "cluster: nodes", 0, "name")
+	} else {
+		full.readPart(part, "jobs", 0, "id")
+	}
 	if node {
 		var want topology.Node
 		require.NoError(t, full.node(&want), "the fast path read a node that the reader refuses: %s", part)
@@ -130,9 +136,9 @@ var fastSeedNodes = []string{
 	`{"name":"n0","domains":{"spine":"s0",}}`, `{"name":"n0","unhealthyGPUs":[1 2]}`, `{"name":"n0",,"gpus":8}`,
 }
 
-// TestFastPartsAgreeWithReader holds the fast path of a snapshot's second
-// round to the full reader on the parts of the seed documents and on
-// parts at its edges; and checks that it does read the plain parts that
+// TestFastPartsAgreeWithReader holds the fast path (see fastAgrees) to
+// the full reader on the parts of the seed documents and on parts at its
+// edges, JSON or not; and checks that it does read the plain parts that
 // EncodeSnapshot writes, so that it is not a path never taken.
 func TestFastPartsAgreeWithReader(t *testing.T) {
 	var docs [][]byte
@@ -246,4 +252,36 @@ func TestFastPathAgreesWithFullReader(t *testing.T) {
 	for _, n := range fastSeedNodes {
 		fastAgreesWithFull(t, []byte(`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[{"name":"p","gpus":8,"gpuType":"H100"},`+n+`]}}`))
 	}
+}
+
+// TestFastListsKeepNoSpareRoom: the first capacity of a fast list is
+// guessed from all the text that follows it, so a short list followed by
+// a long one would keep room for thousands of elements alive; a decoded
+// snapshot keeps no more memory with the fast path than without it.
+func TestFastListsKeepNoSpareRoom(t *testing.T) {
+	job := `{"id":"p","gpusPerMember":1,"team":"t"}`
+	plan := strings.Repeat(`{"job":"p"},`, 40000) + `{"job":"p"}`
+	node := `{"name":"n0","gpus":8,"gpuType":"H100"}`
+	levels := strings.Repeat(`"l",`, 40000) + `"l"`
+	for _, doc := range []string{
+		`{"now":"2026-12-02T00:00:00Z","jobs":[` + job + `],"plan":[` + plan + `]}`,
+		`{"now":"2026-12-02T00:00:00Z","cluster":{"nodes":[` + node + `],"levels":[` + levels + `]}}`,
+	} {
+		fast, slow := liveAfter(t, doc, false), liveAfter(t, doc, true)
+		require.LessOrEqual(t, fast, slow+64<<10, "decoded with the fast path, the snapshot keeps %d bytes; without, %d", fast, slow)
+	}
+}
+
+// liveAfter returns the bytes of heap that the snapshot decoded from doc
+// keeps alive, with the fast path or without it (slow).
+func liveAfter(t *testing.T, doc string, slow bool) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, err := decodeSnapshotDataWith([]byte(doc), slow)
+	require.NoError(t, err)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(s)
+	return after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
 }

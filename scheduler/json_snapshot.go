@@ -14,7 +14,8 @@ import (
 // any error inside the cluster, a team or a job, wherever each is:
 //  1. the document as a whole: its syntax, its own keys and the types of
 //     "now", "teams" and "jobs" (see snapshotTop); the cluster and each
-//     team and job are kept as text;
+//     team and job are kept as text, but for the plain jobs, which are
+//     read as they pass (see below);
 //  2. then "now", the cluster (its own keys, then each node), each team
 //     and each job, in that order, each part with the precedence of
 //     [jsonReader]: offences, then the first value of the wrong type,
@@ -96,12 +97,13 @@ func (r *jsonReader) rawList(list []jsontext.Value) ([]jsontext.Value, error) {
 	}
 }
 
-// fastList reads an array of parts in the first round: read reads a
+// fastList reads an array of parts as the text that holds it is first
+// read (the document's, for jobs; the cluster's, for nodes): read reads a
 // part from the start of the text it is given (see fastJob), and the
 // decoder passes over it. The parts read so are appended to fast, in
 // order; the text of any other part is appended to slow, with its index
-// in the array, for the second round (see assemble). A part is expected
-// to take guess bytes, for fast's first capacity.
+// in the array, for the full reader (see assemble). A part is expected
+// to take guess bytes or more, for fast's first capacity.
 func fastList[T any](r *jsonReader, fast []T, slow []slowPart, guess int, read func([]byte, *T) int) ([]T, []slowPart, error) {
 	if ok, err := r.open('[', "an array"); !ok {
 		return fast, slow, err
@@ -136,19 +138,25 @@ func fastList[T any](r *jsonReader, fast []T, slow []slowPart, guess int, read f
 }
 
 // minFastPart is the fewest bytes of a part that fastList keeps from the
-// fast path. What a part is decoded into takes up to a few hundred bytes
-// (a Job 320) and fast grows by appending, so that a list of tiny parts
-// such as {} would cost hundreds of bytes of allocation per byte of
-// input; a shorter part is read in the second round, into a list made
-// to measure. No job or node that passes validation is this short but
-// in a document written by hand.
+// fast path. What a part is decoded into takes a few hundred bytes (a Job
+// 320) and the list of them grows by appending, so a list of tiny parts
+// such as {} would allocate hundreds of bytes per byte of input. A
+// shorter part is left to the full reader, whose list is made to
+// measure. Only a document written by hand has jobs or nodes this short
+// that pass validation.
 const minFastPart = 24
 
 // assemble returns the elements of a list that fastList read: those of
 // fast, in order, and, at the index of each slow part, what read reads
-// from its text, in the order of the list. Its errors are read's.
+// from its text, in the order of the list. Its errors are read's. The
+// list it returns is no longer than it needs to be: a fast list whose
+// first capacity, guessed from the text that follows it, was too large
+// is copied to its length.
 func assemble[T any](fast []T, slow []slowPart, read func(sp slowPart, dst *T) error) ([]T, error) {
 	if len(slow) == 0 {
+		if cap(fast) > len(fast)+len(fast)/4+16 {
+			return slices.Clone(fast), nil
+		}
 		return slices.Clip(fast), nil
 	}
 	all := make([]T, len(fast)+len(slow))
@@ -273,7 +281,7 @@ func (r *jsonReader) cluster(c *topology.Cluster, slow *[]slowPart) error {
 		if f == 0 {
 			c.Levels, err = r.stringList(nil)
 		} else {
-			c.Nodes, *slow, err = fastList(r, c.Nodes, *slow, 64, r.fastNode)
+			c.Nodes, *slow, err = fastList(r, c.Nodes, *slow, 96, r.fastNode)
 		}
 		return err
 	})

@@ -214,9 +214,11 @@ func (d *Decoder) ReadValue() (jsontext.Value, error) {
 }
 
 // Rest is the text from the start of the next token to the end of the
-// input, once PeekKind has found that token; nil before, at the very
-// start of the text (offset 0), and after a failure. A caller that reads a value there itself tells the Decoder
-// with ReadValueOf.
+// input, once PeekKind has found that token. It is nil before PeekKind,
+// after a failure, and for a token at offset 0 (the first of a text that
+// does not start with white space), which the Decoder does not tell from
+// one not yet found. A caller that reads a value from Rest itself tells
+// the Decoder with ReadValueOf.
 func (d *Decoder) Rest() []byte {
 	if d.err != nil || d.peek == 0 {
 		return nil
@@ -227,7 +229,8 @@ func (d *Decoder) Rest() []byte {
 // ReadValueOf reads the next value as ReadValue does, without looking at
 // it: the caller has read it from Rest and vouches that its first n
 // bytes are one valid JSON value, nested no deeper than the limit allows
-// where it stands. It returns the value's text.
+// where it stands. It returns the value's text. Where Rest is nil (see
+// Rest) it fails, and so fails the Decoder.
 func (d *Decoder) ReadValueOf(n int) (jsontext.Value, error) {
 	pos := d.peek
 	if d.err != nil || pos == 0 || n <= 0 || n > len(d.buf)-pos {
