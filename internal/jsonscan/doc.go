@@ -24,5 +24,12 @@
 // space and the delimiter before a token, and the token, or the whole
 // value for ReadValue and SkipValue.
 //
-// A fuzz test holds it to jsontext call for call.
+// Beyond jsontext, a caller that reads a value itself from Rest (the
+// text from the next token on, once PeekKind has found it) tells the
+// Decoder with ReadValueOf, which passes over the value without looking
+// at it: the caller vouches that it is valid JSON. The snapshot reader
+// does so for the jobs and nodes it reads in one sweep.
+//
+// A fuzz test holds it to jsontext call for call, and a test holds
+// ReadValueOf to ReadValue.
 package jsonscan
