@@ -119,15 +119,18 @@ func (f *fastPart) more(close byte, first bool) bool {
 // that follows the last one read in keys is tried first, since a
 // document written by EncodeSnapshot gives them in that order.
 func (f *fastPart) key(keys []string, given *uint64) (int, bool) {
-	name, ok := f.str()
-	if !ok || f.peek() != ':' {
+	k := f.last + 1
+	if k == len(keys) || !f.quoted(keys[k]) {
+		name, ok := f.str()
+		if !ok {
+			return 0, false
+		}
+		k = fieldIndex(keys, name)
+	}
+	if f.peek() != ':' {
 		return 0, false
 	}
 	f.pos++
-	k := f.last + 1
-	if k == len(keys) || keys[k] != string(name) {
-		k = fieldIndex(keys, name)
-	}
 	if k < 0 || *given&(1<<k) != 0 {
 		return 0, false
 	}
@@ -173,6 +176,20 @@ var strStop = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// quoted reads the string s, which needs no escapes, when it comes next
+// written plainly between quotes, and reports whether it did.
+func (f *fastPart) quoted(s string) bool {
+	if f.peek() != '"' {
+		return false
+	}
+	rest := f.b[f.pos+1:]
+	if len(rest) <= len(s) || string(rest[:len(s)]) != s || rest[len(s)] != '"' {
+		return false
+	}
+	f.pos += len(s) + 2
+	return true
+}
 
 // integer reads a JSON number written as an integer (an optional minus,
 // then 0 or digits that do not start with 0) that int holds. A fraction
