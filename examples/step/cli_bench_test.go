@@ -26,7 +26,7 @@ func writePeerFiles(t testing.TB, dir string, p gen.Peer) (snapshot, policy stri
 }
 
 // buildStep builds this command into dir and returns the binary's path.
-func buildStep(b *testing.B, dir string) string {
+func buildStep(b testing.TB, dir string) string {
 	bin := filepath.Join(dir, "step")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
