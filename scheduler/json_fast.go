@@ -115,17 +115,28 @@ func (f *fastPart) more(close byte, first bool) bool {
 
 // key reads the key of the next member of an object whose keys are keys
 // and returns its index; ok is false for a key that is not one of keys,
-// is given twice (given marks those given) or has an escape. The key
-// that follows the last one read in keys is tried first, since a
-// document written by EncodeSnapshot gives them in that order.
+// is given twice (given marks those given) or has an escape. The keys
+// that follow the last one read are tried first, in their order, since
+// a document written by EncodeSnapshot gives them in that order.
 func (f *fastPart) key(keys []string, given *uint64) (int, bool) {
+	// The keys after the last one read, in their order, are matched in
+	// place; a document that leaves fields out skips a few.
 	k := f.last + 1
-	if k == len(keys) || !f.quoted(keys[k]) {
+	for k < len(keys) && k <= f.last+keysMatched && !f.quoted(keys[k]) {
+		k++
+	}
+	if k == len(keys) || k > f.last+keysMatched {
 		name, ok := f.str()
 		if !ok {
 			return 0, false
 		}
-		k = fieldIndex(keys, name)
+		k = -1
+		for i := range keys {
+			if j := (f.last + 1 + i) % len(keys); keys[j] == string(name) {
+				k = j
+				break
+			}
+		}
 	}
 	if f.peek() != ':' {
 		return 0, false
@@ -176,6 +187,10 @@ var strStop = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// keysMatched is how many keys after the last one read key matches in
+// place before it reads the key to look it up.
+const keysMatched = 3
 
 // quoted reads the string s, which needs no escapes, when it comes next
 // written plainly between quotes, and reports whether it did.
