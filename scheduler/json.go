@@ -255,6 +255,49 @@ func unknownEnum(s string, names []string) string {
 	return fmt.Sprintf("unknown value %s (want %s)", quoteClipped(s), want)
 }
 
+// utcSeconds parses s when it is a time as EncodeSnapshot writes one in
+// whole seconds of UTC, "2006-01-02T15:04:05Z", and a valid one that
+// parseTime takes as it is: a date that exists, no leap second, not the
+// zero time. It gives what parseTime gives for it, and false for
+// anything else, which parseTime reads the long way.
+func utcSeconds(s string) (time.Time, bool) {
+	if len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+		return time.Time{}, false
+	}
+	ok := true
+	num := func(from, to int) int {
+		n := 0
+		for _, c := range []byte(s[from:to]) {
+			if c < '0' || c > '9' {
+				ok = false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	y, mo, d := num(0, 4), num(5, 7), num(8, 10)
+	h, mi, sec := num(11, 13), num(14, 16), num(17, 19)
+	if !ok || mo < 1 || mo > 12 || d < 1 || d > daysIn(time.Month(mo), y) || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC)
+	return t, !t.IsZero()
+}
+
+// daysIn is the number of days of month m in year y.
+func daysIn(m time.Month, y int) int {
+	switch m {
+	case time.February:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case time.April, time.June, time.September, time.November:
+		return 30
+	}
+	return 31
+}
+
 // parseTime parses an RFC 3339 date-time. Beyond what time.Parse takes,
 // it accepts a lower-case "t" and "z" and a leap second (23:59:60, read
 // as the next second: time.Time has no leap seconds); it refuses what
@@ -265,6 +308,15 @@ func unknownEnum(s string, names []string) string {
 // such as a leap second at that very end or a time with an offset west
 // of UTC that falls after it: decisions could not be written.
 func parseTime(mk mkErr, field, s string) (time.Time, error) {
+	if t, ok := utcSeconds(s); ok {
+		return t, nil
+	}
+	return parseTimeLong(mk, field, s)
+}
+
+// parseTimeLong is parseTime without its shortcut for whole seconds of
+// UTC (see utcSeconds).
+func parseTimeLong(mk mkErr, field, s string) (time.Time, error) {
 	bad := func() (time.Time, error) {
 		return time.Time{}, mk(field, fmt.Sprintf("bad time %s (want RFC 3339, e.g. 2026-12-02T00:00:00Z)", quoteClipped(s)))
 	}

@@ -285,3 +285,48 @@ func liveAfter(t *testing.T, doc string, slow bool) uint64 {
 	runtime.KeepAlive(s)
 	return after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
 }
+
+// utcSecondsSeeds are times at the edges of what utcSeconds reads.
+var utcSecondsSeeds = []string{
+	"2026-12-02T00:00:00Z", "2024-02-29T12:00:00Z", "2023-02-29T12:00:00Z", "1900-02-29T00:00:00Z",
+	"2000-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z", "2026-00-01T00:00:00Z",
+	"2026-12-00T00:00:00Z", "2026-12-31T24:00:00Z", "2026-12-31T23:60:00Z", "2026-12-31T23:59:60Z",
+	"0001-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "2026-12-02t00:00:00z",
+	"2026-12-02T00:00:00+00:00", "2026-12-02T00:00:00.5Z", "2026-1a-02T00:00:00Z", "+026-12-02T00:00:00Z",
+}
+
+// FuzzUTCSeconds holds utcSeconds to the long way of parseTime: whatever
+// it reads, parseTime reads alike without it.
+func FuzzUTCSeconds(f *testing.F) {
+	for _, s := range utcSecondsSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		utcSecondsAgrees(t, s)
+	})
+}
+
+// utcSecondsAgrees checks utcSeconds on s against parseTime's long way,
+// and reports whether utcSeconds read it.
+func utcSecondsAgrees(t *testing.T, s string) bool {
+	got, ok := utcSeconds(s)
+	if !ok {
+		return false
+	}
+	want, err := parseTimeLong(keepMsg, "t", s)
+	require.NoError(t, err, "utcSeconds read %q, which parseTime refuses", s)
+	require.Equal(t, want, got, "time %q", s)
+	return true
+}
+
+// TestUTCSeconds checks utcSeconds on its seeds, and that it reads the
+// times EncodeSnapshot writes.
+func TestUTCSeconds(t *testing.T) {
+	read := 0
+	for _, s := range utcSecondsSeeds {
+		if utcSecondsAgrees(t, s) {
+			read++
+		}
+	}
+	require.Equal(t, 5, read, "the seeds utcSeconds reads: 2026-12-02, two 29ths of February, year 0 and the last second of 9999")
+}
