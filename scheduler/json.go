@@ -370,6 +370,42 @@ func parseTimeLong(mk mkErr, field, s string) (time.Time, error) {
 }
 
 func parseDuration(mk mkErr, field, s string) (time.Duration, error) {
+	if d, ok := wholeDuration(s); ok {
+		return d, nil
+	}
+	return parseDurationLong(mk, field, s)
+}
+
+// wholeDuration parses s when it is a duration in whole hours, minutes
+// and seconds, as EncodeSnapshot writes one ("9h3m", "51m", "1h0m30s"):
+// up to three numbers of up to six digits, each followed by its unit, h
+// before m before s. It gives what time.ParseDuration gives for it, and
+// false for anything else, which parseDuration reads the long way.
+func wholeDuration(s string) (time.Duration, bool) {
+	var d time.Duration
+	units := "hms"
+	for len(s) > 0 {
+		n, digits := 0, 0
+		for digits < len(s) && s[digits] >= '0' && s[digits] <= '9' {
+			n = n*10 + int(s[digits]-'0')
+			digits++
+		}
+		if digits == 0 || digits > 6 || digits == len(s) {
+			return 0, false
+		}
+		k := strings.IndexByte(units, s[digits])
+		if k < 0 {
+			return 0, false
+		}
+		d += time.Duration(n) * [...]time.Duration{time.Hour, time.Minute, time.Second}[3-len(units)+k]
+		units, s = units[k+1:], s[digits+1:]
+	}
+	return d, d > 0 || len(units) < 3
+}
+
+// parseDurationLong is parseDuration without its shortcut for whole
+// units (see wholeDuration).
+func parseDurationLong(mk mkErr, field, s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		return 0, mk(field, fmt.Sprintf("bad duration %s", quoteClipped(s)))

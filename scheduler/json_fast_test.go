@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -329,4 +330,50 @@ func TestUTCSeconds(t *testing.T) {
 		}
 	}
 	require.Equal(t, 5, read, "the seeds utcSeconds reads: 2026-12-02, two 29ths of February, year 0 and the last second of 9999")
+}
+
+// wholeDurationSeeds are durations at the edges of what wholeDuration
+// reads.
+var wholeDurationSeeds = []string{
+	"9h3m", "51m", "1h0m30s", "30s", "0h", "0s", "999999h59m59s", "1000000h", "1h1h", "1m1h", "1.5h",
+	"1h30", "", "0", "-1h", "+1h", "1H", "01m", "1µs", "1ms", "h", "1h ", " 1h",
+}
+
+// FuzzWholeDuration holds wholeDuration to the long way of
+// parseDuration: whatever it reads, parseDuration reads alike without it.
+func FuzzWholeDuration(f *testing.F) {
+	for _, s := range wholeDurationSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		wholeDurationAgrees(t, s)
+	})
+}
+
+// wholeDurationAgrees checks wholeDuration on s against parseDuration's
+// long way, and reports whether wholeDuration read it.
+func wholeDurationAgrees(t *testing.T, s string) bool {
+	got, ok := wholeDuration(s)
+	if !ok {
+		return false
+	}
+	want, err := parseDurationLong(keepMsg, "d", s)
+	require.NoError(t, err, "wholeDuration read %q, which parseDuration refuses", s)
+	require.Equal(t, want, got, "duration %q", s)
+	return true
+}
+
+// TestWholeDuration checks wholeDuration on its seeds, and that it reads
+// the durations EncodeSnapshot writes.
+func TestWholeDuration(t *testing.T) {
+	read := 0
+	for _, s := range wholeDurationSeeds {
+		if wholeDurationAgrees(t, s) {
+			read++
+		}
+	}
+	require.Equal(t, 8, read, "the seeds wholeDuration reads: the first seven, and 01m")
+	for _, d := range []time.Duration{time.Minute, 9*time.Hour + 3*time.Minute, time.Hour + 30*time.Second, 600 * time.Minute} {
+		require.True(t, wholeDurationAgrees(t, formatDuration(d)), "wholeDuration does not read %q", formatDuration(d))
+	}
 }
