@@ -296,40 +296,19 @@ var utcSecondsSeeds = []string{
 	"2026-12-02T00:00:00+00:00", "2026-12-02T00:00:00.5Z", "2026-1a-02T00:00:00Z", "+026-12-02T00:00:00Z",
 }
 
-// FuzzUTCSeconds holds utcSeconds to the long way of parseTime: whatever
-// it reads, parseTime reads alike without it.
+// FuzzUTCSeconds holds utcSeconds to the long way of parseTime.
 func FuzzUTCSeconds(f *testing.F) {
 	for _, s := range utcSecondsSeeds {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		utcSecondsAgrees(t, s)
-	})
+	f.Fuzz(func(t *testing.T, s string) { shortcutAgrees(t, s, utcSeconds, parseTimeLong) })
 }
 
-// utcSecondsAgrees checks utcSeconds on s against parseTime's long way,
-// and reports whether utcSeconds read it.
-func utcSecondsAgrees(t *testing.T, s string) bool {
-	got, ok := utcSeconds(s)
-	if !ok {
-		return false
-	}
-	want, err := parseTimeLong(keepMsg, "t", s)
-	require.NoError(t, err, "utcSeconds read %q, which parseTime refuses", s)
-	require.Equal(t, want, got, "time %q", s)
-	return true
-}
-
-// TestUTCSeconds checks utcSeconds on its seeds, and that it reads the
-// times EncodeSnapshot writes.
+// TestUTCSeconds checks utcSeconds on its seeds, the first of which is a
+// time as EncodeSnapshot writes it.
 func TestUTCSeconds(t *testing.T) {
-	read := 0
-	for _, s := range utcSecondsSeeds {
-		if utcSecondsAgrees(t, s) {
-			read++
-		}
-	}
-	require.Equal(t, 5, read, "the seeds utcSeconds reads: 2026-12-02, two 29ths of February, year 0 and the last second of 9999")
+	require.Equal(t, 5, shortcutReads(t, utcSecondsSeeds, utcSeconds, parseTimeLong),
+		"the seeds utcSeconds reads: 2026-12-02, two 29ths of February, year 0 and the last second of 9999")
 }
 
 // wholeDurationSeeds are durations at the edges of what wholeDuration
@@ -340,40 +319,46 @@ var wholeDurationSeeds = []string{
 }
 
 // FuzzWholeDuration holds wholeDuration to the long way of
-// parseDuration: whatever it reads, parseDuration reads alike without it.
+// parseDuration.
 func FuzzWholeDuration(f *testing.F) {
 	for _, s := range wholeDurationSeeds {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		wholeDurationAgrees(t, s)
-	})
+	f.Fuzz(func(t *testing.T, s string) { shortcutAgrees(t, s, wholeDuration, parseDurationLong) })
 }
 
-// wholeDurationAgrees checks wholeDuration on s against parseDuration's
-// long way, and reports whether wholeDuration read it.
-func wholeDurationAgrees(t *testing.T, s string) bool {
-	got, ok := wholeDuration(s)
+// shortcutAgrees checks a parser's shortcut on s against the parser's
+// long way: whatever short reads, long reads alike. It reports whether
+// short read s.
+func shortcutAgrees[T any](t *testing.T, s string, short func(string) (T, bool), long func(mkErr, string, string) (T, error)) bool {
+	got, ok := short(s)
 	if !ok {
 		return false
 	}
-	want, err := parseDurationLong(keepMsg, "d", s)
-	require.NoError(t, err, "wholeDuration read %q, which parseDuration refuses", s)
-	require.Equal(t, want, got, "duration %q", s)
+	want, err := long(keepMsg, "f", s)
+	require.NoError(t, err, "the shortcut read %q, which the long way refuses", s)
+	require.Equal(t, want, got, "%q", s)
 	return true
+}
+
+// shortcutReads checks short on each of seeds (see shortcutAgrees) and
+// returns how many it read.
+func shortcutReads[T any](t *testing.T, seeds []string, short func(string) (T, bool), long func(mkErr, string, string) (T, error)) int {
+	read := 0
+	for _, s := range seeds {
+		if shortcutAgrees(t, s, short, long) {
+			read++
+		}
+	}
+	return read
 }
 
 // TestWholeDuration checks wholeDuration on its seeds, and that it reads
 // the durations EncodeSnapshot writes.
 func TestWholeDuration(t *testing.T) {
-	read := 0
-	for _, s := range wholeDurationSeeds {
-		if wholeDurationAgrees(t, s) {
-			read++
-		}
-	}
-	require.Equal(t, 8, read, "the seeds wholeDuration reads: the first seven, and 01m")
+	require.Equal(t, 8, shortcutReads(t, wholeDurationSeeds, wholeDuration, parseDurationLong),
+		"the seeds wholeDuration reads: the first seven, and 01m")
 	for _, d := range []time.Duration{time.Minute, 9*time.Hour + 3*time.Minute, time.Hour + 30*time.Second, 600 * time.Minute} {
-		require.True(t, wholeDurationAgrees(t, formatDuration(d)), "wholeDuration does not read %q", formatDuration(d))
+		require.True(t, shortcutAgrees(t, formatDuration(d), wholeDuration, parseDurationLong), "wholeDuration does not read %q", formatDuration(d))
 	}
 }
