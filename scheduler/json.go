@@ -259,19 +259,20 @@ func unknownEnum(s string, names []string) string {
 // whole seconds of UTC, "2006-01-02T15:04:05Z", and a valid one that
 // parseTime takes as it is: a date that exists, no leap second, not the
 // zero time. It gives what parseTime gives for it, and false for
-// anything else, which parseTime reads the long way.
-func utcSeconds(s string) (time.Time, bool) {
+// anything else, which parseTime reads the long way. The fast path calls
+// it on the text in place.
+func utcSeconds[T string | []byte](s T) (time.Time, bool) {
 	if len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
 		return time.Time{}, false
 	}
 	ok := true
 	num := func(from, to int) int {
 		n := 0
-		for _, c := range []byte(s[from:to]) {
-			if c < '0' || c > '9' {
+		for i := from; i < to; i++ {
+			if s[i] < '0' || s[i] > '9' {
 				ok = false
 			}
-			n = n*10 + int(c-'0')
+			n = n*10 + int(s[i]-'0')
 		}
 		return n
 	}
@@ -380,27 +381,34 @@ func parseDuration(mk mkErr, field, s string) (time.Duration, error) {
 // and seconds, as EncodeSnapshot writes one ("9h3m", "51m", "1h0m30s"):
 // up to three numbers of up to six digits, each followed by its unit, h
 // before m before s. It gives what time.ParseDuration gives for it, and
-// false for anything else, which parseDuration reads the long way.
-func wholeDuration(s string) (time.Duration, bool) {
+// false for anything else, which parseDuration reads the long way. The
+// fast path calls it on the text in place.
+func wholeDuration[T string | []byte](s T) (time.Duration, bool) {
+	units := [...]struct {
+		name byte
+		size time.Duration
+	}{{'h', time.Hour}, {'m', time.Minute}, {'s', time.Second}}
 	var d time.Duration
-	units := "hms"
-	for len(s) > 0 {
+	next := 0 // the first unit that may still come
+	for i := 0; i < len(s); i++ {
 		n, digits := 0, 0
-		for digits < len(s) && s[digits] >= '0' && s[digits] <= '9' {
-			n = n*10 + int(s[digits]-'0')
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			n = n*10 + int(s[i]-'0')
 			digits++
 		}
-		if digits == 0 || digits > 6 || digits == len(s) {
+		if digits == 0 || digits > 6 || i == len(s) {
 			return 0, false
 		}
-		k := strings.IndexByte(units, s[digits])
-		if k < 0 {
+		for next < len(units) && units[next].name != s[i] {
+			next++
+		}
+		if next == len(units) {
 			return 0, false
 		}
-		d += time.Duration(n) * [...]time.Duration{time.Hour, time.Minute, time.Second}[3-len(units)+k]
-		units, s = units[k+1:], s[digits+1:]
+		d += time.Duration(n) * units[next].size
+		next++
 	}
-	return d, d > 0 || len(units) < 3
+	return d, next > 0
 }
 
 // parseDurationLong is parseDuration without its shortcut for whole

@@ -130,13 +130,7 @@ func (f *fastPart) key(keys []string, given *uint64) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		k = -1
-		for i := range keys {
-			if j := (f.last + 1 + i) % len(keys); keys[j] == string(name) {
-				k = j
-				break
-			}
-		}
+		k = fieldIndex(keys, name)
 	}
 	if f.peek() != ':' {
 		return 0, false
@@ -262,26 +256,38 @@ func (f *fastPart) enum(names []string) (int, bool) {
 	return enumIndex(names, s)
 }
 
-// time reads a time as timeValue does.
+// time reads a time as timeValue does, a time written as EncodeSnapshot
+// writes one without copying its text.
 func (f *fastPart) time(dst *time.Time) bool {
 	s, ok := f.str()
 	if !ok {
 		return false
 	}
-	t, err := parseTime(keepMsg, "", string(s))
+	t, ok := utcSeconds(s)
+	if !ok {
+		var err error
+		t, err = parseTimeLong(keepMsg, "", string(s))
+		ok = err == nil
+	}
 	*dst = t
-	return err == nil
+	return ok
 }
 
-// duration reads a duration as durationValue does.
+// duration reads a duration as durationValue does, one written as
+// EncodeSnapshot writes one without copying its text.
 func (f *fastPart) duration(dst *time.Duration) bool {
 	s, ok := f.str()
 	if !ok {
 		return false
 	}
-	d, err := parseDuration(keepMsg, "", string(s))
+	d, ok := wholeDuration(s)
+	if !ok {
+		var err error
+		d, err = parseDurationLong(keepMsg, "", string(s))
+		ok = err == nil
+	}
 	*dst = d
-	return err == nil
+	return ok
 }
 
 // intList reads an array of integers as [jsonReader.intList] does: an
@@ -438,6 +444,8 @@ func (f *fastPart) jobValue(j *Job, k int) bool {
 		ok = f.duration(&j.TimeLimit)
 	case 9:
 		ok = f.duration(&j.CheckpointGrace)
+	case 10:
+		ok = f.topology(&j.Topology)
 	case 11:
 		i, ok = f.enum(placementNames)
 		j.Placement = PlacementMode(i)
@@ -464,8 +472,6 @@ func (f *fastPart) jobValue(j *Job, k int) bool {
 		if j.EligibleNodes, ok = f.nameList(); ok && j.EligibleNodes == nil {
 			j.EligibleNodes = []string{} // present and empty: no node, not every node
 		}
-	case 10:
-		ok = f.topology(&j.Topology)
 	}
 	return ok
 }
