@@ -108,8 +108,8 @@ func (w *wake) preemptor(tier int) {
 
 // nextWake is Decision.NextWake for the decision d the Step made, from
 // the instants noted during the Step and d's placements and
-// reservations, whose placements are in job ID order. O((A + R) log A)
-// for A absolute and R relative instants.
+// reservations, both in job ID order. O((A + R) log A) for A absolute
+// and R relative instants.
 func (st *stepState) nextWake(d *Decision) time.Time {
 	w := &st.wake
 	// A job that matures counts when a preemptor tried may preempt it.
@@ -123,17 +123,12 @@ func (st *stepState) nextWake(d *Decision) time.Time {
 	}
 	slices.Sort(w.abs)
 	w.abs = slices.Compact(w.abs)
-	of := st.reservedJobs(d)
+	of := st.pendingOf(len(d.Reservations), func(i int) string { return d.Reservations[i].Job })
 	absRes, relStarts := st.wakeReservations(d, of)
 	st.wakeFits(d, of, relStarts)
-	// d.Placements and st.pending are both in ID order: one walk.
-	k := 0
-	for _, p := range d.Placements {
-		for k < len(st.pending) && st.pending[k].ID < p.Job {
-			k++
-		}
-		if k < len(st.pending) && st.pending[k].ID == p.Job {
-			w.from(st.hold(st.pending[k]))
+	for _, j := range st.pendingOf(len(d.Placements), func(i int) string { return d.Placements[i].Job }) {
+		if j != nil {
+			w.from(st.hold(j))
 		}
 	}
 	if st.cfg.Horizon > 0 {
@@ -180,7 +175,7 @@ const maxFitPairs = 1 << 14
 // is noted for each distinct run h of the jobs d leaves waiting or
 // reserved and each r of relStarts, at most maxFitPairs of them (the
 // shortest runs first; past that, such a fit is found at the next event
-// or wake). of is reservedJobs(d). O(J + R + H log H + P) for J pending
+// or wake). of holds the pending job of each of d's reservations. O(J + R + H log H + P) for J pending
 // jobs, R reservations, H distinct runs and P pairs.
 func (st *stepState) wakeFits(d *Decision, of []*Job, relStarts []time.Duration) {
 	if len(relStarts) == 0 {
@@ -221,7 +216,8 @@ func (st *stepState) wakeFits(d *Decision, of []*Job, relStarts []time.Duration)
 
 // wakeReservations notes the relative instants of d's reservations and
 // returns the absolute ones that are not noted yet (see nextWake), and
-// the relative starts (for wakeFits). of is reservedJobs(d).
+// the relative starts (for wakeFits). of holds the pending job of each
+// of d's reservations.
 func (st *stepState) wakeReservations(d *Decision, of []*Job) (absRes, relStarts []time.Duration) {
 	w := &st.wake
 	preemptors := map[string]bool{}
@@ -271,17 +267,17 @@ func (st *stepState) wakeReservations(d *Decision, of []*Job) (absRes, relStarts
 	return absRes, relStarts
 }
 
-// reservedJobs returns the pending job of each of d's reservations, in
-// their order, nil for one that is not pending. d's reservations are in
-// job ID order, as st.pending is: one walk over both.
-func (st *stepState) reservedJobs(d *Decision) []*Job {
-	of := make([]*Job, len(d.Reservations))
+// pendingOf returns the pending job of each of n job IDs, id(0) to
+// id(n-1), nil for one that is not pending. The IDs are in ID order, as
+// st.pending is: one walk over both, O(n + pending jobs).
+func (st *stepState) pendingOf(n int, id func(i int) string) []*Job {
+	of := make([]*Job, n)
 	k := 0
-	for i, r := range d.Reservations {
-		for k < len(st.pending) && st.pending[k].ID < r.Job {
+	for i := range n {
+		for k < len(st.pending) && st.pending[k].ID < id(i) {
 			k++
 		}
-		if k < len(st.pending) && st.pending[k].ID == r.Job {
+		if k < len(st.pending) && st.pending[k].ID == id(i) {
 			of[i] = st.pending[k]
 		}
 	}
